@@ -1,0 +1,305 @@
+"""The command line: `hiplint scan`, `fix`, `rule`, `rules`, `version`.
+
+Exit codes: 0 nothing reported (or everything fixed), 1 findings reported (or, with --diff,
+something to change), 2 usage, configuration or internal error.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from hiplint import __version__
+from hiplint.config import ConfigError, Settings, load_settings, parse_version, _targets
+from hiplint.languages import language_of
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _split(values) -> tuple[str, ...]:
+    out = []
+    for v in values or ():
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return tuple(out)
+
+
+def _fail(message: str) -> None:
+    click.echo(f"hiplint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def scan_options(fn):
+    opts = [
+        click.argument("paths", nargs=-1, type=click.Path()),
+        click.option("--fix/--no-fix", "fix", default=None, help="Apply safe fixes."),
+        click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply unsafe fixes (with --fix or --diff)."),
+        click.option("--diff", is_flag=True, help="Print a unified diff of the fixes; write nothing. Exit 1 if anything would change."),
+        click.option("--stdin-filename", help="Name of the file piped on standard input (with `-`)."),
+        click.option("--select", multiple=True, help="Rules to enable: codes, prefixes, names or ALL (comma-separated)."),
+        click.option("--extend-select", multiple=True, help="Rules to enable on top of the selection."),
+        click.option("--ignore", multiple=True, help="Rules to disable."),
+        click.option("--exclude", multiple=True, help="Globs to exclude, replacing the configured list."),
+        click.option("--extend-exclude", multiple=True, help="Globs to exclude on top of the configured list."),
+        click.option("--force-exclude/--no-force-exclude", default=None, help="Apply exclusions to files named on the command line too."),
+        click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files that .gitignore ignores (default: yes)."),
+        click.option("--target", "targets", multiple=True, help="AMD architectures to port to (e.g. gfx942,gfx1100)."),
+        click.option("--rocm-version", help="Oldest ROCm version the port must support (e.g. 6.2)."),
+        click.option("--report-nvidia-branches", is_flag=True, default=None, help="Also report code in #if branches that only compile for NVIDIA."),
+        click.option("--config", "config_path", type=click.Path(), help="Use this configuration file."),
+        click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
+        click.option("--output-format", "output_format", help="full, concise, json, ..."),
+        click.option("-o", "--output-file", type=click.Path(), help="Write the report to this file."),
+        click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported."),
+        click.option("--jobs", "-j", type=int, help="Worker processes (default: all cores)."),
+        click.option("--no-progress", is_flag=True, help="Never show the progress line."),
+        click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary, no notes."),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+def build_settings(paths, kw) -> Settings:
+    settings = load_settings(list(paths), kw.get("config_path"), kw.get("isolated", False))
+    over = {}
+    if kw.get("select"):
+        over["select"] = _split(kw["select"])
+    if kw.get("extend_select"):
+        over["extend_select"] = settings.extend_select + _split(kw["extend_select"])
+    if kw.get("ignore"):
+        over["ignore"] = settings.ignore + _split(kw["ignore"])
+    if kw.get("exclude"):
+        over["exclude"] = _split(kw["exclude"])
+    if kw.get("extend_exclude"):
+        over["extend_exclude"] = settings.extend_exclude + _split(kw["extend_exclude"])
+    if kw.get("targets"):
+        over["targets"] = _targets(list(_split(kw["targets"])))
+    if kw.get("rocm_version"):
+        over["rocm_version"] = parse_version(kw["rocm_version"])
+    for key in ("force_exclude", "respect_gitignore", "report_nvidia_branches", "fix", "unsafe_fixes", "jobs"):
+        if kw.get(key) is not None:
+            over[key] = kw[key]
+    if kw.get("output_format"):
+        from hiplint import emit  # registers formats
+        if kw["output_format"] not in emit.EMITTERS:
+            raise ConfigError(f"--output-format: {kw['output_format']!r} is not one of {', '.join(sorted(emit.EMITTERS))}")
+        over["output_format"] = kw["output_format"]
+    return settings.with_overrides(**over)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="hiplint")
+def cli():
+    """hiplint: find and fix what breaks when CUDA code moves to AMD GPUs (ROCm/HIP)."""
+
+
+def _do_scan(paths, kw, force_fix: bool = False):
+    from hiplint import emit
+    from hiplint.emit import Report
+    from hiplint.registry import load_registry, select_rules
+    from hiplint.runner import FixMode, run, run_stdin
+
+    try:
+        settings = build_settings(paths, kw)
+        registry = load_registry()
+        rules = select_rules(settings, registry)
+    except ConfigError as exc:
+        _fail(str(exc))
+    fix_enabled = force_fix or bool(settings.fix)
+    mode = FixMode(enabled=fix_enabled and not kw.get("diff"), unsafe=bool(settings.unsafe_fixes), diff=bool(kw.get("diff")))
+    paths = list(paths) or ["."]
+    quiet = kw.get("quiet")
+    out_file = kw.get("output_file")
+
+    if paths == ["-"]:
+        name = kw.get("stdin_filename") or "-"
+        lang = language_of(name, settings.include) or "cuda"
+        data = sys.stdin.buffer.read()
+        try:
+            result, fixed_data = run_stdin(data, name, settings, rules, mode, lang)
+        except Exception as exc:  # never a traceback
+            _fail(f"{name}: internal error: {type(exc).__name__}: {exc}")
+        for note in result.notes:
+            click.echo(f"hiplint: {note}", err=True)
+        if mode.enabled:
+            # Editor integration: the fixed source on stdout, what remains on stderr.
+            sys.stdout.buffer.write(fixed_data)
+            sys.stdout.flush()
+            for f in result.findings:
+                click.echo(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}", err=True)
+            return EXIT_FINDINGS if (result.findings and not kw.get("exit_zero")) else EXIT_CLEAN
+        if mode.diff:
+            click.echo(result.diff, nl=False)
+            return EXIT_FINDINGS if result.diff and not kw.get("exit_zero") else EXIT_CLEAN
+        report = Report(result.findings, 1, result.fixed, settings, sources={name: result.source} if result.source else {})
+        _write(emit.render(settings.output_format, report), out_file)
+        return EXIT_FINDINGS if (result.findings and not kw.get("exit_zero")) else (EXIT_ERROR if result.internal_error else EXIT_CLEAN)
+
+    for p in paths:
+        if not os.path.lexists(p):
+            click.echo(f"hiplint: warning: {p}: no such file or directory", err=True)
+    progress = (not kw.get("no_progress")) and sys.stderr.isatty()
+    try:
+        scan = run(paths, settings, rules, mode, progress=progress)
+    except ConfigError as exc:
+        _fail(str(exc))
+    if not quiet:
+        for note in scan.notes:
+            click.echo(f"hiplint: {note}", err=True)
+    if mode.diff:
+        text = "".join(scan.diffs)
+        _write(text, out_file)
+        if not quiet:
+            n = len(scan.fixed)
+            click.echo(f"Would fix {n} finding{'s' if n != 1 else ''}.", err=True)
+        if scan.internal_error:
+            return EXIT_ERROR
+        return EXIT_FINDINGS if text and not kw.get("exit_zero") else EXIT_CLEAN
+    findings = scan.findings
+    sources = _sources(findings) if settings.output_format == "full" else {}
+    report = Report(findings, scan.files, scan.fixed, settings, show_fix_hint=not quiet,
+                    color=(out_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ), sources=sources)
+    text = emit.render(settings.output_format, report)
+    if quiet and settings.output_format in ("full", "concise"):
+        text = "\n".join(l for l in text.splitlines() if not _is_summary(l)) + ("\n" if findings else "")
+    _write(text, out_file)
+    if scan.internal_error:
+        return EXIT_ERROR
+    if findings and not kw.get("exit_zero"):
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _is_summary(line: str) -> bool:
+    return line.startswith(("Found ", "All checks passed", "[*] ", "Fixed ")) or " more fixable with " in line
+
+
+def _sources(findings):
+    from hiplint.source import Source
+    out = {}
+    for f in findings:
+        if f.path not in out:
+            try:
+                with open(f.path, "rb") as fh:
+                    out[f.path] = Source(f.path, fh.read())
+            except OSError:
+                pass
+    return out
+
+
+def _write(text: str, out_file: str | None) -> None:
+    if out_file:
+        try:
+            with open(out_file, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            _fail(f"--output-file: {out_file}: {exc.strerror}")
+    else:
+        click.echo(text, nl=False)
+
+
+@cli.command("scan")
+@scan_options
+def scan_cmd(paths, **kw):
+    """Scan PATHS (files or directories; default: .) for code that breaks on AMD GPUs."""
+    sys.exit(_do_scan(paths, kw))
+
+
+@cli.command("check", hidden=True)
+@scan_options
+def check_cmd(paths, **kw):
+    """Alias of `scan`."""
+    sys.exit(_do_scan(paths, kw))
+
+
+@cli.command("fix")
+@scan_options
+def fix_cmd(paths, **kw):
+    """Apply fixes to PATHS: the short form of `hiplint scan --fix`."""
+    sys.exit(_do_scan(paths, kw, force_fix=True))
+
+
+@cli.command("rule")
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="Print every rule.")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+def rule_cmd(code, show_all, output_format):
+    """Explain a rule: what it finds, why it breaks on AMD, what to write instead."""
+    import json
+    from hiplint.docs import rule_markdown, rule_metadata
+    from hiplint.registry import load_registry
+
+    try:
+        registry = load_registry()
+    except ConfigError as exc:
+        _fail(str(exc))
+    if show_all:
+        rules = list(registry.rules)
+    elif code:
+        r = registry.by_name_or_code(code)
+        if r is None:
+            _fail(f"unknown rule {code!r} (see `hiplint rules`)")
+        rules = [r]
+    else:
+        _fail("name a rule code, e.g. `hiplint rule WRP001`, or pass --all")
+    if output_format == "json":
+        data = [rule_metadata(r) for r in rules]
+        click.echo(json.dumps(data if show_all else data[0], indent=2))
+    else:
+        click.echo("\n\n".join(rule_markdown(r) for r in rules))
+
+
+@cli.command("rules")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+def rules_cmd(output_format):
+    """List every rule with its code, name, severity and whether it is on by default."""
+    import json
+    from hiplint.docs import rule_metadata
+    from hiplint.registry import load_registry
+
+    try:
+        registry = load_registry()
+    except ConfigError as exc:
+        _fail(str(exc))
+    if output_format == "json":
+        click.echo(json.dumps([rule_metadata(r) for r in registry.rules], indent=2))
+        return
+    for r in registry.rules:
+        fix = {"always": "[*]", "sometimes": "[*]"}.get(r.fix_availability, "   ")
+        on = "" if (r.default_enabled and r.pack in ("builtin", "hiplint")) else "  (opt-in)"
+        pack = "" if r.pack in ("builtin", "hiplint") else f"  [{r.pack}]"
+        click.echo(f"{r.code:8} {fix} {r.severity.value:7} {r.name:40} {r.summary}{on}{pack}")
+
+
+@cli.command("version")
+def version_cmd():
+    """Print hiplint's version and its grammar's."""
+    from hiplint.cparse import GRAMMAR_VERSION
+    click.echo(f"hiplint {__version__} ({GRAMMAR_VERSION})")
+
+
+def main():
+    try:
+        cli(standalone_mode=False)
+    except click.exceptions.UsageError as exc:
+        exc.show()
+        sys.exit(EXIT_ERROR)
+    except click.exceptions.Abort:
+        sys.exit(EXIT_ERROR)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_ERROR)
+    except ConfigError as exc:
+        click.echo(f"hiplint: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    except BrokenPipeError:
+        sys.exit(EXIT_CLEAN)
+    except KeyboardInterrupt:
+        click.echo("hiplint: interrupted", err=True)
+        sys.exit(EXIT_ERROR)
+    except Exception as exc:  # never a traceback for the user; one line and exit 2
+        click.echo(f"hiplint: internal error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(EXIT_ERROR)

@@ -1,0 +1,103 @@
+"""What a rule sees of a file, and how it reports."""
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from hiplint.cparse import Unit
+from hiplint.model import Edit, Finding, Fix, Severity
+from hiplint.source import Source
+
+FUNCTION_TYPES = frozenset({"function_definition", "lambda_expression"})
+
+
+class FileContext:
+    def __init__(self, path: str, source: Source, settings, language: str):
+        self.path = path
+        self.source = source
+        self.settings = settings
+        self.language = language
+        self.units: list[Unit] = []
+        self.unit: Unit | None = None
+        self.platform = None  # preproc.PlatformMap for C-family files
+        self.findings: list[Finding] = []
+        self.rule = None  # the rule instance being run
+        self.cache: dict = {}  # per-file artefacts shared between rules (e.g. a libcst module)
+        self.parse_errors: list[tuple[int, int]] = []
+
+    # Reading ----------------------------------------------------------------------------------
+    def text(self, node: Node) -> str:
+        return self.unit.text(node)
+
+    def file_range(self, node: Node) -> tuple[int, int]:
+        return self.unit.file_range(node)
+
+    def options(self) -> dict:
+        return self.settings.rule_options.get(self.rule.code, {})
+
+    @property
+    def wave64(self) -> bool:
+        return 64 in self.settings.wave_sizes
+
+    @property
+    def rocm_version(self) -> tuple[int, int]:
+        return self.settings.rocm_version
+
+    @staticmethod
+    def enclosing(node: Node, types) -> Node | None:
+        n = node.parent
+        while n is not None:
+            if n.type in types:
+                return n
+            n = n.parent
+        return None
+
+    def enclosing_function(self, node: Node) -> Node | None:
+        return self.enclosing(node, FUNCTION_TYPES)
+
+    def function_scope(self, node: Node) -> Node:
+        """The function around `node`, or the unit's root (a macro body's wrapper counts as a function)."""
+        fn = self.enclosing_function(node)
+        return fn if fn is not None else self.unit.root
+
+    def platform_kind(self, file_byte: int) -> str | None:
+        return self.platform.kind_at(file_byte) if self.platform is not None else None
+
+    # Editing ----------------------------------------------------------------------------------
+    def replace(self, node: Node, content: str) -> Edit:
+        s, e = self.file_range(node)
+        return Edit(s, e, content)
+
+    def insert_after(self, node: Node, content: str) -> Edit:
+        _, e = self.file_range(node)
+        return Edit(e, e, content)
+
+    def insert_before(self, node: Node, content: str) -> Edit:
+        s, _ = self.file_range(node)
+        return Edit(s, s, content)
+
+    # Reporting --------------------------------------------------------------------------------
+    def report(self, node: Node, message: str | None = None, fix: Fix | None = None,
+               checklist: str | None = None, severity: Severity | None = None) -> Finding | None:
+        start, end = self.file_range(node)
+        return self.report_range(start, end, message, fix, checklist, severity)
+
+    def report_range(self, start: int, end: int, message: str | None = None, fix: Fix | None = None,
+                     checklist: str | None = None, severity: Severity | None = None) -> Finding | None:
+        rule = self.rule
+        if self.platform is not None:
+            kind = self.platform.kind_at(start)
+            if kind == "hip" and not rule.report_in_hip_branches:
+                return None
+            if kind == "nvidia" and not self.settings.report_nvidia_branches:
+                return None
+        line, col = self.source.position(start)
+        end_line, end_col = self.source.position(end)
+        f = Finding(
+            code=rule.code, name=rule.name, message=message or rule.summary,
+            severity=severity or rule.severity, path=self.path, line=line, column=col,
+            end_line=end_line, end_column=end_col, start_byte=start, end_byte=end, fix=fix,
+            impact=rule.impact, checklist=checklist or rule.checklist or None,
+            source_line=self.source.line_text(line),
+        )
+        self.findings.append(f)
+        return f

@@ -1,0 +1,145 @@
+"""Which files a scan reads: walk the given paths, honour .gitignore and include/exclude globs.
+
+A file named on the command line is always scanned (unless --force-exclude, which pre-commit needs
+so that `exclude` still applies to the files it passes). Symlinked directories are not followed,
+so a symlink loop cannot trap the walk.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pathspec
+
+from hiplint.languages import language_of
+
+
+@dataclass(frozen=True)
+class SourcePath:
+    path: str  # to open
+    display: str  # as the user should see it: as given, or relative to the working directory
+    language: str
+
+
+class _Ignores:
+    def __init__(self, settings):
+        self.settings = settings
+        patterns = list(settings.exclude) + list(settings.extend_exclude)
+        self.exclude = pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+        self.gitignores: dict[str, pathspec.PathSpec | None] = {}
+
+    def excluded(self, path: str, is_dir: bool) -> bool:
+        rel = os.path.relpath(os.path.abspath(path), self.settings.root).replace(os.sep, "/")
+        probe = rel + "/" if is_dir else rel
+        if not rel.startswith("../") and self.exclude.match_file(probe):
+            return True
+        name = os.path.basename(path) + ("/" if is_dir else "")
+        return self.exclude.match_file(name)
+
+    def _gitignore(self, directory: str):
+        if directory not in self.gitignores:
+            spec = None
+            gi = os.path.join(directory, ".gitignore")
+            try:
+                with open(gi, encoding="utf-8", errors="replace") as fh:
+                    spec = pathspec.GitIgnoreSpec.from_lines(fh.read().splitlines())
+            except OSError:
+                pass
+            self.gitignores[directory] = spec
+        return self.gitignores[directory]
+
+    def gitignored(self, path: str, is_dir: bool, chain: list[str]) -> bool:
+        if not self.settings.respect_gitignore:
+            return False
+        for directory in chain:
+            spec = self._gitignore(directory)
+            if spec is None:
+                continue
+            rel = os.path.relpath(path, directory).replace(os.sep, "/")
+            if spec.match_file(rel + "/" if is_dir else rel):
+                return True
+        return False
+
+
+def _display(path: str) -> str:
+    return os.path.normpath(path) if not os.path.isabs(path) else path
+
+
+def _git_chain(start_dir: str) -> list[str]:
+    """Directories from the repository root (or filesystem root) down to start_dir."""
+    chain = []
+    d = os.path.abspath(start_dir)
+    while True:
+        chain.append(d)
+        if os.path.isdir(os.path.join(d, ".git")):
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return list(reversed(chain))
+
+
+def discover(paths: list[str], settings, languages: set[str] | None = None, notes: list[str] | None = None) -> list[SourcePath]:
+    ignores = _Ignores(settings)
+    out: list[SourcePath] = []
+    seen: set[str] = set()
+    notes = notes if notes is not None else []
+
+    def add(path: str, display: str, lang: str):
+        key = os.path.abspath(path)
+        if key not in seen:
+            seen.add(key)
+            out.append(SourcePath(path, display, lang))
+
+    for given in paths:
+        if os.path.isfile(given) or (os.path.exists(given) and not os.path.isdir(given)):
+            if settings.force_exclude and (ignores.excluded(given, False) or ignores.gitignored(os.path.abspath(given), False, _git_chain(os.path.dirname(os.path.abspath(given)) or "."))):
+                continue
+            lang = language_of(given, settings.include) or "cuda"
+            add(given, _display(given), lang)
+            continue
+        if not os.path.isdir(given):
+            if os.path.islink(given):
+                notes.append(f"{given}: broken symbolic link")
+            else:
+                notes.append(f"{given}: no such file or directory")
+            continue
+        base_chain = _git_chain(given)
+        # Iterative walk; each stack entry carries the chain of directories whose .gitignore applies.
+        stack = [(given, base_chain)]
+        while stack:
+            directory, chain = stack.pop()
+            try:
+                entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            except OSError as exc:
+                notes.append(f"{_display(directory)}: cannot list directory: {exc.strerror}")
+                continue
+            subdirs = []
+            for entry in entries:
+                p = entry.path
+                try:
+                    is_link = entry.is_symlink()
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if is_link and not is_dir:
+                    try:
+                        is_dir = os.path.isdir(p)
+                    except OSError:
+                        is_dir = False
+                    if is_dir:
+                        continue  # symlinked directories are not followed: no loops
+                if is_dir:
+                    if entry.name == ".git" or ignores.excluded(p, True) or ignores.gitignored(os.path.abspath(p), True, chain):
+                        continue
+                    subdirs.append((p, chain + [os.path.abspath(p)]))
+                    continue
+                lang = language_of(entry.name, settings.include)
+                if lang is None or (languages is not None and lang not in languages):
+                    continue
+                if ignores.excluded(p, False) or ignores.gitignored(os.path.abspath(p), False, chain):
+                    continue
+                add(p, _display(p), lang)
+            stack.extend(reversed(subdirs))
+    return out

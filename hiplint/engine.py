@@ -1,0 +1,232 @@
+"""Per file: read, parse once, run every enabled rule, apply suppressions and ignores."""
+from __future__ import annotations
+
+import os
+import traceback
+from dataclasses import dataclass, field
+
+from tree_sitter import Query, QueryCursor
+
+from hiplint import suppress
+from hiplint.context import FileContext
+from hiplint.cparse import error_ranges, language, new_parser, parse_file
+from hiplint.model import Finding, Severity
+from hiplint.preproc import PlatformMap
+from hiplint.rule import CudaRule, FileRule
+from hiplint.source import Source
+
+MAX_FILE_BYTES = 64 * 1024 * 1024  # beyond this a "source" is data; say so and move on
+META_CODES = ("HL001", "HL002", "HL100", "HL101", "HL102")
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # one-line diagnostics for stderr
+    internal_error: bool = False
+    source: Source | None = None
+    fixed: list[Finding] = field(default_factory=list)  # findings whose fixes were applied
+    diff: str = ""
+
+
+def is_binary(data: bytes) -> bool:
+    return b"\0" in data[:8192]
+
+
+class Linter:
+    """The enabled rules, instantiated once, with their queries compiled into one."""
+
+    def __init__(self, settings, rule_classes):
+        self.settings = settings
+        self.selected_codes = {r.code for r in rule_classes}
+        self.rules = [r() for r in rule_classes if r.code not in META_CODES and r().enabled_for(settings)]
+        self.cuda_rules = [r for r in self.rules if isinstance(r, CudaRule) and r.query.strip()]
+        self.file_rules: dict[str, list[FileRule]] = {}
+        for r in self.rules:
+            if isinstance(r, FileRule):
+                for lang in r.languages:
+                    self.file_rules.setdefault(lang, []).append(r)
+        self.unit_rules = [r for r in self.rules if isinstance(r, CudaRule)]
+        self._query = None
+        self._pattern_rule: list[CudaRule] = []
+        self._parser = None
+        self.languages = {"cuda"} if self.unit_rules or self.file_rules.get("cuda") else set()
+        self.languages |= set(self.file_rules)
+
+    # Queries: every enabled rule's patterns in one Query, mapped back by pattern index.
+    def _compile(self):
+        lang = language()
+        sources = []
+        for rule in self.cuda_rules:
+            try:
+                q = Query(lang, rule.query)
+            except Exception as exc:
+                raise RuntimeError(f"rule {rule.code}: invalid tree-sitter query: {exc}") from None
+            sources.append(rule.query)
+            self._pattern_rule.extend([rule] * q.pattern_count)
+        self._query = Query(lang, "\n".join(sources)) if sources else None
+        self._parser = new_parser()
+
+    def lint_bytes(self, path: str, data: bytes, lang: str) -> FileResult:
+        result = FileResult(path)
+        source = Source(path, data)
+        result.source = source
+        ctx = FileContext(path, source, self.settings, lang)
+        comments, next_stmt = [], None
+        try:
+            if lang == "cuda":
+                comments, next_stmt = self._lint_c(ctx, result)
+            for rule in self.file_rules.get(lang, ()):
+                ctx.rule = rule
+                self._run(result, rule, lambda: rule.check_file(ctx))
+            if lang != "cuda":
+                comments = suppress.hash_comments(source)
+                next_stmt = ctx.cache.get("next_statement") or suppress.hash_next_statement(source)
+        except RecursionError:
+            result.notes.append(f"{path}: skipped: nesting too deep to analyse")
+            return result
+        findings = self._finish(ctx, comments, next_stmt)
+        result.findings = findings
+        return result
+
+    def _run(self, result: FileResult, rule, fn):
+        try:
+            out = fn()
+            if out is not None:
+                for _ in out:  # rules may be generators that call ctx.report
+                    pass
+        except Exception as exc:  # a rule bug must not stop the scan; it is reported and exits 2
+            result.internal_error = True
+            tb = traceback.extract_tb(exc.__traceback__)[-1]
+            result.notes.append(f"{result.path}: internal error in rule {rule.code}: {type(exc).__name__}: {exc} "
+                                f"({os.path.basename(tb.filename)}:{tb.lineno})")
+
+    def _lint_c(self, ctx: FileContext, result_holder: FileResult):
+        if self._parser is None:
+            self._compile()
+        units = parse_file(self._parser, ctx.source.data)
+        ctx.units = units
+        root = units[0].root
+        ctx.platform = PlatformMap(root, ctx.source.data, self.settings.hip_macros)
+        ctx.parse_errors = error_ranges(root)
+        if self._query is not None:
+            for unit in units:
+                ctx.unit = unit
+                cursor = QueryCursor(self._query)
+                for pattern_index, captures in cursor.matches(unit.root):
+                    rule = self._pattern_rule[pattern_index]
+                    if unit.is_macro and not rule.in_macros:
+                        continue
+                    ctx.rule = rule
+                    self._run(result_holder, rule, lambda: rule.check(ctx, captures))
+                for rule in self.unit_rules:
+                    if unit.is_macro and not rule.in_macros:
+                        continue
+                    ctx.rule = rule
+                    self._run(result_holder, rule, lambda: rule.check_unit(ctx))
+        ctx.unit = units[0]
+        comments = suppress.c_comments(root, ctx.source)
+        return comments, suppress.c_next_statement(root, ctx.source)
+
+    def _finish(self, ctx: FileContext, comments, next_stmt) -> list[Finding]:
+        from hiplint.registry import load_registry
+        from hiplint.meta import BlanketSuppression, ParseError, UnmatchedSuppressionRange, UnusedSuppression
+
+        findings = ctx.findings
+        source = ctx.source
+        sups, problems = suppress.parse_directives(comments, next_stmt or (lambda l: (l + 1, l + 1)), source.line_count())
+        # Dedupe: the same rule at the same place (a macro unit and the file can both see a node).
+        seen = set()
+        unique = []
+        for f in findings:
+            key = (f.code, f.start_byte, f.end_byte)
+            if key not in seen:
+                seen.add(key)
+                unique.append(f)
+        kept = [f for f in unique if not suppress.is_suppressed(f, sups)]
+        registry = load_registry()
+        meta_rules = {"HL001": ParseError, "HL100": UnusedSuppression, "HL101": BlanketSuppression, "HL102": UnmatchedSuppressionRange}
+        ctx.findings = []
+        for p in problems:
+            if p.code in self.selected_codes:
+                ctx.rule = meta_rules[p.code]()
+                ctx.platform, saved = None, ctx.platform
+                ctx.report_range(p.comment.start_byte, p.comment.end_byte, p.message)
+                ctx.platform = saved
+        if "HL100" in self.selected_codes:
+            ctx.rule = UnusedSuppression()
+            for s in sups:
+                unused = [c for c in s.codes if c not in s.used]
+                known = [c for c in unused if registry.by_name_or_code(c) or any(r.code.startswith(c.upper()) for r in registry.rules)]
+                if unused:
+                    what = ", ".join(unused)
+                    msg = f"suppression of {what} matches no finding" if len(known) == len(unused) else f"suppression names unknown code(s): {what}"
+                    ctx.platform, saved = None, ctx.platform
+                    ctx.report_range(s.comment.start_byte, s.comment.end_byte, msg)
+                    ctx.platform = saved
+        if "HL001" in self.selected_codes and ctx.parse_errors:
+            ctx.rule = ParseError()
+            s, e = ctx.parse_errors[0]
+            n = len(ctx.parse_errors)
+            ctx.platform = None
+            ctx.report_range(s, max(e, s), f"{n} region(s) of this file could not be parsed; findings inside them may be missed")
+        kept.extend(ctx.findings)
+        kept = self._apply_config(ctx.path, kept)
+        kept.sort(key=Finding.sort_key)
+        return kept
+
+    def _apply_config(self, path: str, findings: list[Finding]) -> list[Finding]:
+        from hiplint.selection import per_file_ignored, severity_for
+
+        out = []
+        for f in findings:
+            if per_file_ignored(self.settings, path, f.code, f.name):
+                continue
+            sev = severity_for(self.settings, f.code, f.name)
+            if sev is not None:
+                f.severity = sev
+            out.append(f)
+        return out
+
+
+def lint_file(linter: Linter, path: str, display: str, lang: str) -> FileResult:
+    """Read and lint one file; every problem with the input becomes a one-line note, never a traceback."""
+    result = FileResult(display)
+    try:
+        if os.path.isdir(path):
+            result.notes.append(f"{display}: is a directory")
+            return result
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            result.notes.append(f"{display}: skipped: {size // (1024 * 1024)} MiB is larger than the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit")
+            return result
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return _io_error(linter, display, exc)
+    if is_binary(data):
+        result.notes.append(f"{display}: skipped: binary file")
+        return result
+    try:
+        res = linter.lint_bytes(display, data, lang)
+    except RecursionError:
+        result.notes.append(f"{display}: skipped: nesting too deep to analyse")
+        return result
+    except Exception as exc:  # last line of defence: one line, the scan goes on, exit 2
+        result.internal_error = True
+        result.notes.append(f"{display}: internal error: {type(exc).__name__}: {exc}")
+        return result
+    return res
+
+
+def _io_error(linter: Linter, display: str, exc: OSError) -> FileResult:
+    result = FileResult(display)
+    reason = exc.strerror or str(exc)
+    if "HL002" in linter.selected_codes:
+        from hiplint.meta import IoError
+        result.findings.append(Finding(code=IoError.code, name=IoError.name, message=f"cannot read file: {reason}",
+                                       severity=Severity.ERROR, path=display, line=1, column=1, end_line=1, end_column=1))
+    else:
+        result.notes.append(f"{display}: cannot read: {reason}")
+    return result

@@ -1,0 +1,156 @@
+"""Applying fixes without corrupting a file.
+
+Each pass lints, takes the applicable fixes in order, skips any that overlaps one already taken or
+reuses an isolation key, applies them, and re-parses: a pass that adds parse errors is undone and
+its fixes are tried one at a time, the offenders dropped and reported. Passes repeat until nothing
+changes (at most MAX_PASSES). Line endings are kept: inserted newlines follow the file's style.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass, field
+
+from hiplint.cparse import error_ranges, new_parser
+from hiplint.model import Applicability, Finding, Fix
+
+MAX_PASSES = 10
+
+
+@dataclass
+class FixOutcome:
+    data: bytes
+    applied: list[Finding] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # one-line notes for fixes refused
+    remaining: list[Finding] = field(default_factory=list)
+    passes: int = 0
+    converged: bool = True
+
+
+def _line_ending(data: bytes) -> str:
+    return "\r\n" if data.count(b"\r\n") * 2 > data.count(b"\n") else "\n"
+
+
+def apply_edits(data: bytes, fixes: list[Fix]) -> bytes:
+    nl = _line_ending(data)
+    edits = sorted((e for f in fixes for e in f.edits), key=lambda e: (e.start, e.end))
+    out = []
+    pos = 0
+    for e in edits:
+        out.append(data[pos:e.start])
+        content = e.content.replace("\r\n", "\n")
+        if nl != "\n":
+            content = content.replace("\n", nl)
+        out.append(content.encode("utf-8"))
+        pos = e.end
+    out.append(data[pos:])
+    return b"".join(out)
+
+
+def choose(findings: list[Finding], threshold: Applicability) -> list[Finding]:
+    """Non-overlapping fixes, first come first served, one per isolation key."""
+    taken: list[tuple[int, int]] = []
+    keys: set[str] = set()
+    chosen = []
+    for f in sorted(findings, key=lambda f: (f.fix.edits[0].start if f.fix and f.fix.edits else 0, f.code)):
+        fix = f.fix
+        if fix is None or fix.applicability < threshold or not fix.edits:
+            continue
+        if fix.isolation and fix.isolation in keys:
+            continue
+        spans = [(e.start, e.end) for e in fix.edits]
+        if any(s < te and ts < e or (s == e == ts == te) for s, e in spans for ts, te in taken):
+            continue
+        # Two edits of one fix must not overlap each other either.
+        ordered = sorted(spans)
+        if any(a[1] > b[0] for a, b in zip(ordered, ordered[1:])):
+            continue
+        taken.extend(spans)
+        if fix.isolation:
+            keys.add(fix.isolation)
+        chosen.append(f)
+    return chosen
+
+
+def _errors(data: bytes, lang: str) -> int:
+    if lang == "cuda":
+        return len(error_ranges(new_parser().parse(data).root_node))
+    if lang == "python":
+        try:
+            import libcst
+            libcst.parse_module(data)
+            return 0
+        except Exception:
+            return 1
+    return 0
+
+
+def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability) -> FixOutcome:
+    """`lint(data) -> list[Finding]`. Returns the fixed bytes and what was applied."""
+    outcome = FixOutcome(data)
+    base_errors = _errors(data, lang)
+    refused: set[tuple[str, str]] = set()
+    for n in range(MAX_PASSES):
+        findings = lint(outcome.data)
+        candidates = [f for f in findings if f.fix is not None and (f.code, f.fix.title + f.source_line) not in refused]
+        chosen = choose(candidates, threshold)
+        if not chosen:
+            outcome.remaining = findings
+            outcome.passes = n
+            return outcome
+        new = apply_edits(outcome.data, [f.fix for f in chosen])
+        if _errors(new, lang) > base_errors:
+            # Find the offenders one at a time; keep the rest.
+            good = []
+            for f in chosen:
+                trial = apply_edits(outcome.data, [g.fix for g in good + [f]])
+                if _errors(trial, lang) > base_errors:
+                    refused.add((f.code, f.fix.title + f.source_line))
+                    outcome.dropped.append(f"{f.path}:{f.line}:{f.column}: {f.code} fix dropped: it would add a parse error")
+                else:
+                    good.append(f)
+            if not good:
+                continue
+            chosen = good
+            new = apply_edits(outcome.data, [f.fix for f in chosen])
+        if new == outcome.data:
+            outcome.remaining = findings
+            outcome.passes = n
+            return outcome
+        outcome.data = new
+        outcome.applied.extend(chosen)
+    outcome.converged = False
+    outcome.passes = MAX_PASSES
+    outcome.remaining = lint(outcome.data)
+    return outcome
+
+
+def unified_diff(path: str, before: bytes, after: bytes) -> str:
+    a = before.decode("utf-8", "replace").splitlines(keepends=True)
+    b = after.decode("utf-8", "replace").splitlines(keepends=True)
+    lines = list(difflib.unified_diff(a, b, fromfile=f"a/{path}", tofile=f"b/{path}"))
+    return "".join(l if l.endswith("\n") else l + "\n\\ No newline at end of file\n" for l in lines)
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Temporary file in the same directory, permissions copied, then rename over the original."""
+    if os.path.islink(path):
+        raise OSError(f"{path}: refusing to write through a symbolic link")
+    directory = os.path.dirname(os.path.abspath(path))
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    fd, tmp = tempfile.mkstemp(prefix=".hiplint-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,193 @@
+"""Which `#if` branches are compiled for AMD, and which only for NVIDIA.
+
+Conditions are evaluated in two worlds, "hip" (AMD build) and "cuda" (nvcc build), with three-valued
+logic: a macro hiplint knows is defined or undefined in a world, anything else is unknown. A branch
+whose condition is false for CUDA and not false for HIP is HIP code (rules written for CUDA code stay
+out of it); one false for HIP and true for CUDA is NVIDIA-only code beside a HIP alternative.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from hiplint.cparse import iter_nodes
+
+# Defined when compiling for AMD through HIP, never by nvcc. Projects add theirs with `hip-macros`.
+HIP_MACROS = frozenset({
+    "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIP_PLATFORM_AMD", "__HIPCC__", "__HIP__",
+    "__HIP_DEVICE_COMPILE__", "__HIPCC_RTC__", "__HIP_ROCclr__", "HIP_VERSION", "HIP_VERSION_MAJOR",
+    "HIP_VERSION_MINOR", "USE_ROCM", "USE_HIP", "WITH_HIP", "WITH_ROCM", "GGML_USE_HIP", "GGML_USE_HIPBLAS",
+    "HIP_PLATFORM_AMD", "__AMDGCN__", "__AMDGPU__", "__GFX9__", "__GFX10__", "__GFX11__", "__GFX12__",
+    "__gfx90a__", "__gfx940__", "__gfx941__", "__gfx942__", "__gfx950__", "__gfx1100__", "__gfx1101__",
+    "__gfx1102__", "__gfx1200__", "__gfx1201__", "__AMDGCN_WAVEFRONT_SIZE", "__AMDGCN_WAVEFRONT_SIZE__",
+    "TORCH_HIP_VERSION", "ROCM_VERSION", "HIPRAND_VERSION", "HIPSOLVER_VERSION_MAJOR", "__HIP_NO_IMAGE_SUPPORT",
+    "IS_HIP_EXTENSION", "CUB_USE_HIPCUB", "EIGEN_USE_HIP", "TF_USE_ROCM", "PADDLE_WITH_HIP", "MXNET_USE_ROCM",
+})
+# Defined by nvcc or only on the NVIDIA platform of HIP, never in an AMD build.
+CUDA_MACROS = frozenset({
+    "__NVCC__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__", "__NVCOMPILER", "__CUDACC_VER_MAJOR__",
+    "__CUDACC_VER_MINOR__", "CUDART_VERSION", "__CUDA_ARCH_LIST__",
+})
+# Defined by nvcc in one compilation pass only (device), and never for AMD: false on HIP, unknown on CUDA.
+CUDA_PASS_MACROS = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_FEAT_SM90_ALL", "__CUDA_ARCH_SPECIFIC__"})
+
+HIP, CUDA = "hip", "cuda"
+
+
+def _not(v):
+    return None if v is None else (not v)
+
+
+def _and(a, b):
+    if a is False or b is False:
+        return False
+    if a is None or b is None:
+        return None
+    return True
+
+
+def _or(a, b):
+    if a is True or b is True:
+        return True
+    if a is None or b is None:
+        return None
+    return False
+
+
+class _Eval:
+    def __init__(self, data: bytes, hip_macros: frozenset[str]):
+        self.data = data
+        self.hip_macros = hip_macros
+
+    def text(self, node: Node) -> str:
+        return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+    def defined(self, name: str, world: str):
+        if name in self.hip_macros:
+            return world == HIP
+        if name in CUDA_MACROS:
+            return world == CUDA
+        if name in CUDA_PASS_MACROS:
+            return False if world == HIP else None
+        return None
+
+    def truth(self, node: Node | None, world: str):
+        """Three-valued truth of a #if condition in `world`."""
+        if node is None:
+            return None
+        t = node.type
+        if t == "preproc_defined":
+            ids = [c for c in node.named_children if c.type == "identifier"]
+            return self.defined(self.text(ids[0]), world) if ids else None
+        if t == "identifier":
+            d = self.defined(self.text(node), world)
+            # An undefined macro is 0 in #if; a defined platform macro is taken as non-zero.
+            return d
+        if t == "parenthesized_expression":
+            inner = node.named_children
+            return self.truth(inner[0], world) if inner else None
+        if t == "unary_expression":
+            op = node.child_by_field_name("operator")
+            arg = node.child_by_field_name("argument")
+            if op is not None and self.text(op) == "!":
+                return _not(self.truth(arg, world))
+            return None
+        if t == "binary_expression":
+            op = node.child_by_field_name("operator")
+            opt = self.text(op) if op is not None else ""
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if opt == "&&":
+                return _and(self.truth(left, world), self.truth(right, world))
+            if opt == "||":
+                return _or(self.truth(left, world), self.truth(right, world))
+            # `X >= N` with X undefined in this world compares 0; anything else is unknown.
+            if opt in (">", ">=", "==", "!=", "<", "<=") and left is not None and left.type == "identifier":
+                if self.defined(self.text(left), world) is False and right is not None and right.type == "number_literal":
+                    try:
+                        n = int(self.text(right).rstrip("uUlL"), 0)
+                    except ValueError:
+                        return None
+                    return {">": 0 > n, ">=": 0 >= n, "==": 0 == n, "!=": 0 != n, "<": 0 < n, "<=": 0 <= n}[opt]
+            return None
+        if t == "number_literal":
+            try:
+                return int(self.text(node).rstrip("uUlL"), 0) != 0
+            except ValueError:
+                return None
+        return None
+
+
+@dataclass(frozen=True)
+class Region:
+    start: int
+    end: int
+    kind: str  # "hip" or "nvidia"
+
+
+def _body_start(node: Node) -> int:
+    cond = node.child_by_field_name("condition") or node.child_by_field_name("name")
+    if cond is not None:
+        return cond.end_byte
+    first = node.child(0)
+    return first.end_byte if first is not None else node.start_byte
+
+
+def _body_end(node: Node) -> int:
+    alt = node.child_by_field_name("alternative")
+    if alt is not None:
+        return alt.start_byte
+    last = node.child(node.child_count - 1) if node.child_count else None
+    if last is not None and last.type == "#endif":
+        return last.start_byte
+    return node.end_byte
+
+
+class PlatformMap:
+    """Byte ranges of a file that are HIP-only or NVIDIA-only code."""
+
+    def __init__(self, root: Node, data: bytes, hip_macros: frozenset[str] = HIP_MACROS):
+        ev = _Eval(data, hip_macros)
+        regions: list[Region] = []
+        for node in iter_nodes(root, {"preproc_if", "preproc_ifdef"}):
+            # Walk the #if / #elif / #else chain, carrying "no earlier branch was taken".
+            prior = {HIP: True, CUDA: True}
+            branch = node
+            while branch is not None:
+                t = branch.type
+                if t in ("preproc_if", "preproc_elif"):
+                    cond = {w: ev.truth(branch.child_by_field_name("condition"), w) for w in (HIP, CUDA)}
+                elif t in ("preproc_ifdef", "preproc_elifdef"):
+                    name = branch.child_by_field_name("name")
+                    neg = branch.child(0) is not None and branch.child(0).type in ("#ifndef", "#elifndef")
+                    cond = {}
+                    for w in (HIP, CUDA):
+                        d = ev.defined(ev.text(name), w) if name is not None else None
+                        cond[w] = _not(d) if neg else d
+                elif t == "preproc_else":
+                    cond = {HIP: True, CUDA: True}
+                else:
+                    break
+                taken = {w: _and(prior[w], cond[w]) for w in (HIP, CUDA)}
+                start = _body_start(branch) if t != "preproc_else" else (branch.child(0).end_byte if branch.child(0) else branch.start_byte)
+                end = _body_end(branch) if t != "preproc_else" else branch.end_byte
+                if taken[CUDA] is False and taken[HIP] is not False:
+                    regions.append(Region(start, end, "hip"))
+                elif taken[HIP] is False and taken[CUDA] is True:
+                    regions.append(Region(start, end, "nvidia"))
+                prior = {w: _and(prior[w], _not(cond[w])) for w in (HIP, CUDA)}
+                branch = branch.child_by_field_name("alternative")
+        regions.sort(key=lambda r: (r.start, -r.end))
+        self.regions = regions
+        self._starts = [r.start for r in regions]
+
+    def kind_at(self, byte: int) -> str | None:
+        """'hip' or 'nvidia' if `byte` lies in such a branch (innermost wins), else None."""
+        i = bisect.bisect_right(self._starts, byte)
+        kind = None
+        best = None
+        for r in self.regions[:i]:
+            if r.start <= byte < r.end and (best is None or r.start >= best.start):
+                best, kind = r, r.kind
+        return kind

@@ -1,0 +1,160 @@
+"""Running a scan over many files: discovery, the worker pool, fixing, progress."""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from hiplint.discovery import SourcePath, discover
+from hiplint.engine import FileResult, Linter, is_binary, lint_file
+from hiplint.fix import fix_bytes, unified_diff, write_atomic
+from hiplint.model import Applicability, Finding
+
+PARALLEL_MIN_FILES = 48  # below this a process pool costs more than it saves
+
+
+@dataclass
+class FixMode:
+    enabled: bool = False
+    unsafe: bool = False
+    diff: bool = False  # print a diff, write nothing
+
+    @property
+    def threshold(self) -> Applicability:
+        return Applicability.UNSAFE if self.unsafe else Applicability.SAFE
+
+
+@dataclass
+class ScanResult:
+    results: list[FileResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    files: int = 0
+
+    @property
+    def findings(self) -> list[Finding]:
+        return sorted((f for r in self.results for f in r.findings), key=Finding.sort_key)
+
+    @property
+    def fixed(self) -> list[Finding]:
+        return [f for r in self.results for f in getattr(r, "fixed", [])]
+
+    @property
+    def internal_error(self) -> bool:
+        return any(r.internal_error for r in self.results)
+
+    @property
+    def diffs(self) -> list[str]:
+        return [r.diff for r in self.results if getattr(r, "diff", "")]
+
+
+def process_file(linter: Linter, sp: SourcePath, mode: FixMode) -> FileResult:
+    if not mode.enabled and not mode.diff:
+        return lint_file(linter, sp.path, sp.display, sp.language)
+    first = lint_file(linter, sp.path, sp.display, sp.language)
+    if first.internal_error or first.source is None or not any(f.fix for f in first.findings):
+        first.fixed = []
+        return first
+    data = first.source.data
+    outcome = fix_bytes(lambda d: linter.lint_bytes(sp.display, d, sp.language).findings, data, sp.language, mode.threshold)
+    result = linter.lint_bytes(sp.display, outcome.data, sp.language)
+    result.notes = first.notes + outcome.dropped
+    if not outcome.converged:
+        result.notes.append(f"{sp.display}: fixes did not converge after {outcome.passes} passes; kept the last result")
+    result.fixed = outcome.applied
+    if outcome.data != data:
+        if mode.diff:
+            result.diff = unified_diff(sp.display, data, outcome.data)
+        else:
+            try:
+                write_atomic(sp.path, outcome.data)
+            except OSError as exc:
+                result.notes.append(f"{sp.display}: not written: {exc.strerror or exc}")
+                result.fixed = []
+                result.findings = first.findings
+    return result
+
+
+_WORKER: dict = {}
+
+
+def _init_worker(settings, codes, mode):
+    from hiplint.registry import load_registry
+    reg = load_registry()
+    _WORKER["linter"] = Linter(settings, [r for r in reg.rules if r.code in codes])
+    _WORKER["mode"] = mode
+
+
+def _work(sp: SourcePath) -> FileResult:
+    res = process_file(_WORKER["linter"], sp, _WORKER["mode"])
+    res.source = None  # not worth pickling back; the parent re-reads sources it shows
+    return res
+
+
+class Progress:
+    """A one-line counter on stderr, only for a terminal and only once a scan takes a moment."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total = total
+        self.enabled = enabled and total > 1
+        self.start = time.monotonic()
+        self.shown = False
+        self.last = 0.0
+
+    def update(self, done: int):
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.start < 0.5 or now - self.last < 0.1:
+            return
+        self.last = now
+        self.shown = True
+        sys.stderr.write(f"\rhiplint: {done}/{self.total} files")
+        sys.stderr.flush()
+
+    def close(self):
+        if self.shown:
+            sys.stderr.write("\r" + " " * 40 + "\r")
+            sys.stderr.flush()
+
+
+def run(paths: list[str], settings, rule_classes, mode: FixMode, progress: bool = False,
+        jobs: int | None = None) -> ScanResult:
+    linter = Linter(settings, rule_classes)
+    scan = ScanResult()
+    files = discover(paths, settings, linter.languages or {"cuda"}, scan.notes)
+    scan.files = len(files)
+    jobs = jobs if jobs is not None else (settings.jobs or os.cpu_count() or 1)
+    bar = Progress(len(files), progress)
+    if jobs > 1 and len(files) >= PARALLEL_MIN_FILES:
+        codes = {r.code for r in rule_classes}
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, codes, mode)) as ex:
+            for i, res in enumerate(ex.map(_work, files, chunksize=max(1, min(32, len(files) // (jobs * 8) or 1)))):
+                scan.results.append(res)
+                bar.update(i + 1)
+    else:
+        for i, sp in enumerate(files):
+            scan.results.append(process_file(linter, sp, mode))
+            bar.update(i + 1)
+    bar.close()
+    for r in scan.results:
+        scan.notes.extend(r.notes)
+    return scan
+
+
+def run_stdin(data: bytes, filename: str, settings, rule_classes, mode: FixMode, lang: str):
+    linter = Linter(settings, rule_classes)
+    if is_binary(data):
+        r = FileResult(filename)
+        r.notes.append(f"{filename}: skipped: binary input")
+        return r, data
+    if not (mode.enabled or mode.diff):
+        return linter.lint_bytes(filename, data, lang), data
+    outcome = fix_bytes(lambda d: linter.lint_bytes(filename, d, lang).findings, data, lang, mode.threshold)
+    result = linter.lint_bytes(filename, outcome.data, lang)
+    result.fixed = outcome.applied
+    result.notes.extend(outcome.dropped)
+    if mode.diff and outcome.data != data:
+        result.diff = unified_diff(filename, data, outcome.data)
+    return result, outcome.data

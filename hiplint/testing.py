@@ -1,0 +1,145 @@
+"""The fixture harness: expectations written as comments inside each fixture.
+
+    unsigned m = __ballot_sync(0xffffffff, p);   // hl-expect: WRP003, WRP004
+    // hl-expect: WRP001 "lane index"              (own line: applies to the next code line)
+    int lane = threadIdx.x & 31;
+    int w = threadIdx.x / warpSize;              // hl-ok: WRP001
+    // hl-config: rocm-version = "6.2"            (TOML; settings for this fixture)
+
+For a fixture `name.ext`, `name.fixed.ext` is the exact expected result of the safe fixes and
+`name.unsafe.fixed.ext` of safe plus unsafe ones. The findings of a fixture must equal its
+annotations: a missing finding fails, and so does an unexpected one. Fixed files keep the
+annotations of their input; there only the findings that remain are checked (each must be annotated).
+Rule packs can use this module for their own fixtures.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hiplint.config import Settings, apply_table
+from hiplint.engine import Linter
+from hiplint.fix import fix_bytes
+from hiplint.languages import language_of
+from hiplint.model import Applicability, Finding
+from hiplint.registry import load_registry, select_rules
+
+ANNOT = re.compile(r"(?://|#)\s*hl-(?P<kind>expect|ok|config):\s*(?P<body>.*?)\s*(?:\*/)?\s*$")
+CODE = re.compile(r"\b[A-Z]{2,4}[0-9]{3}\b")
+QUOTED = re.compile(r'"([^"]*)"')
+
+
+@dataclass
+class Expectations:
+    expected: dict[tuple[int, str], list[str]] = field(default_factory=dict)  # (line, code) -> message substrings
+    ok: set[tuple[int, str]] = field(default_factory=set)
+    config: dict = field(default_factory=dict)
+    codes: set[str] = field(default_factory=set)
+
+
+def _is_comment_line(text: str, hash_comments: bool) -> bool:
+    t = text.strip()
+    if hash_comments:
+        return t.startswith("#")
+    return t.startswith(("//", "/*", "*"))
+
+
+def parse_expectations(text: str, hash_comments: bool = False) -> Expectations:
+    ex = Expectations()
+    lines = text.splitlines()
+    for i, line in enumerate(lines, start=1):
+        m = ANNOT.search(line)
+        if not m:
+            continue
+        kind, body = m.group("kind"), m.group("body")
+        if kind == "config":
+            ex.config.update(tomllib.loads(body))
+            continue
+        target = i
+        if not line[: m.start()].strip():  # own line: the next line that holds code
+            j = i + 1
+            while j <= len(lines) and (not lines[j - 1].strip() or _is_comment_line(lines[j - 1], hash_comments)):
+                j += 1
+            target = j
+        codes = CODE.findall(body.split('"')[0])
+        messages = QUOTED.findall(body)
+        for c in codes:
+            ex.codes.add(c)
+            if kind == "expect":
+                ex.expected.setdefault((target, c), []).extend(messages)
+            else:
+                ex.ok.add((target, c))
+    return ex
+
+
+def fixture_settings(ex: Expectations, path: Path) -> Settings:
+    base = Settings(root=path.parent)
+    settings = apply_table(base, ex.config, str(path)) if ex.config else base
+    named = tuple(sorted(ex.codes))
+    return settings.with_overrides(extend_select=settings.extend_select + named)
+
+
+def linter_for(settings: Settings) -> Linter:
+    return Linter(settings, select_rules(settings, load_registry()))
+
+
+def lint_fixture(path: Path) -> tuple[list[Finding], Expectations, Linter, str]:
+    data = path.read_bytes()
+    lang = language_of(str(path)) or "cuda"
+    ex = parse_expectations(data.decode("utf-8", "replace"), hash_comments=lang != "cuda")
+    settings = fixture_settings(ex, path)
+    linter = linter_for(settings)
+    result = linter.lint_bytes(str(path), data, lang)
+    if result.internal_error:
+        raise AssertionError("\n".join(result.notes))
+    return result.findings, ex, linter, lang
+
+
+def compare(findings: list[Finding], ex: Expectations, subset: bool = False) -> list[str]:
+    """Problems as readable lines; empty when the fixture holds."""
+    problems = []
+    found: dict[tuple[int, str], list[Finding]] = {}
+    for f in findings:
+        found.setdefault((f.line, f.code), []).append(f)
+    for key, msgs in sorted(ex.expected.items()):
+        if subset:
+            continue
+        if key not in found:
+            problems.append(f"line {key[0]}: expected {key[1]}, not reported")
+            continue
+        for sub in msgs:
+            if not any(sub in f.message for f in found[key]):
+                problems.append(f"line {key[0]}: {key[1]} message lacks {sub!r}: {found[key][0].message!r}")
+    for key, fs in sorted(found.items()):
+        if key not in ex.expected:
+            problems.append(f"line {key[0]}: unexpected {key[1]}: {fs[0].message}")
+        if key in ex.ok:
+            problems.append(f"line {key[0]}: {key[1]} reported on a line marked hl-ok")
+    return problems
+
+
+def fixed_path(path: Path, unsafe: bool) -> Path:
+    stem, ext = path.name.split(".", 1)[0], path.name.split(".", 1)[1] if "." in path.name else ""
+    return path.with_name(f"{stem}.{'unsafe.' if unsafe else ''}fixed.{ext}" if ext else f"{stem}.{'unsafe.' if unsafe else ''}fixed")
+
+
+def is_fixed_output(path: Path) -> bool:
+    return ".fixed." in path.name or path.name.endswith(".fixed")
+
+
+def run_fix(path: Path, unsafe: bool):
+    findings, ex, linter, lang = lint_fixture(path)
+    data = path.read_bytes()
+    threshold = Applicability.UNSAFE if unsafe else Applicability.SAFE
+    outcome = fix_bytes(lambda d: linter.lint_bytes(str(path), d, lang).findings, data, lang, threshold)
+    return outcome, linter, lang
+
+
+def fixture_files(root: Path) -> list[Path]:
+    out = []
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and language_of(str(p)) is not None and not p.name.startswith("_"):
+            out.append(p)
+    return out

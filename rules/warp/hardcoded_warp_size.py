@@ -1,0 +1,77 @@
+from hiplint import CudaRule, Impact, Severity
+from ._lanes import int_literal, lane_arith_32
+
+
+class HardcodedWarpSize(CudaRule):
+    """Lane or warp index arithmetic that assumes a 32-lane warp.
+
+    ## What it does
+    Finds `threadIdx.x & 31`, `tid % 32`, `tid / 32`, `tid >> 5` and the same on values derived
+    from a thread index, and `blockDim.x / 32` (warps per block).
+
+    ## Why it breaks on AMD
+    NVIDIA warps have 32 lanes. AMD CDNA GPUs (MI200 `gfx90a`, MI300X `gfx942`, MI350 `gfx950`) run
+    64-lane wavefronts; RDNA GPUs (`gfx1100`) run 32. On wave64 this arithmetic splits each
+    hardware wave into two 32-lane "virtual warps". That is only correct if every warp collective in
+    the function stays 32 wide as well: shuffles with an explicit `width` of 32, no ballots or
+    lane masks that see the whole wave. Mixing the two is the classic silent wrong result of a half
+    port (a reduction over `warpSize` lanes with lane ids computed `& 31` counts a wave twice).
+    HIP's documentation says not to assume a warp size of 32 or 64. Applies to wave64 targets on
+    every ROCm version; harmless on wave32 targets.
+
+    ## Example
+    ```cuda
+    __global__ void k(float* out) {
+        int lane = threadIdx.x & 31;
+        int warp = threadIdx.x / 32;
+        if (lane == 0) out[warp] = 1.f;
+    }
+    ```
+
+    ## Use instead
+    ```cuda
+    __global__ void k(float* out) {
+        int lane = threadIdx.x % warpSize;
+        int warp = threadIdx.x / warpSize;
+        if (lane == 0) out[warp] = 1.f;
+    }
+    ```
+    Or keep the function 32 wide on purpose: give every shuffle `width = 32` and avoid whole-wave
+    ballots, then suppress this rule for the function with a reason.
+
+    ## Fix
+    None automatic: the right width is a decision for the whole function (see
+    `docs/fixes.md`). `WRP008` adds `width = 32` to shuffles where the code is 32-based.
+
+    ## References
+    - HIP C++ language extensions, warpSize: https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html#warpsize
+    - HIP porting guide, "Warp size" and lane masks: https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_porting_guide.html
+    - AMD GPU specifications (wavefront size per architecture): https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html
+    """
+
+    code = "WRP001"
+    name = "hardcoded-warp-size"
+    summary = "lane/warp arithmetic assumes 32-lane warps; AMD CDNA waves have 64 lanes"
+    severity = Severity.WARNING
+    impact = Impact.SILENT
+    wave_sizes = frozenset({64})
+    checklist = "Use warpSize (or a template parameter set from hipDeviceAttributeWarpSize) for lane and warp indices, or keep the whole function 32 wide (width=32 on every shuffle)."
+    query = """
+    (binary_expression
+      operator: ["&" "%" "/" ">>"]
+      right: (number_literal) @lit) @expr
+    """
+
+    def check(self, ctx, captures):
+        for expr in captures.get("expr", ()):
+            scope = ctx.function_scope(expr)
+            if not lane_arith_32(ctx, expr, scope):
+                continue
+            op = ctx.text(expr.child_by_field_name("operator"))
+            left = ctx.text(expr.child_by_field_name("left"))
+            value = int_literal(ctx.text(expr.child_by_field_name("right")))[0]
+            kind = "warp index" if op in ("/", ">>") else "lane index"
+            if "blockDim" in left and op in ("/", ">>"):
+                kind = "warps per block"
+            ctx.report(expr, f"{kind} `{ctx.text(expr)}` assumes 32-lane warps; on wave64 (gfx90a, gfx942) "
+                             f"a wave holds 64 lanes: use warpSize, or keep every collective 32 wide")

@@ -1,0 +1,41 @@
+"""Every fixture under fixtures/ reports exactly its annotated findings; fix fixtures match exactly."""
+import pytest
+
+from conftest import FIXTURES
+from hiplint.testing import compare, fixed_path, fixture_files, is_fixed_output, lint_fixture, run_fix
+
+ALL = fixture_files(FIXTURES)
+INPUTS = [p for p in ALL if not is_fixed_output(p)]
+
+
+def _id(p):
+    return str(p.relative_to(FIXTURES))
+
+
+@pytest.mark.parametrize("path", ALL, ids=_id)
+def test_fixture_findings(path):
+    findings, ex, _, _ = lint_fixture(path)
+    problems = compare(findings, ex, subset=is_fixed_output(path))
+    assert not problems, f"{_id(path)}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=_id)
+@pytest.mark.parametrize("unsafe", [False, True], ids=["safe", "unsafe"])
+def test_fixture_fixes(path, unsafe):
+    outcome, linter, lang = run_fix(path, unsafe)
+    expected = fixed_path(path, unsafe)
+    changed = outcome.data != path.read_bytes()
+    if not expected.exists():
+        if unsafe and fixed_path(path, False).exists() and outcome.data == fixed_path(path, False).read_bytes():
+            return  # no unsafe fixes beyond the safe ones
+        assert not changed, f"{_id(path)}: fixes changed the file but {expected.name} does not exist:\n" + \
+            outcome.data.decode("utf-8", "replace")
+        return
+    assert changed, f"{_id(path)}: {expected.name} exists but no fix applied"
+    assert outcome.converged, f"{_id(path)}: fixes did not converge"
+    assert not outcome.dropped, outcome.dropped
+    assert outcome.data.decode() == expected.read_text(), f"{_id(path)}: fixed output differs from {expected.name}"
+    # Idempotent: fixing the result changes nothing.
+    again = [f for f in linter.lint_bytes(str(path), outcome.data, lang).findings
+             if f.fix is not None and f.fix.applicability >= (1 if unsafe else 2)]
+    assert not again, f"{_id(path)}: a second run would fix again: {[(f.line, f.code) for f in again]}"
