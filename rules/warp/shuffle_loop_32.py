@@ -9,16 +9,36 @@ _HALVING = re.compile(r"(/=\s*2\b|>>=\s*1\b|=\s*\w+\s*/\s*2\b|=\s*\w+\s*>>\s*1\b
 _DOUBLING = re.compile(r"(\*=\s*2\b|<<=\s*1\b|=\s*\w+\s*\*\s*2\b|=\s*\w+\s*<<\s*1\b)")
 
 
+_SHUFFLE_IN_BODY = re.compile(r"\b__shfl(_xor|_down|_up)?(_sync)?\s*\(")
+
+
+def _shuffle_macros(ctx) -> set[str]:
+    """Function-like macros of the file whose body is a shuffle: their calls count as shuffles."""
+    names = ctx.cache.get("wrp_shuffle_macros")
+    if names is None:
+        names = set()
+        unit = ctx.units[0]
+        for d in iter_nodes(unit.root, {"preproc_function_def"}):
+            name, value = d.child_by_field_name("name"), d.child_by_field_name("value")
+            if name is not None and value is not None and _SHUFFLE_IN_BODY.search(unit.text(value)):
+                names.add(unit.text(name))
+        ctx.cache["wrp_shuffle_macros"] = names
+    return names
+
+
 def _shuffles_in(ctx, node):
+    macros = _shuffle_macros(ctx)
     for call in iter_nodes(node, {"call_expression"}):
         fn = call.child_by_field_name("function")
-        if fn is not None and ctx.text(fn) in SHUFFLES:
+        if fn is not None and (ctx.text(fn) in SHUFFLES or ctx.text(fn) in macros):
             yield call
 
 
 def _has_width(ctx, call) -> bool:
     args = call.child_by_field_name("arguments")
     name = ctx.text(call.child_by_field_name("function"))
+    if name not in SHUFFLE_ARGS_WITHOUT_WIDTH:
+        return False  # a macro wrapping a shuffle: its own call shows no width
     return args is not None and args.named_child_count > SHUFFLE_ARGS_WITHOUT_WIDTH[name]
 
 

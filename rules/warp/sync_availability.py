@@ -1,6 +1,6 @@
 from hiplint import CudaRule, Impact, Severity
 
-from ._lanes import SYNC_WITH_MASK
+from ._lanes import file_macros
 
 # When each warp-sync function became usable in HIP (ROCm release notes and headers):
 #   6.2: the *_sync shuffle/vote/match family and __activemask exist, but only with
@@ -76,7 +76,7 @@ class WarpSyncAvailability(CudaRule):
         if name in seen:
             return
         oldest = ctx.rocm_version
-        opted_in = OPT_IN_MACRO.encode() in ctx.source.data
+        opted_in = OPT_IN_MACRO in file_macros(ctx)  # a -D flag in the build is not visible here
         if name in NEW_IN_7:
             msg = f"`{name}` exists only from HIP 7.0; the oldest supported ROCm is {_v(oldest)}"
         elif oldest < OPT_IN_FROM:
