@@ -108,6 +108,9 @@ class BallotNarrowed(CudaRule):
 
     def _use_kind(self, ctx, ident):
         """('bit', call) for a 32-bit bit intrinsic argument, 'ok' for uses that are exact when widened."""
+        call = _bit_call_around(ctx, ident)
+        if call is not None:
+            return "bit", call
         parent = ident.parent
         if parent.type == "argument_list":
             call = parent.parent
@@ -142,23 +145,27 @@ class BallotNarrowed(CudaRule):
 
     def _bit_call(self, ctx, call, fn_node, arg):
         name = ctx.text(fn_node)
-        inner = arg
-        while inner.type == "parenthesized_expression" and inner.named_children:
-            inner = inner.named_children[0]
         what = None
-        if inner.type == "call_expression" and _callee(ctx, inner) in LANE_MASK_CALLS:
-            what = f"`{_callee(ctx, inner)}`"
-        elif inner.type == "identifier":
-            scope = ctx.function_scope(call)
-            ty = declared_types(ctx, scope).get(ctx.text(inner), "")
-            if ty in ("auto", "unsigned long long", "uint64_t", "unsigned long", "lane_mask_t") and self._holds_ballot(ctx, scope, ctx.text(inner)):
-                what = f"`{ctx.text(inner)}`"
+        scope = ctx.function_scope(call)
+        for inner in _mask_operands(arg):
+            what = self._ballot_operand(ctx, inner, scope)
+            if what:
+                break
         if what is None:
             return
         new = BIT32[name]
         edit = ctx.replace(fn_node, new)
         fix = Fix.safe(f"Use `{new}`", edit) if name in WIDEN_EXACT else Fix.unsafe(f"Use `{new}` (counts 64 bits)", edit)
         ctx.report(call, f"`{name}` takes 32 bits; {what} is a 64-bit lane mask in HIP: lanes 32-63 are dropped on wave64", fix=fix)
+
+    def _ballot_operand(self, ctx, inner, scope):
+        if inner.type == "call_expression" and _callee(ctx, inner) in LANE_MASK_CALLS:
+            return f"`{_callee(ctx, inner)}`"
+        if inner.type == "identifier":
+            ty = declared_types(ctx, scope).get(ctx.text(inner), "")
+            if ty in ("auto", "unsigned long long", "uint64_t", "unsigned long", "lane_mask_t") and self._holds_ballot(ctx, scope, ctx.text(inner)):
+                return f"`{ctx.text(inner)}`"
+        return None
 
     def _holds_ballot(self, ctx, scope, var):
         for d in iter_nodes(scope, {"init_declarator"}):
@@ -167,3 +174,34 @@ class BallotNarrowed(CudaRule):
                 if _callee(ctx, right) in LANE_MASK_CALLS:
                     return True
         return False
+
+
+_MASK_OPS = ("&", "|", "^", ">>", "-")
+
+
+def _mask_operands(node):
+    """The leaves of a bitwise expression: `votes & ((1ull << lane) - 1)` -> votes, 1ull, lane, 1."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "parenthesized_expression":
+            stack.extend(n.named_children)
+        elif n.type == "binary_expression" and n.child_by_field_name("operator").type in _MASK_OPS:
+            stack.extend([n.child_by_field_name("left"), n.child_by_field_name("right")])
+        else:
+            yield n
+
+
+def _bit_call_around(ctx, ident):
+    """The 32-bit bit intrinsic whose argument contains `ident` through bitwise operators, if any."""
+    n = ident
+    while n.parent is not None and (n.parent.type == "parenthesized_expression" or
+                                    (n.parent.type == "binary_expression" and
+                                     n.parent.child_by_field_name("operator").type in _MASK_OPS)):
+        n = n.parent
+    parent = n.parent
+    if parent is not None and parent.type == "argument_list" and parent.named_child_count == 1:
+        call = parent.parent
+        if _callee(ctx, call) in BIT32:
+            return call
+    return None
