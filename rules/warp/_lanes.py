@@ -30,6 +30,10 @@ THREAD_PARAM_NAME = re.compile(r"^(lane(_?id|_?idx|_?index)?|tid|thread_?id|thre
 WARP_SIZE_NAME = re.compile(r"^(k_?)?(warp|wave|wavefront)_?(size|sz|threads|width|lanes|len)$|"
                             r"^(k_?)?(threads|lanes)_?(per|in)_?(warp|wave)$|^WARPSIZE$", re.I)
 MASK_NAME = re.compile(r"mask", re.I)
+# Names of lane-mask constants (FULL_MASK, WARP_MASK, kFullWarpMask, ALL_LANES...): a TAG_MASK is data.
+LANE_MASK_NAME = re.compile(r"(full|warp|wave|lane|all|active|sync|shfl|vote|ballot).*mask|mask.*(full|warp|wave|lane|all)|all_?lanes", re.I)
+LANE_NAME = re.compile(r"lane", re.I)
+LANE_EXPR = re.compile(r"__lane_id\s*\(|%\s*warpSize|&\s*\(\s*warpSize\s*-\s*1\s*\)|laneid")
 
 INT32_TYPES = frozenset({"int", "unsigned", "unsigned int", "signed", "signed int", "uint32_t", "int32_t",
                          "uint", "u32", "s32", "uint32", "int32", "unsigned int32_t", "short", "unsigned short"})
@@ -231,6 +235,28 @@ def mentions_thread_index(ctx, node, scope) -> bool:
 LANE_ARITH = {("&", 31), ("%", 32), ("/", 32), (">>", 5)}
 
 
+_SIMPLE_OPS = frozenset({"+", "-", "*"})
+
+
+def is_simple_index(node) -> bool:
+    """Identifiers, members, calls and literals joined by + - *: `tid`, `blockIdx.x * blockDim.x + threadIdx.x`.
+    Bit-twiddled values (`(t << 1) | (t >> 4)`) are index permutations, not lane numbers."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t in ("identifier", "field_expression", "number_literal", "call_expression", "subscript_expression",
+                 "qualified_identifier", "cast_expression"):
+            continue
+        if t == "parenthesized_expression":
+            stack.extend(n.named_children)
+        elif t == "binary_expression" and n.child_by_field_name("operator").type in _SIMPLE_OPS:
+            stack.extend([n.child_by_field_name("left"), n.child_by_field_name("right")])
+        else:
+            return False
+    return True
+
+
 def lane_arith_32(ctx, node, scope) -> bool:
     """`x & 31`, `x % 32`, `x / 32`, `x >> 5` with x a thread index (or blockDim for warps per block)."""
     if node.type != "binary_expression":
@@ -243,7 +269,7 @@ def lane_arith_32(ctx, node, scope) -> bool:
     lit = int_literal(ctx.text(right))
     if lit is None or (ctx.text(op), lit[0]) not in LANE_ARITH:
         return False
-    return mentions_thread_index(ctx, left, scope)
+    return is_simple_index(left) and mentions_thread_index(ctx, left, scope)
 
 
 def function_is_32_based(ctx, scope) -> bool:
