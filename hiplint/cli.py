@@ -173,7 +173,8 @@ def _do_scan(paths, kw, force_fix: bool = False):
     report = Report(findings, scan.files, scan.fixed, settings, show_fix_hint=not quiet,
                     color=(out_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ))
     try:
-        findings, wrote_baseline = _gate(findings, scan, settings, report, kw, quiet)
+        findings, wrote_baseline = gate.apply_gates(findings, scan.paths, settings, report.relpath, kw,
+                                                    note=None if quiet else lambda m: click.echo(m, err=True))
     except ConfigError as exc:
         _fail(str(exc))
     report.findings = findings
@@ -194,42 +195,6 @@ def _do_scan(paths, kw, force_fix: bool = False):
         return EXIT_CLEAN
     threshold = kw.get("fail_on") or settings.extra.get("fail-on", "info")
     return EXIT_FINDINGS if gate.fails(findings, threshold) else EXIT_CLEAN
-
-
-def _gate(findings, scan, settings, report, kw, quiet):
-    """Apply --write-baseline / --baseline / --diff-base. Returns (findings to report, wrote a baseline)."""
-    from hiplint import baseline as bl
-
-    if kw.get("write_baseline"):
-        b = bl.Baseline.from_findings(findings, report.relpath)
-        b.write(kw["write_baseline"])
-        if not quiet:
-            click.echo(f"hiplint: wrote {len(findings)} finding(s) to baseline {kw['write_baseline']}", err=True)
-        return findings, True
-    baseline_path = kw.get("baseline_path") or settings.extra.get("baseline")
-    if kw.get("prune_baseline") and not baseline_path:
-        raise ConfigError("--prune-baseline needs --baseline FILE (or `baseline` in the configuration)")
-    if baseline_path:
-        if not kw.get("baseline_path") and not os.path.isabs(baseline_path):
-            baseline_path = os.path.join(str(settings.root), baseline_path)  # config paths: from the config's directory
-        match = bl.apply(bl.load(baseline_path), findings, report.relpath, {report.relpath(p) for p in scan.paths})
-        findings = match.new
-        if kw.get("prune_baseline"):
-            match.matched.write(baseline_path)
-            if not quiet:
-                n = sum(k for _, _, k in match.stale)
-                click.echo(f"hiplint: pruned {n} stale entr{'y' if n == 1 else 'ies'} from {baseline_path}", err=True)
-        elif match.stale and not quiet:
-            n = sum(k for _, _, k in match.stale)
-            click.echo(f"hiplint: {n} baseline entr{'y' if n == 1 else 'ies'} in {baseline_path} no longer match "
-                       f"(fixed or changed); remove them with --prune-baseline:", err=True)
-            for path, code, k in match.stale:
-                click.echo(f"  {path}: {code} x{k}", err=True)
-    if kw.get("diff_base"):
-        from hiplint.gitdiff import changed_lines
-        changed = changed_lines(kw["diff_base"])
-        findings = [f for f in findings if changed.contains(f)]
-    return findings, False
 
 
 def _is_summary(line: str) -> bool:

@@ -44,3 +44,45 @@ def statistics(findings) -> str:
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         lines.append(f"{n:>{width}}  {code:<7} {'[*]' if safe[code] else '   '} {names[code]}")
     return "\n".join(lines) + "\n"
+
+
+def apply_gates(findings, scanned: list[str], settings, relpath, options: dict, note=None):
+    """--write-baseline, --baseline / --prune-baseline, then --diff-base.
+
+    `options` holds the command-line values (write_baseline, baseline_path, prune_baseline,
+    diff_base); `note` prints a line for the user (None: quiet). Returns (findings to report,
+    whether a baseline was written: that run exits 0).
+    """
+    import os
+
+    from hiplint import baseline as bl
+
+    note = note or (lambda message: None)
+    if options.get("write_baseline"):
+        bl.Baseline.from_findings(findings, relpath).write(options["write_baseline"])
+        note(f"hiplint: wrote {len(findings)} finding(s) to baseline {options['write_baseline']}")
+        return findings, True
+    path = options.get("baseline_path")
+    if not path and settings.extra.get("baseline"):
+        path = settings.extra["baseline"]
+        if not os.path.isabs(path):
+            path = os.path.join(str(settings.root), path)  # configured paths are relative to the configuration
+    if options.get("prune_baseline") and not path:
+        raise ConfigError("--prune-baseline needs --baseline FILE (or `baseline` in the configuration)")
+    if path:
+        match = bl.apply(bl.load(path), findings, relpath, {relpath(p) for p in scanned})
+        findings = match.new
+        stale = sum(k for _, _, k in match.stale)
+        if options.get("prune_baseline"):
+            match.matched.write(path)
+            note(f"hiplint: pruned {stale} stale entr{'y' if stale == 1 else 'ies'} from {path}")
+        elif stale:
+            note(f"hiplint: {stale} baseline entr{'y' if stale == 1 else 'ies'} in {path} no longer match "
+                 f"(fixed or changed); remove them with --prune-baseline:")
+            for rel, code, k in match.stale:
+                note(f"  {rel}: {code} x{k}")
+    if options.get("diff_base"):
+        from hiplint.gitdiff import changed_lines
+        changed = changed_lines(options["diff_base"])
+        findings = [f for f in findings if changed.contains(f)]
+    return findings, False
