@@ -51,7 +51,7 @@ def reports(tmp_path_factory):
             "-o", "out.json"]
     for fmt in FORMATS:
         args += ["--report", f"{fmt}=out.{fmt}"]
-    proc = run_cli(*args, cwd=repo, env={"HIPLINT_DOCS_URL": ""})
+    proc = run_cli(*args, cwd=repo, env={"HIPLINT_DOCS_URL": "docs/rules/"})  # the default, whatever the caller set
     assert proc.returncode == 1, proc.stderr.decode()
     assert proc.stdout == b""  # everything went to files
     return repo
@@ -172,3 +172,17 @@ def test_unknown_report_format_is_a_usage_error(tmp_path):
     assert proc.returncode == 2 and b"nope" in proc.stderr
     proc = run_cli("scan", "a.cu", "--isolated", "--report", "sarif", cwd=tmp_path)
     assert proc.returncode == 2 and b"FORMAT=PATH" in proc.stderr
+
+
+def test_sarif_help_uri_only_when_docs_are_published(monkeypatch, tmp_path):
+    import hiplint.emit as emit_mod
+    import hiplint.emit.sarif as sarif_mod
+
+    f = _finding(fingerprint="0123456789abcdef")
+    rule = sarif_log(Report([f], 1, root=str(tmp_path)))["runs"][0]["tool"]["driver"]["rules"][0]
+    assert "helpUri" not in rule  # a relative docs path is not a URI GitHub can open
+    monkeypatch.setattr(emit_mod, "DOCS_URL", "https://hiplint.example/rules/")
+    monkeypatch.setattr(sarif_mod, "DOCS_URL", "https://hiplint.example/rules/")
+    log = sarif_log(Report([f], 1, root=str(tmp_path)))
+    assert log["runs"][0]["tool"]["driver"]["rules"][0]["helpUri"] == "https://hiplint.example/rules/WRP001.md"
+    _validate(log)
