@@ -62,6 +62,7 @@ def iter_nodes(root: Node, types: frozenset[str] | set[str] | None = None):
     With `types` of named node kinds, a compiled tree-sitter query finds them in C: a Python walk
     over every node of a large file costs more than parsing it (benchmark: bench/bench_scan.py).
     """
+    types = frozenset(types) if types is not None else None
     if types and root.parent is None and types <= _STRUCTURE_KINDS:
         index = _structure(root)
         found = [n for t in types for n in index.get(t, ())]
@@ -69,7 +70,7 @@ def iter_nodes(root: Node, types: frozenset[str] | set[str] | None = None):
         yield from found
         return
     if types:
-        query = _kinds_query(frozenset(types))
+        query = _kinds_query(types)
         if query is not None:
             found = QueryCursor(query).captures(root).get("n", [])
             # Pre-order: by start, the enclosing node (longer) first.

@@ -82,5 +82,10 @@ def test_query_iteration_equals_python_walk():
         got = [(n.start_byte, n.end_byte, n.type) for n in iter_nodes(tree.root_node, kinds)]
         want = [(n.start_byte, n.end_byte, n.type) for n in _walk(tree.root_node, kinds)]
         assert got == want and got, kinds
+    # Inside a subtree (rules search a function's body), and with kinds given as a tuple.
+    fn = next(iter_nodes(tree.root_node, {"function_definition"}))
+    for kinds in (("identifier",), ("binary_expression", "subscript_expression")):
+        got = [(n.start_byte, n.end_byte) for n in iter_nodes(fn, kinds)]
+        assert got == [(n.start_byte, n.end_byte) for n in _walk(fn, set(kinds))] and got
     # Anonymous tokens cannot be queried by kind: the walk still finds them.
     assert [n.type for n in iter_nodes(tree.root_node, {"#endif"})] == ["#endif"]
