@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Query, QueryCursor
 
-from hiplint import suppress
+from hiplint import fingerprint, suppress
 from hiplint.context import FileContext
 from hiplint.cparse import error_ranges, language, new_parser, parse_file
 from hiplint.model import Finding, Severity
@@ -87,6 +87,7 @@ class Linter:
             result.notes.append(f"{path}: skipped: nesting too deep to analyse")
             return result
         findings = self._finish(ctx, comments, next_stmt)
+        fingerprint.assign(findings, data, ctx.units[0].root if ctx.units else None)
         result.findings = findings
         return result
 
