@@ -1,3 +1,5 @@
+import re
+
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
 
@@ -8,6 +10,9 @@ LOGICAL_WARP_PARAM = {"WarpReduce": 1, "WarpScan": 1, "WarpExchange": 2, "WarpLo
 DEFAULT_ALGORITHM = {"WarpLoad": "WARP_LOAD_DIRECT", "WarpStore": "WARP_STORE_DIRECT"}
 NAMESPACES = ("cub", "hipcub")
 PINNED_WIDTH = "32"
+# Warp indices computed from the wave size: with the default width the code is consistent on both vendors.
+WAVE_SIZED = re.compile(r"[/%]\s*(warpSize|HIPCUB_WARP_THREADS|HIPCUB_DEVICE_WARP_THREADS|CUB_PTX_WARP_THREADS)\b")
+THIRTY_TWO_BASED = re.compile(r"/\s*32\b|%\s*32\b|&\s*31\b|>>\s*5\b")
 
 
 class CubLogicalWarpWidth(CudaRule):
@@ -16,7 +21,9 @@ class CubLogicalWarpWidth(CudaRule):
     ## What it does
     Finds `cub::WarpReduce<T>`, `WarpScan<T>`, `WarpExchange<T, N>`, `WarpLoad<T, N>` and
     `WarpStore<T, N>` (and the `hipcub::` spellings hipify produces) whose `LOGICAL_WARP_THREADS`
-    template argument is left to its default.
+    template argument is left to its default. Not reported when the surrounding function computes
+    its warp indices from `warpSize` (and nowhere in 32s): the default width then matches the
+    indexing on both vendors.
 
     ## Why it breaks on AMD
     In CUB the default logical warp is 32 threads (`CUB_PTX_WARP_THREADS`). hipify renames `cub::` to
@@ -57,8 +64,9 @@ class CubLogicalWarpWidth(CudaRule):
     WarpStore the default algorithm is written out first (`cub::WarpLoad<T, N, cub::WARP_LOAD_DIRECT, 32>`).
     The result is valid CUDA and exactly CUB's default there, and on AMD it restores the 32-thread
     logical warps the code was written for (hipCUB supports any power of two up to the wave size).
-    The fix is safe for the `cub::` spelling. For `hipcub::` it is unsafe: hand-written hipCUB code
-    may size its storage by `warpSize` on purpose, so a person must confirm the width.
+    The fix is safe for the `cub::` spelling. For `hipcub::` it is unsafe: the code may be hand-written
+    for AMD with 64-lane logical warps in mind (sizes or offsets that the rule cannot see), so a person
+    must confirm the width.
 
     ## References
     - CUB `WarpReduce` (default `LOGICAL_WARP_THREADS` = 32): https://nvidia.github.io/cccl/cub/api/classcub_1_1WarpReduce.html
@@ -110,6 +118,13 @@ class CubLogicalWarpWidth(CudaRule):
             ctx.cache[key] = found
         return ctx.cache[key]
 
+    @staticmethod
+    def _wave_sized(ctx, node) -> bool:
+        """Does the surrounding function index its warps by warpSize (and never in 32s)?"""
+        fn = ctx.enclosing_function(node)
+        text = ctx.text(fn) if fn is not None else ctx.unit.text(ctx.unit.root)
+        return bool(WAVE_SIZED.search(text)) and not THIRTY_TWO_BASED.search(text)
+
     def check(self, ctx, captures):
         tmpl = captures["tmpl"][0]
         cls = ctx.text(captures["cls"][0])
@@ -119,6 +134,8 @@ class CubLogicalWarpWidth(CudaRule):
         if ns is None or ns.lstrip(":") not in NAMESPACES:
             return
         ns = ns.lstrip(":")
+        if self._wave_sized(ctx, tmpl):
+            return
         args_node = captures["args"][0]
         args = [a for a in args_node.named_children if a.type != "comment"]
         position = LOGICAL_WARP_PARAM[cls]

@@ -72,7 +72,7 @@ class CublasComputeTypesAndMathModes(CudaRule):
             node = captures["id"][0]
             name = ctx.text(node)
             note = table["enumerators"].get(name)
-            if note is not None and not _is_member_or_definition(node):
+            if note is not None and not _is_member_or_definition(node) and not _is_gemm_compute_arg(ctx, node, table):
                 ctx.report(node, f"`{name}`: {note}")
             return
         fn = ctx.text(captures["fn"][0])
@@ -88,10 +88,17 @@ class CublasComputeTypesAndMathModes(CudaRule):
             ctx.report(arg, f"`{fn}` compute type given as the data type `{text}`: hipBLAS 3.0 (ROCm 7.0) takes a "
                             f"hipblasComputeType_t here; use the matching CUBLAS_COMPUTE_* value",
                        severity=Severity.ERROR)
-        elif re.fullmatch(r"(CUBLAS|HIPBLAS)_COMPUTE_[A-Z0-9_]+", text) and ctx.rocm_version < HIPBLAS_3 \
+            return
+        # One finding per argument: the HIPBLAS_V2 note and the compute type's own note together.
+        notes = []
+        if re.fullmatch(r"(CUBLAS|HIPBLAS)_COMPUTE_[A-Z0-9_]+", text) and ctx.rocm_version < HIPBLAS_3 \
                 and not fn.endswith("_v2") and fn.startswith(("cublasGemm", "hipblasGemm")):
-            ctx.report(arg, f"`{fn}` with compute type `{text}`: on ROCm {ctx.rocm_version[0]}.{ctx.rocm_version[1]} "
-                            f"hipBLAS 2.x accepts a hipblasComputeType_t only when built with -DHIPBLAS_V2")
+            notes.append(f"on ROCm {ctx.rocm_version[0]}.{ctx.rocm_version[1]} hipBLAS 2.x accepts a "
+                         f"hipblasComputeType_t only when built with -DHIPBLAS_V2")
+        if text in table["enumerators"]:
+            notes.append(table["enumerators"][text])
+        if notes:
+            ctx.report(arg, f"`{fn}` with compute type `{text}`: " + "; ".join(notes))
 
     def check_unit(self, ctx):
         if not is_last_unit(ctx):
@@ -104,6 +111,18 @@ class CublasComputeTypesAndMathModes(CudaRule):
         ctx.report_range(inc.start, inc.end, f"`#include <{inc.path}>`: hipify maps cuBLASLt to hipBLASLt by name, but "
                                              f"supported types, epilogues and algorithms differ per architecture: review each matmul",
                          severity=Severity.INFO)
+
+
+def _is_gemm_compute_arg(ctx, node, table) -> bool:
+    """The compute-type argument of a GEMM-Ex call: reported by the call check, with its context."""
+    args = node.parent
+    call = args.parent if args is not None and args.type == "argument_list" else None
+    if call is None or call.type != "call_expression":
+        return False
+    fn = call.child_by_field_name("function")
+    index = table["gemm_ex"].get(ctx.text(fn)) if fn is not None else None
+    named = [a for a in args.named_children if a.type != "comment"]
+    return index is not None and index < len(named) and named[index] == node
 
 
 def _is_member_or_definition(node) -> bool:

@@ -64,7 +64,9 @@ class PointerAttributeEnumValues(CudaRule):
     ## Fix
     For `cudaPointerAttributes` the literal is replaced by the CUDA enumerator it means
     (`2` -> `cudaMemoryTypeDevice`): identical on NVIDIA, and hipify maps the name to the right HIP
-    value on every ROCm version. Safe. For `hipPointerAttribute_t` the intended numbering is unknown
+    value on every ROCm version. Safe, except for `0` -> `cudaMemoryTypeUnregistered`, which is unsafe:
+    HIP before 7.0 has no "unregistered" type, so the hipified name may not compile there (better than
+    a silent misreading, but a person should decide). For `hipPointerAttribute_t` the intended numbering is unknown
     (CUDA's, from a hipified literal, or HIP's own): no fix; the message names both readings.
 
     ## References
@@ -124,7 +126,10 @@ class PointerAttributeEnumValues(CudaRule):
         aligned = ctx.rocm_version >= ALIGNED_SINCE
         fix = None
         if spelling == "cuda" and cuda_name is not None:
-            fix = Fix.safe(f"compare with {cuda_name}", ctx.replace(num, cuda_name))
+            edit = ctx.replace(num, cuda_name)
+            # HIP before 7.0 has no "unregistered" memory type: the name is exact on CUDA but may not build on ROCm 6.x.
+            fix = Fix.unsafe(f"compare with {cuda_name}", edit) if value == 0 else \
+                Fix.safe(f"compare with {cuda_name}", edit)
         if aligned:
             ctx.report(num, f"`{ctx.text(field)}` compared with the number {value}: HIP 7.0 matches CUDA's values, but "
                             f"{reading}; use the named enumerator", fix=fix, severity=Severity.INFO)
