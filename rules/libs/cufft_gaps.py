@@ -21,7 +21,8 @@ class CufftCallbacksAndXt(CudaRule):
     data layouts are not supported. The cuFFTXt multi-GPU descriptor API has no hipFFT equivalent in
     AMD's HIPIFY table for ROCm 6.3 (hipify warns); hipFFT added `hipfftXtSetGPUs`, `hipfftXtMalloc`,
     `hipfftXtMemcpy` and `hipfftXtExecDescriptor*` later (hipFFT 1.0.18, ROCm 6.4), marked experimental:
-    the rule reports them as missing for `rocm-version` below 6.4 and as experimental (info) from 6.4.
+    the rule reports each call as missing for `rocm-version` below 6.4, and from 6.4 the first call
+    of a file as experimental (info).
     Compatibility modes were removed from cuFFT and never existed in hipFFT. All targets.
 
     ## Example
@@ -77,7 +78,8 @@ class CufftCallbacksAndXt(CudaRule):
             if ctx.rocm_version < tuple(table["multi_gpu_since"]):
                 ctx.report(call, f"`{fn}`: the cuFFTXt multi-GPU/descriptor API has no hipFFT equivalent before "
                                  f"ROCm {table['multi_gpu_since'][0]}.{table['multi_gpu_since'][1]}; use one plan per GPU")
-            else:
+            elif not ctx.cache.get("lib004_multi_gpu_noted"):
+                ctx.cache["lib004_multi_gpu_noted"] = True  # an info note once per file, not at every call
                 ctx.report(call, f"`{fn}`: hipFFT's multi-GPU Xt API is experimental (the rocFFT backend needs distinct "
                                  f"device IDs); test it or use one plan per GPU", severity=Severity.INFO)
         elif re.fullmatch(table["compat"], fn):

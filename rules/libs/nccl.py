@@ -11,8 +11,8 @@ class NcclToRccl(WholeLibraryRule):
     """NCCL is used: on AMD the library is RCCL, with the same API under another header.
 
     ## What it does
-    Reports the first `#include <nccl.h>` of a file (or, without one, the first `nccl*` name) once
-    per file, and offers to put the RCCL header behind the platform macro.
+    Reports the first `#include <nccl.h>` of a file, once per file, and offers to put the RCCL header
+    behind the platform macro. `nccl*` calls are not reported: RCCL keeps their names.
 
     ## Why it breaks on AMD
     hipify has no NCCL entries and leaves `nccl.h` in place, so the HIP build does not find it (or
@@ -62,9 +62,7 @@ class NcclToRccl(WholeLibraryRule):
     checklist = "Include rccl/rccl.h on AMD, link librccl, and check that every NCCL call used exists in the installed RCCL version."
 
     def message(self, where, text):
-        if where == "include":
-            return f"`#include <{text}>`: on AMD include RCCL's `rccl/rccl.h` (same nccl* API) and link librccl"
-        return f"first use of NCCL (`{text}`): on AMD include RCCL's `rccl/rccl.h` (same nccl* API) and link librccl"
+        return f"`#include <{text}>`: on AMD include RCCL's `rccl/rccl.h` (same nccl* API) and link librccl"
 
     def fix_for(self, ctx, where, inc):
         if where != "include":

@@ -17,8 +17,9 @@ class WmmaToRocwmma(CudaRule):
     Reports, once per file, the `#include <mma.h>` (or the first `nvcuda::` name), and then each
     use that rocWMMA cannot express directly: fragment shapes without a rocWMMA block size
     (m32n8k16, m8n32k16, m8n8k4, m8n8k32, m8n8k128), sub-byte and TF32 precisions
-    (`precision::u4`, `s4`, `b1`, `tf32`), `bmma_sync`, and code that reads fragment elements
-    through `frag.x[i]`.
+    (`precision::u4`, `s4`, `b1`, `tf32`), `bmma_sync`, and statements that use a fragment element's
+    index `i` of `frag.x[i]` as a coordinate elsewhere (`bias[i % 8]`); element-wise code that treats
+    every element alike (`acc.x[i] *= alpha`) is layout-independent and not reported.
 
     ## Why it breaks on AMD
     HIP's kernel language does not support the warp matrix types and functions, and hipify leaves
@@ -83,6 +84,7 @@ class WmmaToRocwmma(CudaRule):
         bad_types = tuple(wmma["unsupported_types"])
         tf32 = tuple(wmma["tf32"])
         fragment_vars = set()
+        reported_statements = set()
         for unit in ctx.units:
             ctx.unit = unit
             for node in iter_nodes(unit.root, {"template_type", "qualified_identifier", "call_expression",
@@ -121,15 +123,58 @@ class WmmaToRocwmma(CudaRule):
                     if arg is not None and field is not None and unit.text(field) == "x" and \
                             arg.type in ("identifier", "subscript_expression") and \
                             unit.text(arg).split("[")[0] in fragment_vars and \
-                            node.parent is not None and node.parent.type == "subscript_expression":
-                        self._report(ctx, node.parent, f"`{unit.text(node.parent)}` relies on NVIDIA's fragment element-to-lane "
-                                                       f"layout; rocWMMA fragments are laid out per 64-lane wave and differently")
+                            node.parent is not None and node.parent.type == "subscript_expression" and \
+                            _index_used_as_coordinate(unit, node.parent, fragment_vars) and \
+                            id(_statement(node)) not in reported_statements:
+                        reported_statements.add(id(_statement(node)))
+                        self._report(ctx, node.parent, f"`{unit.text(node.parent)}` with its index used as a coordinate "
+                                                       f"relies on NVIDIA's fragment element-to-lane layout; rocWMMA "
+                                                       f"fragments are laid out per 64-lane wave and differently")
         ctx.unit = ctx.units[-1]
 
     def _report(self, ctx, node, message):
         start, _ = ctx.file_range(node)
         if unguarded(ctx, start):
             ctx.report(node, message)
+
+
+def _statement(node):
+    n = node
+    while n.parent is not None and n.type not in ("expression_statement", "declaration", "return_statement"):
+        n = n.parent
+    return n
+
+
+def _is_fragment_element(unit, node, fragment_vars) -> bool:
+    """`frag.x[...]` (node is the subscript_expression)."""
+    arg = node.child_by_field_name("argument")
+    return node.type == "subscript_expression" and arg is not None and arg.type == "field_expression" and \
+        unit.text(arg).rsplit(".", 1)[-1] == "x" and unit.text(arg).split("[")[0].split(".")[0] in fragment_vars
+
+
+def _index_used_as_coordinate(unit, element, fragment_vars) -> bool:
+    """Is the element index also used outside fragment subscripts in the same statement (`bias[i % 8]`)?
+
+    `acc.x[i] = alpha * acc.x[i]` treats every element alike and is layout-independent; an index that
+    also addresses other data maps elements to matrix coordinates, which is layout-dependent."""
+    index_list = element.child_by_field_name("indices")
+    index = index_list.named_children[0] if index_list is not None and index_list.named_children else None
+    if index is None or index.type != "identifier":
+        return False
+    name = unit.text(index)
+    stmt = _statement(element)
+    for ident in iter_nodes(stmt, {"identifier"}):
+        if unit.text(ident) != name:
+            continue
+        n, inside = ident.parent, False
+        while n is not None and n != stmt:
+            if _is_fragment_element(unit, n, fragment_vars):
+                inside = True
+                break
+            n = n.parent
+        if not inside:
+            return True
+    return False
 
 
 def _namespace_names(ctx):

@@ -14,8 +14,7 @@ class Bf16TypeMapping(CudaRule):
     - In HIP code that uses the legacy `hip_bfloat16` (or includes `hip/hip_bfloat16.h`) together with
       the CUDA-compatible bf16 API (`__hip_bfloat16`, `__float2bfloat16`, `__bfloat162float`,
       `__floats2bfloat162_rn`, ...), reports each `hip_bfloat16` and the legacy include.
-    - In CUDA code, reports once per file the `cuda_bf16.h` include (or the first `__nv_bfloat16`),
-      a checklist note about the mapping.
+    - In CUDA code, reports the `cuda_bf16.h` include (info), a checklist note about the mapping.
 
     ## Why it breaks on AMD
     HIP has two bf16 types. `hip_bfloat16` (`hip/hip_bfloat16.h`) is the older struct; `__hip_bfloat16`
@@ -27,6 +26,7 @@ class Bf16TypeMapping(CudaRule):
     ## Example
     ```cuda
     #include <hip/hip_bf16.h>
+    #include <hip/hip_bfloat16.h>
     __global__ void k(const float* x, hip_bfloat16* y) { y[threadIdx.x] = __float2bfloat16(x[threadIdx.x]); }
     ```
 
@@ -79,11 +79,12 @@ class Bf16TypeMapping(CudaRule):
                                                  f"that the bf16 intrinsics here take and return (no conversion between them)",
                                  fix=fix)
             return
-        lib = Library("cuda_bf16", "CUDA bf16", tuple(bf["cuda_headers"]), bf["cuda_names"])
+        # The CUDA-side note goes on the include only: bf16 names spread through every file of a project.
+        lib = Library("cuda_bf16", "CUDA bf16", tuple(bf["cuda_headers"]))
         found = first_use(ctx, lib)
         if found is not None:
             where, item = found
-            what = f"`#include <{item.path}>`" if where == "include" else f"`{item.text}`"
+            what = f"`#include <{item.path}>`"
             ctx.report_range(item.start, item.end,
                              f"{what}: hipify maps `__nv_bfloat16` to the legacy `hip_bfloat16`; port it to `__hip_bfloat16` "
                              f"(hip/hip_bf16.h), which matches cuda_bf16.h", severity=Severity.INFO)

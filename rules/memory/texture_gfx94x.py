@@ -4,7 +4,11 @@ from hiplint import CudaRule, Impact, Severity
 
 from ._values import table
 
-SAMPLING = re.compile(r"^(tex(1D|2D|3D|Cubemap)[A-Za-z]*|surf(1D|2D|3D|Cubemap)[A-Za-z]*)$")
+# CUDA's texture and surface functions (CUDA programming guide, "Texture Functions" and "Surface
+# Functions"); exact names, so user helpers such as `tex2DBicubic` are not mistaken for them.
+SAMPLING = re.compile(r"^(tex1Dfetch|tex(1D|2D|3D|1DLayered|2DLayered|Cubemap|CubemapLayered)(Lod|Grad)?|"
+                      r"tex2Dgather|tex2D_sparse|tex2DLod_sparse|tex2DGrad_sparse|tex3D_sparse|tex3DLod_sparse|tex3DGrad_sparse|"
+                      r"surf(1D|2D|3D|1DLayered|2DLayered|Cubemap|CubemapLayered)(read|write))$")
 GUARD_MACRO = "__HIP_NO_IMAGE_SUPPORT"
 
 
@@ -73,8 +77,10 @@ class TextureOnGfx94x(CudaRule):
         call = captures["call"][0]
         if _guarded(ctx, call):
             return
-        targets = ", ".join(_image_less(ctx.settings))
-        ctx.report(call, f"`{fn}`: {targets} have no image hardware (__HIP_NO_IMAGE_SUPPORT); texture and surface "
+        archs = _image_less(ctx.settings)
+        targets = ", ".join(archs)
+        verb = "has" if len(archs) == 1 else "have"
+        ctx.report(call, f"`{fn}`: {targets} {verb} no image hardware (__HIP_NO_IMAGE_SUPPORT); texture and surface "
                          f"functions are unavailable there and the kernel does not compile")
 
 
