@@ -4,8 +4,7 @@ from hiplint.cparse import iter_nodes
 from ._values import call_args, call_name, const_value, exceeded_targets, kib, limits_text, type_size
 
 # Attribute setters and the position of (attribute, value) in their arguments.
-SET_ATTRIBUTE = {"cudaFuncSetAttribute": (1, 2), "hipFuncSetAttribute": (1, 2), "cuFuncSetAttribute": (1, 2),
-                 "hipFuncSetAttributes": (1, 2)}
+SET_ATTRIBUTE = {"cudaFuncSetAttribute": (1, 2), "hipFuncSetAttribute": (1, 2), "cuFuncSetAttribute": (1, 2)}
 MAX_DYNAMIC_ATTRIBUTES = frozenset({"cudaFuncAttributeMaxDynamicSharedMemorySize",
                                     "hipFuncAttributeMaxDynamicSharedMemorySize",
                                     "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES"})
