@@ -96,6 +96,13 @@ def names(ctx) -> list[Name]:
     return out
 
 
+def span(item) -> tuple[int, int]:
+    """Where to report an Include (the directive up to its path, not a trailing comment) or a Name."""
+    if isinstance(item, Include):
+        return item.start, item.path_end
+    return item.start, item.end
+
+
 def is_last_unit(ctx) -> bool:
     return ctx.unit is ctx.units[-1]
 

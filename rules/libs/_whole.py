@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from hiplint import CudaRule, Impact, Severity
 
-from ._scan import Library, first_use, is_last_unit, load_table
+from ._scan import Library, first_use, is_last_unit, load_table, span
 
 
 class WholeLibraryRule(CudaRule):
@@ -35,4 +35,4 @@ class WholeLibraryRule(CudaRule):
             return
         where, item = found
         text = item.path if where == "include" else item.text
-        ctx.report_range(item.start, item.end, self.message(where, text), fix=self.fix_for(ctx, where, item))
+        ctx.report_range(*span(item), self.message(where, text), fix=self.fix_for(ctx, where, item))

@@ -2,7 +2,7 @@ import re
 
 from hiplint import CudaRule, Impact, Severity
 
-from ._scan import Library, first_use, is_last_unit, load_table
+from ._scan import Library, first_use, is_last_unit, load_table, span
 
 HIPBLAS_3 = (7, 0)  # hipBLAS 3.0 ships with ROCm 7.0
 
@@ -108,7 +108,7 @@ class CublasComputeTypesAndMathModes(CudaRule):
         if found is None or found[0] != "include":
             return
         inc = found[1]
-        ctx.report_range(inc.start, inc.end, f"`#include <{inc.path}>`: hipify maps cuBLASLt to hipBLASLt by name, but "
+        ctx.report_range(*span(inc), f"`#include <{inc.path}>`: hipify maps cuBLASLt to hipBLASLt by name, but "
                                              f"supported types, epilogues and algorithms differ per architecture: review each matmul",
                          severity=Severity.INFO)
 

@@ -3,7 +3,7 @@ import re
 from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
 
-from ._scan import Library, first_use, is_last_unit, load_table, unguarded
+from ._scan import Library, first_use, is_last_unit, load_table, span, unguarded
 
 
 def _table():
@@ -73,7 +73,7 @@ class WmmaToRocwmma(CudaRule):
         if found is not None:
             where, item = found
             what = f"`#include <{item.path}>`" if where == "include" else f"first use of WMMA (`{item.text}`)"
-            ctx.report_range(item.start, item.end, f"{what}: HIP does not support warp matrix (WMMA) functions; "
+            ctx.report_range(*span(item), f"{what}: HIP does not support warp matrix (WMMA) functions; "
                                                    f"port to rocWMMA (`rocwmma::`, wave-sized fragments)")
         elif not any(n.text == "wmma" for n in _namespace_names(ctx)):
             return

@@ -2,7 +2,7 @@ import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.model import Edit
-from hiplint.rules.libs._scan import Library, first_use, includes, is_last_unit, names
+from hiplint.rules.libs._scan import Library, first_use, includes, is_last_unit, names, span
 
 from ._values import table
 
@@ -70,7 +70,7 @@ class Bf16TypeMapping(CudaRule):
             for inc in legacy_includes:
                 fix = Fix.unsafe(f"include <{bf['modern_header']}>",
                                  Edit(inc.path_start, inc.path_end, f"<{bf['modern_header']}>"))
-                ctx.report_range(inc.start, inc.end, f"`{bf['legacy_header']}` declares the legacy hip_bfloat16; this "
+                ctx.report_range(*span(inc), f"`{bf['legacy_header']}` declares the legacy hip_bfloat16; this "
                                                      f"file uses the cuda_bf16.h-compatible API from `{bf['modern_header']}`",
                                  fix=fix)
             for n in legacy_uses:
@@ -85,6 +85,6 @@ class Bf16TypeMapping(CudaRule):
         if found is not None:
             where, item = found
             what = f"`#include <{item.path}>`"
-            ctx.report_range(item.start, item.end,
+            ctx.report_range(*span(item),
                              f"{what}: hipify maps `__nv_bfloat16` to the legacy `hip_bfloat16`; port it to `__hip_bfloat16` "
                              f"(hip/hip_bf16.h), which matches cuda_bf16.h", severity=Severity.INFO)

@@ -1,7 +1,7 @@
 import re
 
 from hiplint import CudaRule, Impact, Severity
-from hiplint.rules.libs._scan import Library, first_use, is_last_unit, names, unguarded
+from hiplint.rules.libs._scan import Library, first_use, is_last_unit, names, span
 
 from ._guards import inside_condition
 from ._values import table
@@ -82,7 +82,7 @@ class Fp8FnuzVsOcp(CudaRule):
         if found is not None:
             where, item = found
             what = f"`#include <{item.path}>`" if where == "include" else f"`{item.text}`"
-            ctx.report_range(item.start, item.end,
+            ctx.report_range(*span(item),
                              f"{what}: CUDA fp8 is OCP (E4M3 max 448, bias 7); {targets} device code supports only FNUZ "
                              f"fp8 (max 240, bias 8): dispatch the type per architecture and rescale")
         ocp = re.compile(fp8["hip_ocp_names"])
