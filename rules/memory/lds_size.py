@@ -1,3 +1,5 @@
+import re
+
 from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
 
@@ -23,7 +25,9 @@ class LdsAbove64K(CudaRule):
       spelling) with a constant `v` above the limit;
     - kernel launches `k<<<g, b, smem>>>` (and `hipLaunchKernelGGL`, `cudaLaunchKernel`) with a
       constant dynamic size above the limit;
-    - static `__shared__` arrays in one kernel whose constant sizes add up to more than the limit.
+    - static `__shared__` arrays in one kernel whose constant sizes add up to more than the limit;
+    the dynamic sizes above count the kernel's static `__shared__` too when the kernel is defined in
+    the same file.
     Sizes may be literals, `#define`s, `const`/`constexpr` integers, `sizeof` of basic types and
     locals initialised once from those.
 
@@ -83,45 +87,54 @@ class LdsAbove64K(CudaRule):
         if config is not None:
             exprs = [c for c in config.named_children if c.type != "comment"]
             if len(exprs) >= 3:
-                self._dynamic(ctx, exprs[2], scope, f"launch of `{name}`")
+                self._dynamic(ctx, exprs[2], scope, f"launch of `{name}`", kernel=name)
             return
         args = call_args(call)
         if name in SET_ATTRIBUTE:
             attr_i, value_i = SET_ATTRIBUTE[name]
             if len(args) > value_i and ctx.text(args[attr_i]).split("::")[-1] in MAX_DYNAMIC_ATTRIBUTES:
                 self._dynamic(ctx, args[value_i], scope, f"`{name}(..., MaxDynamicSharedMemorySize, ...)`",
-                              note="the runtime rejects it with an invalid-value error")
+                              note="the runtime rejects it with an invalid-value error", kernel=_kernel_name(ctx, args[0]))
         elif name in LAUNCH_SMEM_ARG:
             i = LAUNCH_SMEM_ARG[name]
             if len(args) > i:
-                self._dynamic(ctx, args[i], scope, f"`{name}`")
+                self._dynamic(ctx, args[i], scope, f"`{name}`", kernel=_kernel_name(ctx, args[0]))
 
-    def _dynamic(self, ctx, node, scope, what, note="the launch fails"):
+    def _dynamic(self, ctx, node, scope, what, note="the launch fails", kernel=None):
         value = const_value(ctx, node, scope)
         if value is None:
             return
-        over = exceeded_targets(ctx.settings, value)
+        # HIP checks the dynamic size against the LDS left after the kernel's static __shared__ use.
+        static = _static_bytes_by_kernel(self, ctx).get(kernel, 0) if kernel else 0
+        if value <= 0:
+            return
+        # Targets where the static part alone is too big are reported at the kernel's declarations.
+        over = [a for a in exceeded_targets(ctx.settings, value + static) if a not in exceeded_targets(ctx.settings, static)]
         if over:
-            ctx.report(node, f"{what} asks for {value} bytes ({kib(value)}) of dynamic shared memory: above the LDS "
-                             f"per workgroup ({limits_text(over)}); {note}")
+            plus = f" plus {static} bytes of static __shared__ in `{kernel}`" if static else ""
+            ctx.report(node, f"{what} asks for {value} bytes ({kib(value)}) of dynamic shared memory{plus}: above the "
+                             f"LDS per workgroup ({limits_text(over)}); {note}")
 
     def _static(self, ctx, fn):
         total = 0
-        reported = False
-        body = fn.child_by_field_name("body")
-        for decl in iter_nodes(body, {"declaration"}):
-            text_words = [ctx.text(c) for c in decl.children if c.type in ("type_qualifier", "storage_class_specifier")]
-            if "__shared__" not in text_words or "extern" in text_words:
-                continue
-            size = self._decl_bytes(ctx, decl, fn)
-            if size is None:
-                continue
+        for decl, size in self._static_decls(ctx, fn):
             total += size
             over = exceeded_targets(ctx.settings, total)
-            if over and not reported:
-                reported = True
+            if over:
                 ctx.report(decl, f"static __shared__ memory in this kernel reaches {total} bytes ({kib(total)}): above "
                                  f"the LDS per workgroup ({limits_text(over)}); the kernel does not compile for these targets")
+                return
+
+    def _static_decls(self, ctx, fn):
+        """(declaration, bytes) for each static __shared__ declaration of `fn` whose size is known."""
+        body = fn.child_by_field_name("body")
+        for decl in iter_nodes(body, {"declaration"}):
+            words = [ctx.text(c) for c in decl.children if c.type in ("type_qualifier", "storage_class_specifier")]
+            if "__shared__" not in words or "extern" in words:
+                continue
+            size = self._decl_bytes(ctx, decl, fn)
+            if size is not None:
+                yield decl, size
 
     def _decl_bytes(self, ctx, decl, scope):
         ty = decl.child_by_field_name("type")
@@ -146,3 +159,27 @@ class LdsAbove64K(CudaRule):
                 d = d.child_by_field_name("declarator")
             total += count * elem
         return total
+
+
+def _kernel_name(ctx, node) -> str | None:
+    """`k`, `k<T>`, `(const void*)k`, `reinterpret_cast<void*>(k)`: the kernel a launch names."""
+    text = ctx.text(node)
+    names = re.findall(r"[A-Za-z_]\w*", text.split("<")[0] if "cast" not in text else text.split("(")[-1])
+    return names[-1] if names else None
+
+
+def _static_bytes_by_kernel(rule, ctx) -> dict[str, int]:
+    cached = ctx.cache.get("mem001_static")
+    if cached is None:
+        cached = {}
+        unit = ctx.units[0]
+        saved, ctx.unit = ctx.unit, unit
+        for fn in iter_nodes(unit.root, {"function_definition"}):
+            d = fn.child_by_field_name("declarator")
+            while d is not None and d.type not in ("identifier", "qualified_identifier"):
+                d = d.child_by_field_name("declarator")
+            if d is not None:
+                cached[ctx.text(d)] = sum(size for _, size in rule._static_decls(ctx, fn))
+        ctx.unit = saved
+        ctx.cache["mem001_static"] = cached
+    return cached
