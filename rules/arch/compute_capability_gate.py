@@ -1,0 +1,158 @@
+import re
+
+from hiplint import CudaRule, Impact, Severity
+from hiplint.cparse import iter_nodes
+from ..warp._lanes import int_literal
+
+COMPARISONS = frozenset({">", ">=", "<", "<=", "==", "!="})
+PROP_TYPES = re.compile(r"\b(cudaDeviceProp|hipDeviceProp_t|cudaDeviceProp_t)\b")
+ATTR_VAR = re.compile(r"\b(?:cudaDeviceGetAttribute|hipDeviceGetAttribute|cuDeviceGetAttribute)\s*\(\s*&\s*(\w+)\s*,\s*"
+                      r"(cudaDevAttrComputeCapability(Major|Minor)|hipDeviceAttributeComputeCapability(Major|Minor)|"
+                      r"CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_(MAJOR|MINOR))\b")
+# Numbers that name NVIDIA generations: majors 3..12, combined major*10+minor 30..129, *100 300..1299.
+MAJOR_RANGE = range(2, 13)
+COMBINED_RANGES = (range(20, 130), range(200, 1300))
+AMD_REPORTS = "AMD reports the gfx IP as the capability: gfx90a 9.0, gfx942 9.4, gfx950 9.5, gfx1100 11.0"
+
+
+class ComputeCapabilityGate(CudaRule):
+    """Feature gates on compute-capability numbers: `prop.major >= 8`, `major * 10 + minor >= 70`.
+
+    ## What it does
+    Finds comparisons of a compute capability with a number: `prop.major` / `prop.minor` of a
+    `cudaDeviceProp` (or `hipDeviceProp_t`), a variable filled by `cudaDeviceGetAttribute(&v,
+    cudaDevAttrComputeCapabilityMajor, dev)`, and combinations such as `major * 10 + minor` or a
+    variable holding one. `major == 9999` (the emulation check) is not reported.
+
+    ## Why it breaks on AMD
+    `hipGetDeviceProperties` fills `major` and `minor` from the AMD architecture version: MI200
+    (gfx90a) reports 9.0, MI300X (gfx942) 9.4, MI350 (gfx950) 9.5 and RX 7900 XTX (gfx1100) 11.0.
+    So `major >= 8` ("Ampere or newer") is true on every current AMD GPU, `major == 9` ("Hopper")
+    is true on MI200 and MI300, and a gate for tensor cores, bf16 or async copies picks NVIDIA-only
+    code paths. Nothing fails at compile time; the wrong kernel runs or fails later.
+
+    ## Example
+    ```cuda
+    bool use_tensor_cores(int dev) {
+        cudaDeviceProp prop;
+        cudaGetDeviceProperties(&prop, dev);
+        return prop.major >= 8;
+    }
+    ```
+
+    ## Use instead
+    ```cuda
+    bool use_tensor_cores(int dev) {
+        cudaDeviceProp prop;
+        cudaGetDeviceProperties(&prop, dev);
+    #if defined(__HIP_PLATFORM_AMD__)
+        return std::string(prop.gcnArchName).rfind("gfx94", 0) == 0;  // test the architecture name
+    #else
+        return prop.major >= 8;
+    #endif
+    }
+    ```
+
+    ## References
+    - HIP porting guide, "Host code feature identification" (`gcnArchName`, `arch.has*`): https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_porting_guide.html
+    - ROCm/HIP `include/hip/hip_runtime_api.h`, `hipDeviceProp_t::major`: "On HCC, this is an approximation and features may differ from CUDA CC"
+    - AMD GPU specifications (architecture per product): https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html
+    """
+
+    code = "ARC002"
+    name = "compute-capability-gate"
+    summary = "compute-capability number used as a feature gate; " + AMD_REPORTS
+    severity = Severity.ERROR
+    impact = Impact.SILENT
+    checklist = "Gate AMD features on hipDeviceProp_t::gcnArchName or hipDeviceGetAttribute feature queries, not on major/minor."
+    query = """
+    (binary_expression operator: ["<" "<=" ">" ">=" "==" "!="]) @cmp
+    """
+
+    def check(self, ctx, captures):
+        cmp = captures["cmp"][0]
+        left, right = cmp.child_by_field_name("left"), cmp.child_by_field_name("right")
+        if left is None or right is None:
+            return
+        for cc, num in ((left, right), (right, left)):
+            if num.type != "number_literal":
+                continue
+            lit = int_literal(ctx.text(num))
+            if lit is None:
+                continue
+            kind = self._capability(ctx, cc)
+            if kind is None:
+                continue
+            value = lit[0]
+            if kind == "major" and value not in MAJOR_RANGE:
+                continue
+            if kind == "combined" and not any(value in r for r in COMBINED_RANGES):
+                continue
+            if kind == "minor" and value > 9:
+                continue
+            ctx.report(cmp, f"`{ctx.text(cmp)}` gates on a compute capability; {AMD_REPORTS}, so this "
+                            f"comparison picks the wrong path on AMD")
+            return
+
+    def _capability(self, ctx, node):
+        """'major', 'minor', 'combined' or None for an expression."""
+        while node.type == "parenthesized_expression" and node.named_children:
+            node = node.named_children[0]
+        if node.type == "field_expression":
+            field = node.child_by_field_name("field")
+            obj = node.child_by_field_name("argument")
+            if field is not None and ctx.text(field) in ("major", "minor") and self._is_prop(ctx, node, obj):
+                return ctx.text(field)
+            return None
+        if node.type == "identifier":
+            name = ctx.text(node)
+            kinds = self._attr_vars(ctx)
+            if name in kinds:
+                return kinds[name]
+            if name in self._combined_vars(ctx, ctx.function_scope(node)):
+                return "combined"
+            return None
+        if node.type == "binary_expression":
+            parts = {self._capability(ctx, c) for c in (node.child_by_field_name("left"), node.child_by_field_name("right"))
+                     if c is not None and c.type != "number_literal"}
+            op = ctx.text(node.child_by_field_name("operator"))
+            if op == "+" and "major" in {p for p in parts if p} and "minor" in {p for p in parts if p} \
+                    or op == "+" and "combined" in parts:
+                return "combined"
+            if op == "*" and parts & {"major", "combined"}:
+                return "combined"
+        return None
+
+    def _is_prop(self, ctx, field_expr, obj) -> bool:
+        if obj is None:
+            return False
+        name = ctx.text(obj).lstrip("*&").strip()
+        scope_text = ctx.text(ctx.function_scope(field_expr))
+        decl = re.compile(PROP_TYPES.pattern + r"\s*[&*]?\s*(const\s+)?[&*]?\s*" + re.escape(name) + r"\b")
+        if decl.search(scope_text) or decl.search(ctx.source.text):
+            return True
+        return re.search(r"\b(cuda|hip)GetDeviceProperties\w*\s*\(\s*&?\s*" + re.escape(name) + r"\b",
+                         ctx.source.text) is not None
+
+    def _attr_vars(self, ctx) -> dict[str, str]:
+        cached = ctx.cache.get("arc_attr_vars")
+        if cached is None:
+            cached = {}
+            for m in ATTR_VAR.finditer(ctx.source.text):
+                cached[m.group(1)] = "major" if "AJOR" in m.group(2).upper() else "minor"
+            ctx.cache["arc_attr_vars"] = cached
+        return cached
+
+    def _combined_vars(self, ctx, scope) -> set[str]:
+        key = ("arc_cc_vars", id(ctx.unit), scope.id)
+        names = ctx.cache.get(key)
+        if names is None:
+            names = set()
+            ctx.cache[key] = names  # set first: _capability may recurse into this scope
+            for node in iter_nodes(scope, {"init_declarator", "assignment_expression"}):
+                left = node.child_by_field_name("declarator" if node.type == "init_declarator" else "left")
+                right = node.child_by_field_name("value" if node.type == "init_declarator" else "right")
+                if left is not None and right is not None and left.type == "identifier" \
+                        and right.type == "binary_expression" and self._capability(ctx, right) == "combined":
+                    names.add(ctx.text(left))
+        return names
