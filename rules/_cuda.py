@@ -188,9 +188,9 @@ class NamesRuleMixin:
 
     def _check_name(self, ctx, node):
         name = ctx.text(node)
-        if name in file_defined_names(ctx):
-            return
         ns = namespace_of(ctx, node)
+        if not ns and name in file_defined_names(ctx):
+            return  # the project's own function or macro of that name
         key = f"{ns}::{name}" if ns else name
         message = self.NAMES.get(key)
         if message is None:

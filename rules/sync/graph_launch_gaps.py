@@ -78,7 +78,7 @@ class GraphAndLaunchAttributeGaps(NamesRuleMixin, CudaRule):
     impact = Impact.COMPILE
     checklist = "Replace conditional graph nodes with host-side control flow, drop programmatic dependent launch and L2 access-policy windows on AMD."
     NAMES = _NAMES
-    NAME_NODES = ("identifier",)
+    NAME_NODES = ("identifier", "type_identifier")
 
     def accept(self, ctx, node, name):
         if name == "cudaLaunchKernelExC":

@@ -1,6 +1,7 @@
 import re
 
 from hiplint import CudaRule, Impact, Severity
+from hiplint.cparse import iter_nodes
 from ._cg import cg_namespace
 from .._cuda import namespace_of
 
@@ -80,10 +81,26 @@ class GridSyncWithoutCooperativeLaunch(CudaRule):
             return
         if not self._is_grid(ctx, call, obj):
             return
-        if COOPERATIVE_LAUNCH.search(ctx.source.text):
+        if self._has_cooperative_launch(ctx):
             return
         ctx.report(call, f"`{ctx.text(call)}` needs a cooperative launch (all blocks resident); this file has "
                          f"no cudaLaunchCooperativeKernel: on AMD non-resident blocks never arrive and the kernel hangs")
+
+    @staticmethod
+    def _has_cooperative_launch(ctx) -> bool:
+        """A cooperative launch named in code (not in a comment or string), macro bodies included."""
+        found = ctx.cache.get("syn_coop_launch")
+        if found is None:
+            found = False
+            for unit in ctx.units:
+                for node in iter_nodes(unit.root, {"identifier"}):
+                    if COOPERATIVE_LAUNCH.fullmatch(unit.text(node)):
+                        found = True
+                        break
+                if found:
+                    break
+            ctx.cache["syn_coop_launch"] = found
+        return found
 
     @staticmethod
     def _is_grid(ctx, call, obj) -> bool:
