@@ -33,6 +33,9 @@ CUDA_MACROS = frozenset({
 # Defined by nvcc in one compilation pass only (device), and never for AMD: false on HIP, unknown on CUDA.
 CUDA_PASS_MACROS = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_FEAT_SM90_ALL", "__CUDA_ARCH_SPECIFIC__"})
 
+# Defined in one pass of an AMD build only (device): a branch on them is no platform alternative.
+HIP_PASS_MACROS = ("__HIP_DEVICE_COMPILE__",)
+
 HIP, CUDA = "hip", "cuda"
 
 
@@ -154,6 +157,7 @@ class PlatformMap:
             # Walk the #if / #elif / #else chain, carrying "no earlier branch was taken".
             prior = {HIP: True, CUDA: True}
             branch = node
+            chain = []  # (start, end, taken, platform alternative) per branch
             while branch is not None:
                 t = branch.type
                 if t in ("preproc_if", "preproc_elif"):
@@ -172,12 +176,19 @@ class PlatformMap:
                 taken = {w: _and(prior[w], cond[w]) for w in (HIP, CUDA)}
                 start = _body_start(branch) if t != "preproc_else" else (branch.child(0).end_byte if branch.child(0) else branch.start_byte)
                 end = _body_end(branch) if t != "preproc_else" else branch.end_byte
-                if taken[CUDA] is False and taken[HIP] is not False:
-                    regions.append(Region(start, end, "hip"))
-                elif taken[HIP] is False and taken[CUDA] is True:
-                    regions.append(Region(start, end, "nvidia"))
+                cond_node = branch.child_by_field_name("condition") or branch.child_by_field_name("name")
+                platform = cond_node is not None and not any(m in ev.text(cond_node) for m in HIP_PASS_MACROS)
+                chain.append((start, end, taken, platform))
                 prior = {w: _and(prior[w], _not(cond[w])) for w in (HIP, CUDA)}
                 branch = branch.child_by_field_name("alternative")
+            # A branch AMD never compiles is NVIDIA-only when nvcc surely compiles it, or when the chain
+            # has a HIP branch beside it (`#if AMD ... #elif __CUDA_ARCH__ >= 800 ... #else ...`).
+            has_hip = any(t[CUDA] is False and t[HIP] is not False and plat for _, _, t, plat in chain)
+            for start, end, taken, _ in chain:
+                if taken[CUDA] is False and taken[HIP] is not False:
+                    regions.append(Region(start, end, "hip"))
+                elif taken[HIP] is False and (taken[CUDA] is True or (has_hip and taken[CUDA] is None)):
+                    regions.append(Region(start, end, "nvidia"))
         regions.sort(key=lambda r: (r.start, -r.end))
         self.regions = regions
         self._starts = [r.start for r in regions]

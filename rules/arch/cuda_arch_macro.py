@@ -124,6 +124,9 @@ class CudaArchMacro(CudaRule):
             return
         macro = m.group(1)
         directive = node.child(0)
+        if node.type in ("preproc_elif", "preproc_elifdef") and ctx.platform is not None \
+                and ctx.platform_kind(ctx.file_range(cond)[1]) == "nvidia" and not ctx.settings.report_nvidia_branches:
+            return  # an #elif after a HIP branch: AMD never evaluates it
         head_end = cond.end_byte
         if macro == "__CUDA_ARCH__" and (node.type in ("preproc_ifdef", "preproc_elifdef") or SPLIT.match(text)):
             device_branch = not negated and not text.lstrip().startswith("!")
