@@ -207,6 +207,12 @@ class NamesRuleMixin:
             report_node = report_node.parent
         while report_node.parent is not None and report_node.parent.type == "qualified_identifier":
             report_node = report_node.parent
+        # One finding per rule and line: `cuda::pipeline<...> p = cuda::make_pipeline();` is one problem.
+        line = ctx.source.line_of(ctx.file_range(report_node)[0])
+        seen = ctx.cache.setdefault(("names_lines", self.code), set())
+        if line in seen:
+            return
+        seen.add(line)
         ctx.report(report_node, message)
 
     def qualify(self, ctx, ns: str, name: str) -> str | None:

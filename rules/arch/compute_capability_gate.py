@@ -9,9 +9,12 @@ PROP_TYPES = re.compile(r"\b(cudaDeviceProp|hipDeviceProp_t|cudaDeviceProp_t)\b"
 ATTR_VAR = re.compile(r"\b(?:cudaDeviceGetAttribute|hipDeviceGetAttribute|cuDeviceGetAttribute)\s*\(\s*&\s*(\w+)\s*,\s*"
                       r"(cudaDevAttrComputeCapability(Major|Minor)|hipDeviceAttributeComputeCapability(Major|Minor)|"
                       r"CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_(MAJOR|MINOR))\b")
-# Numbers that name NVIDIA generations: majors 3..12, combined major*10+minor 30..129, *100 300..1299.
-MAJOR_RANGE = range(2, 13)
-COMBINED_RANGES = (range(20, 130), range(200, 1300))
+# Gates from Volta (7.0) on: every AMD GPU reports 9.0 or more and passes older gates (Kepler to Pascal
+# features, which AMD GPUs have); from 7.0 the numbers claim NVIDIA-only features (independent thread
+# scheduling, tensor cores, bf16, async copies, clusters). Combined forms major*10+minor and *100.
+MAJOR_RANGE = range(7, 13)
+COMBINED_RANGES = (range(70, 130), range(700, 1300))
+LOGICAL = ("&&", "||")
 AMD_REPORTS = "AMD reports the gfx IP as the capability: gfx90a 9.0, gfx942 9.4, gfx950 9.5, gfx1100 11.0"
 
 
@@ -22,7 +25,9 @@ class ComputeCapabilityGate(CudaRule):
     Finds comparisons of a compute capability with a number: `prop.major` / `prop.minor` of a
     `cudaDeviceProp` (or `hipDeviceProp_t`), a variable filled by `cudaDeviceGetAttribute(&v,
     cudaDevAttrComputeCapabilityMajor, dev)`, and combinations such as `major * 10 + minor` or a
-    variable holding one. `major == 9999` (the emulation check) is not reported.
+    variable holding one, against a number from 7.0 (Volta) on. A condition is reported once, however
+    many comparisons it holds. Gates below 7.0 (`major < 3`, `major >= 6`) and `major == 9999` are
+    not reported: every AMD GPU passes them, as it has the Kepler-to-Pascal features they protect.
 
     ## Why it breaks on AMD
     `hipGetDeviceProperties` fills `major` and `minor` from the AMD architecture version: MI200
@@ -88,11 +93,32 @@ class ComputeCapabilityGate(CudaRule):
                 continue
             if kind == "combined" and not any(value in r for r in COMBINED_RANGES):
                 continue
-            if kind == "minor" and value > 9:
-                continue
-            ctx.report(cmp, f"`{ctx.text(cmp)}` gates on a compute capability; {AMD_REPORTS}, so this "
-                            f"comparison picks the wrong path on AMD")
+            if kind == "minor":
+                continue  # a minor number alone says little; its major comparison is reported
+            top = self._condition(ctx, cmp)
+            reported = ctx.cache.setdefault("arc_cc_reported", set())
+            if (id(ctx.unit), top.id) in reported:
+                return
+            reported.add((id(ctx.unit), top.id))
+            ctx.report(top, f"`{' '.join(ctx.text(top).split())}` gates on a compute capability; {AMD_REPORTS}, "
+                            f"so this comparison picks the wrong path on AMD")
             return
+
+    @staticmethod
+    def _condition(ctx, node):
+        """The whole `a && (b || c)` condition around a comparison: reported once."""
+        top = node
+        p = node.parent
+        while p is not None:
+            if p.type == "parenthesized_expression" or (p.type == "unary_expression" and ctx.text(p).startswith("!")):
+                p = p.parent
+                continue
+            if p.type == "binary_expression" and ctx.text(p.child_by_field_name("operator")) in LOGICAL:
+                top = p
+                p = p.parent
+                continue
+            break
+        return top
 
     def _capability(self, ctx, node):
         """'major', 'minor', 'combined' or None for an expression."""

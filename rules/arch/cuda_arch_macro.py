@@ -7,7 +7,7 @@ from hiplint.preproc import HIP_MACROS
 ARCH_MACROS = re.compile(r"\b(__CUDA_ARCH__|__CUDA_ARCH_LIST__|__CUDA_ARCH_FEAT_SM\w+|__CUDA_ARCH_SPECIFIC__|"
                          r"__CUDA_ARCH_FAMILY_SPECIFIC__)\b")
 VERSION_MACROS = re.compile(r"\b(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__|"
-                            r"__CUDACC_VER_BUILD__|__CUDA_API_VERSION)\b")
+                            r"__CUDACC_VER_BUILD__)\b")
 HIP_MENTION = re.compile(r"\b(" + "|".join(sorted(map(re.escape, HIP_MACROS))) + r"|__HIP\w*|HIP_\w+|\w*ROCM\w*)\b")
 # `defined(__CUDA_ARCH__)` alone, possibly negated: the host/device split.
 SPLIT = re.compile(r"^\s*(!\s*)?(defined\s*\(\s*__CUDA_ARCH__\s*\)|defined\s+__CUDA_ARCH__)\s*$")
@@ -123,6 +123,8 @@ class CudaArchMacro(CudaRule):
         if m is None or HIP_MENTION.search(text):
             return
         macro = m.group(1)
+        if macro in self._defined_here(ctx):
+            return  # the project defines it itself (a version constant of its own)
         directive = node.child(0)
         if node.type in ("preproc_elif", "preproc_elifdef") and ctx.platform is not None \
                 and ctx.platform_kind(ctx.file_range(cond)[1]) == "nvidia" and not ctx.settings.report_nvidia_branches:
@@ -151,6 +153,18 @@ class CudaArchMacro(CudaRule):
         end = ctx.file_range(cond)[1]
         from hiplint.model import Edit
         return Fix.unsafe("also test __HIP_DEVICE_COMPILE__ (AMD device pass)", Edit(start, end, replacement))
+
+    @staticmethod
+    def _defined_here(ctx) -> set[str]:
+        names = ctx.cache.get("arc_defined_macros")
+        if names is None:
+            names = set()
+            for node in iter_nodes(ctx.units[0].root, {"preproc_def", "preproc_function_def"}):
+                name = node.child_by_field_name("name")
+                if name is not None and ctx.units[0].text(name) != "__CUDA_ARCH__":
+                    names.add(ctx.units[0].text(name))
+            ctx.cache["arc_defined_macros"] = names
+        return names
 
     @staticmethod
     def _macro_in(text: str) -> str:
