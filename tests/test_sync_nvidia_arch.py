@@ -68,3 +68,27 @@ def test_device_pass_macro_is_not_a_platform_alternative():
     src = b"#if defined(__HIP_DEVICE_COMPILE__)\nmark_a\n#elif defined(__CUDA_ARCH__)\nmark_b\n#else\nmark_c\n#endif\n"
     kinds = _kinds(src)
     assert kinds["mark_a"] == "hip" and kinds["mark_c"] is None
+
+
+NVIDIA_BRANCH = """\
+__device__ unsigned lane() {
+#if defined(__HIP_PLATFORM_AMD__)
+    return __lane_id();
+#else
+    unsigned r;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
+    return r;
+#endif
+}
+"""
+
+
+def test_cli_option_reports_nvidia_branches(tmp_path, cli):
+    src = tmp_path / "lane.cu"
+    src.write_text(NVIDIA_BRANCH)
+    quiet = cli("check", src, "--select", "NV001", "--output-format", "concise", cwd=tmp_path)
+    loud = cli("check", src, "--select", "NV001", "--output-format", "concise",
+               "--report-nvidia-branches", cwd=tmp_path)
+    assert quiet.returncode == 0, quiet.stdout.decode() + quiet.stderr.decode()
+    assert b"NV001" not in quiet.stdout
+    assert loud.returncode == 1 and b"lane.cu:6:" in loud.stdout and b"NV001" in loud.stdout
