@@ -13,6 +13,11 @@ LOCK_ATOMICS = frozenset({
 ELECTED = re.compile(r"^\s*\(?\s*(threadIdx\.[xyz]|lane(_?id|_?idx)?|laneId|laneIdx|tid|thread_?id|ltid|"
                      r"thread_rank\s*\(\s*\)|\w+\.thread_rank\s*\(\s*\)|__lane_id\s*\(\s*\)|"
                      r"threadIdx\.x\s*%\s*\w+|threadIdx\.x\s*&\s*\w+)\s*\)?\s*==\s*0\s*\)?\s*$")
+# What an empty wait loop may call: sleeps and fences.
+WAIT_CALLS = frozenset({"__nanosleep", "__threadfence", "__threadfence_block", "__builtin_amdgcn_s_sleep",
+                        "__syncwarp"})
+STORE_ATOMICS = frozenset({"atomicExch", "atomicAdd", "atomicOr", "atomicInc", "atomicCAS", "atomicExch_block",
+                           "atomicAdd_block", "atomicSub", "atomicMax"})
 CONSTANT = re.compile(r"^\(?\s*(-?\d+[uUlL]*|true|false|[A-Z][A-Z0-9_]*)\s*\)?$")
 
 
@@ -23,7 +28,9 @@ class IntraWarpSpinLock(CudaRule):
     Finds `while`, `do ... while` and `for` loops in `__global__` and `__device__` functions
     whose condition acquires a lock with a read-modify-write atomic on constant values:
     `while (atomicCAS(&m, 0, 1) != 0);`, `while (atomicExch(&m, 1) == 1) {}`, or
-    `do { old = atomicCAS(&m, 0, 1); } while (old != 0);`. Loops that only one lane runs
+    `do { old = atomicCAS(&m, 0, 1); } while (old != 0);`; and empty busy-wait loops on a
+    `__shared__` flag that another thread stores to in the other arm of an `if` or later in the
+    function (`if (tid == 0) flag = 1; else while (flag == 0) {}`). Loops that only one lane runs
     (inside `if (threadIdx.x == 0)`, `if (lane == 0)`) and lock-free CAS loops (the expected and
     new values are variables, as in a floating-point `atomicAdd` emulation) are not reported.
 
@@ -85,7 +92,14 @@ class IntraWarpSpinLock(CudaRule):
         acquire = self._lock_atomic(ctx, cond)
         if acquire is None and loop.type == "do_statement":
             acquire = self._lock_assigned_in_body(ctx, loop, cond)
-        if acquire is None or self._elected(ctx, loop):
+        if acquire is None:
+            flag = self._shared_flag_wait(ctx, loop, cond)
+            if flag and not self._elected(ctx, loop):
+                ctx.report(loop.child(0), f"busy-wait on the shared-memory flag `{flag}` set by another thread of "
+                                          f"the block: if that thread is in the same AMD wave, the wave never "
+                                          f"reaches the store (no independent thread scheduling) and hangs")
+            return
+        if self._elected(ctx, loop):
             return
         ctx.report(loop.child(0) if loop.type != "do_statement" else loop.child(0),
                    f"spin lock `{ctx.text(acquire)}`: lanes of one AMD wave that contend for it hang "
@@ -120,6 +134,70 @@ class IntraWarpSpinLock(CudaRule):
             if right.type == "call_expression" and self._is_lock_call(ctx, right):
                 return right
         return None
+
+    @staticmethod
+    def _shared_flag_wait(ctx, loop, cond) -> str:
+        """The `__shared__` variable an otherwise empty loop waits on, if the function also stores to it."""
+        fn = ctx.enclosing(loop, ("function_definition",))
+        body = loop.child_by_field_name("body")
+        if fn is None or body is None:
+            return ""
+        stmts = [c for c in body.named_children if c.type != "comment"] if body.type == "compound_statement" else [body]
+        for st in stmts:
+            calls = [call_name(ctx, c) for c in iter_nodes(st, {"call_expression"})]
+            if st.type != "expression_statement" or (ctx.text(st).strip() != ";" and not calls) or \
+                    any(c not in WAIT_CALLS for c in calls):
+                return ""
+        shared = set()
+        for decl in iter_nodes(fn, {"declaration"}):
+            if any(c.type == "type_qualifier" and ctx.text(c) == "__shared__" for c in decl.children):
+                for d in decl.children_by_field_name("declarator"):
+                    ident = d
+                    while ident is not None and ident.type != "identifier":
+                        ident = ident.child_by_field_name("declarator")
+                    if ident is not None:
+                        shared.add(ctx.text(ident))
+        waited = [ctx.text(i) for i in iter_nodes(cond, {"identifier"}) if ctx.text(i) in shared]
+        if not waited:
+            return ""
+        name = waited[0]
+        for node in iter_nodes(fn, {"assignment_expression", "call_expression"}):
+            if loop.start_byte <= node.start_byte < loop.end_byte:
+                continue
+            if node.type == "assignment_expression":
+                target = node.child_by_field_name("left")
+            else:
+                if call_name(ctx, node) not in STORE_ATOMICS:
+                    continue
+                args = node.child_by_field_name("arguments")
+                target = args.named_children[0] if args is not None and args.named_children else None
+            if target is not None and name in {ctx.text(i) for i in iter_nodes(target, {"identifier"})} \
+                    and IntraWarpSpinLock._diverged(node, loop):
+                return name
+        return ""
+
+    @staticmethod
+    def _diverged(store, loop) -> bool:
+        """Can a wave spin in `loop` before its own lanes run `store`? Yes when the store comes later in
+        program order, or sits in the other arm of an `if` than the loop. A store that every lane passes
+        before the loop (all arrive, then all wait) cannot hang a wave."""
+        if store.start_byte > loop.end_byte:
+            return True
+        ancestors = set()
+        n = store.parent
+        while n is not None:
+            ancestors.add(n.id)
+            n = n.parent
+        n = loop.parent
+        while n is not None and n.id not in ancestors:
+            n = n.parent
+        if n is None or n.type != "if_statement":
+            return False
+        cons = n.child_by_field_name("consequence")
+        if cons is None:
+            return False
+        in_cons = lambda x: cons.start_byte <= x.start_byte < cons.end_byte
+        return in_cons(store) != in_cons(loop)
 
     @staticmethod
     def _elected(ctx, loop) -> bool:
