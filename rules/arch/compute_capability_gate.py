@@ -3,9 +3,9 @@ import re
 from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
 from ..warp._lanes import int_literal
+from ._props import is_device_prop
 
 COMPARISONS = frozenset({">", ">=", "<", "<=", "==", "!="})
-PROP_TYPES = re.compile(r"\b(cudaDeviceProp|hipDeviceProp_t|cudaDeviceProp_t)\b")
 ATTR_VAR = re.compile(r"\b(?:cudaDeviceGetAttribute|hipDeviceGetAttribute|cuDeviceGetAttribute)\s*\(\s*&\s*(\w+)\s*,\s*"
                       r"(cudaDevAttrComputeCapability(Major|Minor)|hipDeviceAttributeComputeCapability(Major|Minor)|"
                       r"CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_(MAJOR|MINOR))\b")
@@ -127,7 +127,7 @@ class ComputeCapabilityGate(CudaRule):
         if node.type == "field_expression":
             field = node.child_by_field_name("field")
             obj = node.child_by_field_name("argument")
-            if field is not None and ctx.text(field) in ("major", "minor") and self._is_prop(ctx, node, obj):
+            if field is not None and ctx.text(field) in ("major", "minor") and is_device_prop(ctx, node, obj):
                 return ctx.text(field)
             return None
         if node.type == "identifier":
@@ -148,17 +148,6 @@ class ComputeCapabilityGate(CudaRule):
             if op == "*" and parts & {"major", "combined"}:
                 return "combined"
         return None
-
-    def _is_prop(self, ctx, field_expr, obj) -> bool:
-        if obj is None:
-            return False
-        name = ctx.text(obj).lstrip("*&").strip()
-        scope_text = ctx.text(ctx.function_scope(field_expr))
-        decl = re.compile(PROP_TYPES.pattern + r"\s*[&*]?\s*(const\s+)?[&*]?\s*" + re.escape(name) + r"\b")
-        if decl.search(scope_text) or decl.search(ctx.source.text):
-            return True
-        return re.search(r"\b(cuda|hip)GetDeviceProperties\w*\s*\(\s*&?\s*" + re.escape(name) + r"\b",
-                         ctx.source.text) is not None
 
     def _attr_vars(self, ctx) -> dict[str, str]:
         cached = ctx.cache.get("arc_attr_vars")
