@@ -9,7 +9,6 @@ FIELD_MEANING = {
     "reservedSharedMemPerBlock": "is 0 on AMD",
     "clusterLaunch": "is 0 on AMD (no thread-block clusters)",
     "singleToDoublePrecisionPerfRatio": "is 0 on AMD (not reported): a division by it traps",
-    "computePreemptionSupported": "is 0 on AMD",
     "maxBlocksPerMultiProcessor": "is maxThreadsPerCU / maxThreadsPerBlock on AMD (2 on CDNA), not the hardware "
                                   "block limit: occupancy arithmetic built on it is wrong; use hipOccupancy* APIs",
 }
@@ -20,15 +19,14 @@ class DevicePropertyMeaning(CudaRule):
 
     ## What it does
     Finds reads of `accessPolicyMaxWindowSize`, `persistingL2CacheMaxSize`,
-    `reservedSharedMemPerBlock`, `clusterLaunch`, `singleToDoublePrecisionPerfRatio`,
-    `computePreemptionSupported` and `maxBlocksPerMultiProcessor` on a `cudaDeviceProp` (or
-    `hipDeviceProp_t`). `major`/`minor` are ARC002, `clockRate` for timing is NV006.
+    `reservedSharedMemPerBlock`, `clusterLaunch`, `singleToDoublePrecisionPerfRatio` and
+    `maxBlocksPerMultiProcessor` on a `cudaDeviceProp` (or `hipDeviceProp_t`). Fields only printed
+    for information (`computePreemptionSupported`) are left alone. `major`/`minor` are ARC002, `clockRate` for timing is NV006.
 
     ## Why it breaks on AMD
     `hipDeviceProp_t` has these fields so that code compiles, but `hipGetDeviceProperties` fills
     them with values that do not mean what CUDA code expects: the L2 access-policy window size,
-    reserved shared memory, cluster launch, preemption and the single/double performance ratio are
-    0; `persistingL2CacheMaxSize` is the whole L2 (AMD has no persisting set-aside);
+    reserved shared memory, cluster launch and the single/double performance ratio are 0; `persistingL2CacheMaxSize` is the whole L2 (AMD has no persisting set-aside);
     `maxBlocksPerMultiProcessor` is derived as maximum threads per CU divided by the maximum
     block size (2 on CDNA), not a hardware limit. Nothing fails to compile; sizes become 0,
     divisions trap, occupancy estimates are wrong. Every AMD target (values read from ROCm/clr as of
