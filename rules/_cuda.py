@@ -188,6 +188,8 @@ class NamesRuleMixin:
 
     def _check_name(self, ctx, node):
         name = ctx.text(node)
+        if node.parent is not None and node.parent.type in ("preproc_def", "preproc_function_def"):
+            return  # `#define cudaStreamFireAndForget hipStreamFireAndForget`: a mapping, not a use
         ns = namespace_of(ctx, node)
         if not ns and name in file_defined_names(ctx):
             return  # the project's own function or macro of that name

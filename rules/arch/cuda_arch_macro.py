@@ -9,6 +9,8 @@ ARCH_MACROS = re.compile(r"\b(__CUDA_ARCH__|__CUDA_ARCH_LIST__|__CUDA_ARCH_FEAT_
 VERSION_MACROS = re.compile(r"\b(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__|"
                             r"__CUDACC_VER_BUILD__)\b")
 HIP_MENTION = re.compile(r"\b(" + "|".join(sorted(map(re.escape, HIP_MACROS))) + r"|__HIP\w*|HIP_\w+|\w*ROCM\w*)\b")
+# A macro body that is a test (a comparison, `defined`, a logical operator), not just the value.
+TEST_LIKE = re.compile(r"\bdefined\b|[<>]=?|[=!]=|&&|\|\|")
 # `defined(__CUDA_ARCH__)` alone, possibly negated: the host/device split.
 SPLIT = re.compile(r"^\s*(!\s*)?(defined\s*\(\s*__CUDA_ARCH__\s*\)|defined\s+__CUDA_ARCH__)\s*$")
 DEVICE_PASS = "(defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__))"
@@ -22,7 +24,8 @@ class CudaArchMacro(CudaRule):
     `__CUDA_ARCH__` (or `__CUDA_ARCH_LIST__`, `__CUDA_ARCH_FEAT_SM*`), `CUDART_VERSION`,
     `CUDA_VERSION` or `__CUDACC_VER_MAJOR__/MINOR__` (once per condition, not per line inside).
     A `#define` whose body tests them (`#define HAS_TC (__CUDA_ARCH__ >= 800)`) is reported where
-    it is defined, with the lines that use it; the uses are not reported again. Conditions that
+    it is defined, with the lines that use it; the uses are not reported again (a define that only
+    passes the value on, or sits inside an `#if` on the same macro, is left to that `#if`). Conditions that
     also test a HIP macro (`__HIP_PLATFORM_AMD__`, `__HIP_DEVICE_COMPILE__`, `USE_ROCM`, ...) are
     already ported and not reported, nor are conditions inside a branch only NVIDIA compiles.
 
@@ -90,7 +93,8 @@ class CudaArchMacro(CudaRule):
             if value is None or name is None:
                 continue
             text = ctx.text(value)
-            if (ARCH_MACROS.search(text) or VERSION_MACROS.search(text)) and not HIP_MENTION.search(text):
+            if (ARCH_MACROS.search(text) or VERSION_MACROS.search(text)) and not HIP_MENTION.search(text) \
+                    and TEST_LIKE.search(text) and not self._inside_arch_branch(ctx, node):
                 if ctx.text(name) in ("__CUDA_ARCH__", "CUDART_VERSION", "CUDA_VERSION"):
                     continue  # a sentinel define, reported below with its own message
                 arch_defines[ctx.text(name)] = node
@@ -153,6 +157,18 @@ class CudaArchMacro(CudaRule):
         end = ctx.file_range(cond)[1]
         from hiplint.model import Edit
         return Fix.unsafe("also test __HIP_DEVICE_COMPILE__ (AMD device pass)", Edit(start, end, replacement))
+
+    @staticmethod
+    def _inside_arch_branch(ctx, node) -> bool:
+        """Is `node` inside an #if that already tests a CUDA arch/version macro (reported there)?"""
+        n = node.parent
+        while n is not None:
+            if n.type in ("preproc_if", "preproc_elif", "preproc_ifdef", "preproc_elifdef", "preproc_else"):
+                cond = n.child_by_field_name("condition") or n.child_by_field_name("name")
+                if cond is not None and (ARCH_MACROS.search(ctx.text(cond)) or VERSION_MACROS.search(ctx.text(cond))):
+                    return True
+            n = n.parent
+        return False
 
     @staticmethod
     def _defined_here(ctx) -> set[str]:

@@ -1,12 +1,15 @@
 from hiplint import CudaRule, Impact, Severity
 
+DEFAULT_MIN = ("1", "1u", "1U")
+
 
 class LaunchBoundsMinBlocks(CudaRule):
     """`__launch_bounds__(maxThreads, minBlocks)`: the second argument means something else on AMD.
 
     ## What it does
     Finds `__launch_bounds__` with a second argument (and a third, the CUDA 12 maximum cluster
-    size), and reports that argument.
+    size), and reports that argument. A second argument of `1` is not reported: it constrains
+    nothing on either vendor (HIP's minimum waves per EU defaults to 1).
 
     ## Why it breaks on AMD
     HIP defines `__launch_bounds__(T, B)` as `amdgpu_flat_work_group_size(1, T)` plus
@@ -55,6 +58,8 @@ class LaunchBoundsMinBlocks(CudaRule):
                        severity=Severity.ERROR)
         if len(args) >= 2:
             t, b = ctx.text(args[0]), ctx.text(args[1])
+            if b.strip() in DEFAULT_MIN:
+                return  # 1 asks for nothing on either vendor: HIP's default is 1 wave per EU
             ctx.report(args[1], f"`{b}` is read as a minimum of waves per execution unit on AMD "
                                 f"(amdgpu_waves_per_eu), not blocks per multiprocessor; the HIP guide's conversion "
                                 f"is ({b} * {t}) / 32")

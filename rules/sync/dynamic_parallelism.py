@@ -79,5 +79,7 @@ class DynamicParallelism(CudaRule):
                 ctx.report(call, f"`{name}` in device code needs the CUDA device runtime (dynamic parallelism), "
                                  f"which HIP does not support")
         for node in captures.get("name", ()):
+            if node.parent is not None and node.parent.type in ("preproc_def", "preproc_function_def"):
+                continue  # a macro that maps the name (to a HIP one, usually) is not a use
             ctx.report(node, f"`{ctx.text(node)}` belongs to the CUDA device runtime (dynamic parallelism), "
                              f"which HIP does not support")
