@@ -122,6 +122,11 @@ class _Eval:
         return None
 
 
+def condition_truth(node: Node, data: bytes, world: str, hip_macros: frozenset[str] = HIP_MACROS):
+    """Three-valued truth of a `#if` condition node in `world` ("hip" or "cuda"); None when unknown."""
+    return _Eval(data, hip_macros).truth(node, world)
+
+
 @dataclass(frozen=True)
 class Region:
     start: int

@@ -2,13 +2,14 @@ import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
-from hiplint.preproc import HIP_MACROS
+from hiplint.preproc import HIP, HIP_MACROS, condition_truth
 
 ARCH_MACROS = re.compile(r"\b(__CUDA_ARCH__|__CUDA_ARCH_LIST__|__CUDA_ARCH_FEAT_SM\w+|__CUDA_ARCH_SPECIFIC__|"
                          r"__CUDA_ARCH_FAMILY_SPECIFIC__)\b")
 VERSION_MACROS = re.compile(r"\b(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__|"
                             r"__CUDACC_VER_BUILD__)\b")
 HIP_MENTION = re.compile(r"\b(" + "|".join(sorted(map(re.escape, HIP_MACROS))) + r"|__HIP\w*|HIP_\w+|\w*ROCM\w*)\b")
+NOT_DEFINED_ARCH = re.compile(r"!\s*defined\s*\(?\s*__CUDA_ARCH__")
 # A macro body that is a test (a comparison, `defined`, a logical operator), not just the value.
 TEST_LIKE = re.compile(r"\bdefined\b|[<>]=?|[=!]=|&&|\|\|")
 # `defined(__CUDA_ARCH__)` alone, possibly negated: the host/device split.
@@ -143,11 +144,18 @@ class CudaArchMacro(CudaRule):
                              fix=self._split_fix(ctx, node, directive, cond, device_branch))
             return
         kind = "architecture" if macro.startswith("__CUDA_ARCH") else "CUDA version"
-        taken = "the branch for architecture 0 (the oldest fallback)" if kind == "architecture" else \
-            "the branch for an old or absent CUDA"
+        on_amd = condition_truth(cond, ctx.source.data, HIP, ctx.settings.hip_macros) if ctx.unit.delta == 0 else None
+        if on_amd is True and NOT_DEFINED_ARCH.search(text):
+            return  # `!defined(__CUDA_ARCH__) || ...`: AMD takes it like nvcc's host pass, which compiles it too
+        if kind == "architecture":
+            taken = {True: "takes this branch", False: "skips this branch"}.get(on_amd, "decides this branch")
+            taken += " as if the architecture were 0"
+        else:
+            taken = {True: "takes this branch", False: "skips this branch"}.get(on_amd, "decides this branch")
+            taken += " as for an old or absent CUDA"
         ctx.report_range(ctx.file_range(directive)[0], head_end + ctx.unit.delta,
                          f"`{ctx.text(directive)} {text.strip()}` tests the {kind} macro `{macro}`, undefined on AMD: "
-                         f"the preprocessor silently takes {taken}")
+                         f"the preprocessor silently {taken}")
 
     def _split_fix(self, ctx, node, directive, cond, device_branch):
         if node.type not in ("preproc_ifdef", "preproc_if"):
