@@ -27,7 +27,7 @@ class CurandUnsupportedApi(TableRule, VersionGate):
     `rules/curand/api.toml` lists as `unsupported`, in the CUDA spelling (`curandCreatePoissonDistribution`)
     and, where hipify renames it, the hipRAND spelling. With `rocm-version` set, names that hipRAND
     declares only from a later ROCm release (`since`) are reported too (e.g. the ordering API before 6.2).
-    The MTGP32 device functions are `RND005`'s.
+    The MTGP32 device functions are `RND004`'s.
 
     ## Why it breaks on AMD
     hipRAND (hipRAND 2.11, ROCm 6.2/6.3) has no generation methods (`curandMethod_t`,
@@ -85,7 +85,7 @@ class CurandApiDiffers(TableRule, VersionGate):
     difference in the message: `CURAND_ORDERING_PSEUDO_DYNAMIC` anywhere, and
     `curandSetGeneratorOrdering` with an ordering other than LEGACY/DEFAULT (those are stable).
     Normal generation, `curand_init` and `skipahead` differ only for some arguments and are
-    reported by `RND006`, `RND004` and `RND005`.
+    reported by `RND005`, `RND003` and `RND004`.
 
     ## Why it breaks on AMD
     hipRAND supports generator ordering from hipRAND 2.11 (ROCm 6.2) and maps each cuRAND ordering

@@ -7,7 +7,9 @@ from hiplint.rules._apitable import TableRule, VersionGate, any_of_query, load_t
 FAMILY = "cusolver"
 # Jacobi getters differ only for batched infos: SLV007 follows the info handle.
 SEMANTIC = frozenset({"cusolverDnXgesvdjGetResidual", "cusolverDnXgesvdjGetSweeps",
-                      "cusolverDnXsyevjGetResidual", "cusolverDnXsyevjGetSweeps"})
+                      "cusolverDnXsyevjGetResidual", "cusolverDnXsyevjGetSweeps"} |
+                     # gesv/gels: SLV006 reports niters use and X != B
+                     {f"cusolverDn{p}{f}" for p in ("SS", "DD", "CC", "ZZ") for f in ("gesv", "gels")})
 REGULAR_API_HINT = "the regular hipSOLVER API (drop `Dn` from `hipsolverDn`) takes work/lwork explicitly"
 
 
@@ -80,9 +82,9 @@ class CusolverApiDiffers(TableRule, VersionGate):
     ## What it does
     Reports uses of names `rules/cusolver/api.toml` marks `differs`, with the difference in the message:
     compatibility-API workspace handling (`gesvd_bufferSize` without jobu/jobv, `getrf` without
-    lwork, `getrs`/`potrs`/`potrsBatched`/`potrfBatched` without work), the same-precision
-    `gesv`/`gels` solvers (no iterative refinement, in-place), `gesvdaStridedBatched` (`hRnrmF`
-    unused) and `csrlsvchol` (RCM reordering replaced, single precision via double).
+    lwork, `getrs`/`potrs`/`potrsBatched`/`potrfBatched` without work, gesv/gels `_bufferSize`),
+    `gesvdaStridedBatched` (`hRnrmF` unused) and `csrlsvchol` (RCM reordering replaced, single
+    precision via double). The gesv/gels solvers themselves are `SLV006`'s, the Jacobi getters `SLV007`'s.
 
     ## Why it breaks on AMD
     hipSOLVER's compatibility API keeps cuSOLVER's signatures, so where rocSOLVER needs more
