@@ -59,7 +59,7 @@ SOLVER_CURATED = [
     (r"cusolverDnX(gesvdj|syevj)Get(Residual|Sweeps)$", "differs",
      "returns NOT_SUPPORTED on the rocSOLVER backend when the info was used by a batched call", "hipsolver-amd"),
     (r"cusolverSp[SD]csrlsvchol(Host)?$", "differs",
-     "reorder=1 (symrcm) silently becomes AMD reordering; single precision is copied to double for SuiteSparse; symbolic factorization on the host", "hs-usage"),
+     "reorder=1 (symrcm) silently becomes AMD (approximate minimum degree) reordering; single precision is copied to double for SuiteSparse; symbolic factorization on the host", "hs-usage"),
     (r"cusolverDnX(getrf|getrs|potrf|potrs|geqrf)(_bufferSize)?$", "supported",
      "64-bit generic API: compatibility-only in hipSOLVER (no regular-API counterpart)", "hs-cl"),
 ]
