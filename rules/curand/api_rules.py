@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from hiplint import Fix, Impact, Severity
 from hiplint.rules._apitable import TableRule, VersionGate, any_of_query, load_table, names_with
+from hiplint.rules._calls import initializer_text
 
 FAMILY = "curand"
 # Names whose problems depend on arguments or state types; semantic rules of this family own them.
@@ -138,6 +139,8 @@ class CurandApiDiffers(TableRule, VersionGate):
             named = [a for a in args.named_children if a.type != "comment"] if args is not None else []
             if len(named) >= 2:
                 arg = ctx.text(named[1])
+                if named[1].type == "identifier":  # `curandOrdering_t order = CURAND_ORDERING_PSEUDO_LEGACY;`
+                    arg = initializer_text(ctx, ctx.function_scope(node), arg) or arg
                 if arg.endswith(STABLE_ORDERINGS) or arg.endswith("_DYNAMIC"):
                     return  # stable choice, or the enumerator reports itself
         ctx.report(node, f"`{text}`: {row.note}", fix=fix)

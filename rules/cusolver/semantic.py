@@ -100,8 +100,9 @@ class NullWorkspace(CudaRule):
     """A NULL workspace (with a zero size) passed to a cuSOLVER/hipSOLVER function.
 
     ## What it does
-    Finds calls of `cusolverDn*`/`hipsolverDn*`/`hipsolver*` where an argument is `NULL`/`nullptr`/`0`
-    and the next one is a workspace size that is `0` or named like `lwork`.
+    Finds calls of `cusolverDn*`/`hipsolverDn*`/`hipsolver*` where an argument is `NULL`/`nullptr`
+    followed by a workspace size of `0` or one named like `lwork`, or `0` followed by a size named like
+    `lwork`/`workspaceInBytes` (two plain zeros are index ranges, e.g. `syevdx`'s il/iu).
 
     ## Why it breaks on AMD
     Passing `work = NULL` (or `lwork = 0`) asks rocSOLVER to manage the workspace itself, which only
@@ -146,7 +147,10 @@ class NullWorkspace(CudaRule):
         for work, lwork in zip(args, args[1:]):
             wtext = ctx.text(work).replace(" ", "")
             ltext = ctx.text(lwork).replace(" ", "")
-            if wtext in NULLS and (ltext in ("0", "0L") or re.search(r"(?i)lwork|worksize|work_size|lwk", ltext)):
+            size_named = bool(re.search(r"(?i)lwork|worksize|work_?size|lwk|bufferSize|InBytes", ltext))
+            null_pointer = wtext in NULLS and wtext not in ("0", "0L", "0UL")
+            # `0L, 0L` are also index ranges (syevdx il/iu): a plain 0 counts only before a named size.
+            if (null_pointer and (ltext in ("0", "0L") or size_named)) or (wtext in NULLS and size_named):
                 ctx.report(work, f"NULL workspace for `{name}`: automatic workspace is rocSOLVER-backend behaviour; "
                                  f"hipSOLVER does not define it on cuSOLVER")
                 return
