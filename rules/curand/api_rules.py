@@ -57,6 +57,7 @@ class CurandUnsupportedApi(TableRule, VersionGate):
     """
 
     code = "RND001"
+    report_in_hip_branches = True  # wrong on AMD wherever it is written
     name = "curand-unsupported-api"
     summary = "cuRAND API without a hipRAND equivalent"
     severity = Severity.ERROR
@@ -116,6 +117,7 @@ class CurandApiDiffers(TableRule, VersionGate):
     """
 
     code = "RND002"
+    report_in_hip_branches = True  # wrong on AMD wherever it is written
     name = "curand-api-differs"
     summary = "cuRAND API supported by hipRAND with differences"
     severity = Severity.WARNING

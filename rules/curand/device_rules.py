@@ -77,6 +77,7 @@ class XorwowPerThreadInit(CudaRule):
     """
 
     code = "RND003"
+    report_in_hip_branches = True  # wrong on AMD wherever it is written
     name = "xorwow-per-thread-init"
     summary = "XORWOW state initialised per thread"
     severity = Severity.WARNING
@@ -147,6 +148,7 @@ class Mtgp32DeviceApi(CudaRule):
     """
 
     code = "RND004"
+    report_in_hip_branches = True  # wrong on AMD wherever it is written
     name = "mtgp32-device-api"
     summary = "MTGP32 device API without a hipRAND equivalent"
     severity = Severity.ERROR

@@ -173,6 +173,7 @@ class DeviceApiWithoutHeader(CudaRule):
     """
 
     code = "RND007"
+    report_in_hip_branches = True  # wrong on AMD wherever it is written
     name = "device-api-without-header"
     summary = "cuRAND device API used without its header"
     severity = Severity.WARNING

@@ -56,6 +56,7 @@ class CusolverUnsupportedApi(TableRule, VersionGate):
     """
 
     code = "SLV001"
+    report_in_hip_branches = True  # wrong on AMD wherever it is written
     name = "cusolver-unsupported-api"
     summary = "cuSOLVER API without a hipSOLVER equivalent"
     severity = Severity.ERROR
@@ -110,6 +111,7 @@ class CusolverApiDiffers(TableRule, VersionGate):
     """
 
     code = "SLV002"
+    report_in_hip_branches = True  # wrong on AMD wherever it is written
     name = "cusolver-api-differs"
     summary = "cuSOLVER API supported by hipSOLVER with differences"
     severity = Severity.WARNING
@@ -161,6 +163,7 @@ class CusolverNotSupportedAtRuntime(TableRule):
     """
 
     code = "SLV003"
+    report_in_hip_branches = True  # wrong on AMD wherever it is written
     name = "cusolver-not-supported-at-runtime"
     summary = "returns HIPSOLVER_STATUS_NOT_SUPPORTED with the rocSOLVER backend"
     severity = Severity.ERROR

@@ -65,6 +65,7 @@ class DevInfoNegativeCheck(CudaRule):
     """
 
     code = "SLV004"
+    report_in_hip_branches = True  # wrong on AMD wherever it is written
     name = "devinfo-negative-check"
     summary = "negative info check is dead code with rocSOLVER"
     severity = Severity.ERROR
@@ -193,6 +194,7 @@ class IterativeRefinementSolver(CudaRule):
     """
 
     code = "SLV006"
+    report_in_hip_branches = True  # wrong on AMD wherever it is written
     name = "iterative-refinement-solver"
     summary = "rocSOLVER has no iterative refinement"
     severity = Severity.WARNING
@@ -258,6 +260,7 @@ class JacobiBatchedGetter(CudaRule):
     """
 
     code = "SLV007"
+    report_in_hip_branches = True  # wrong on AMD wherever it is written
     name = "jacobi-batched-getter"
     summary = "Jacobi getter returns NOT_SUPPORTED for a batched info"
     severity = Severity.ERROR
