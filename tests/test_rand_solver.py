@@ -5,9 +5,6 @@ from importlib import resources
 
 import pytest
 
-from hiplint.config import Settings
-from hiplint.engine import Linter
-from hiplint.registry import load_registry
 from hiplint.rules._apitable import STATUSES, VERSION_RE, load_table
 from hiplint.rules._buildfiles import tokens
 
@@ -52,28 +49,6 @@ def test_tables_hold_the_documented_facts():
     assert all(r.status == "unsupported" for r in solver.values() if r.family == "mg")
     assert {r.family for r in solver.values()} >= {"dn", "dn-64", "dn-jacobi", "dn-irs", "sp", "rf", "mg"}
     assert {r.family for r in rand.values()} == {"host", "device"}
-
-
-def _rules():
-    return [r for r in load_registry().rules if r.code.startswith(("RND", "SLV"))]
-
-
-def _lint(rule, code):
-    settings = Settings().with_overrides(select=(rule.code,))
-    linter = Linter(settings, [rule])
-    return linter.lint_bytes("doc.cu", code.encode(), "cuda")
-
-
-@pytest.mark.parametrize("rule", [r for r in _rules() if "cuda" in r.languages], ids=lambda r: r.code)
-def test_doc_examples(rule):
-    for section in ("What it does", "Why it breaks on AMD", "Example", "Use instead", "References"):
-        assert rule.doc_sections().get(section), (rule.code, section)
-    bad, good = rule.fence_body("Example"), rule.fence_body("Use instead")
-    res = _lint(rule, bad)
-    assert not res.internal_error, res.notes
-    assert [f for f in res.findings if f.code == rule.code], f"{rule.code}: Example produces no finding"
-    res = _lint(rule, good)
-    assert not [f for f in res.findings if f.code == rule.code], f"{rule.code}: Use instead produces a finding"
 
 
 def test_tokenizer_respects_comments_and_quotes():

@@ -14,18 +14,18 @@ class CurandLinkLibrary(LinkLibraryRule):
     `rocrand` (`roc::rocrand`). Left as is, the AMD link fails. Every target.
 
     ## Example
-    ```cuda
-    // Makefile:  LDLIBS += -lcudart -lcurand
-    // CMake:     target_link_libraries(pricer PRIVATE CUDA::curand)
-    int no_cuda_example;  // build-file rule: see the fixtures for Makefile/CMake examples
+    ```cmake
+    find_package(CUDAToolkit REQUIRED)
+    target_link_libraries(pricer PRIVATE CUDA::cudart CUDA::curand)
     ```
+    In a Makefile: `LDLIBS += -lcudart -lcurand`.
 
     ## Use instead
-    ```cuda
-    // Makefile:  LDLIBS += -lamdhip64 -lhiprand
-    // CMake:     find_package(hiprand REQUIRED)  target_link_libraries(pricer PRIVATE hip::hiprand)
-    int no_cuda_example;
+    ```cmake
+    find_package(hiprand REQUIRED)
+    target_link_libraries(pricer PRIVATE hip::hiprand)
     ```
+    In a Makefile: `LDLIBS += -lamdhip64 -lhiprand`.
 
     ## References
     - hipRAND CMake export (`hip::hiprand`, links `roc::rocrand`): https://github.com/ROCm/hipRAND/blob/develop/library/CMakeLists.txt

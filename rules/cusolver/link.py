@@ -14,16 +14,17 @@ class CusolverLinkLibrary(LinkLibraryRule):
     calls rocSOLVER directly links `rocsolver` (`roc::rocsolver`). cusolverMg has no AMD library.
 
     ## Example
-    ```cuda
-    // Makefile:  LDLIBS += -lcusolver -lcublas
-    int no_cuda_example;  // build-file rule: see the fixtures for Makefile/CMake examples
+    ```cmake
+    target_link_libraries(solver PRIVATE cusolver cublas)
     ```
+    In a Makefile: `LDLIBS += -lcusolver -lcublas`.
 
     ## Use instead
-    ```cuda
-    // Makefile:  LDLIBS += -lhipsolver -lhipblas
-    int no_cuda_example;
+    ```cmake
+    find_package(hipsolver REQUIRED)
+    target_link_libraries(solver PRIVATE roc::hipsolver)
     ```
+    In a Makefile: `LDLIBS += -lhipsolver`.
 
     ## References
     - hipSOLVER CMake export (`roc::hipsolver`): https://github.com/ROCm/hipSOLVER/blob/develop/library/src/CMakeLists.txt
