@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# Words; a backslash escapes the next character (`\#` in make is a literal #, not a comment).
+MAKE_WORD = re.compile(rb"(?:\\.|[^\s#\"'\\])+")
+CMAKE_WORD = re.compile(rb"(?:\\.|[^\s()#\"';\\])+")
 LINK_COMMANDS = frozenset({"target_link_libraries", "link_libraries", "target_link_options", "add_link_options"})
 
 
@@ -24,10 +27,6 @@ def tokens(data: bytes, cmake: bool) -> list[Token]:
     last_word = ""
     while i < n:
         c = data[i:i + 1]
-        if c == b"\\" and i + 1 < n:  # escaped character (`\#` in make) is part of a word
-            start = i
-            i += 2
-            continue
         if c == b"#":
             if cmake and data[i + 1:i + 2] == b"[":  # CMake bracket comment #[[ ... ]]
                 m = re.compile(rb"#\[(=*)\[").match(data, i)
@@ -60,7 +59,7 @@ def tokens(data: bytes, cmake: bool) -> list[Token]:
             depth = max(0, depth - 1)
             i += 1
             continue
-        m = re.compile(rb"[^\s()#\"';]+" if cmake else rb"[^\s#\"']+").match(data, i)
+        m = (CMAKE_WORD if cmake else MAKE_WORD).match(data, i)
         if m:
             word = m.group().decode("utf-8", "replace")
             out.append(Token(word, m.start(), m.end(), link_depth >= 0))

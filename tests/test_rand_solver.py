@@ -1,5 +1,4 @@
 """cuRAND/cuSOLVER packs: table shape, documentation examples, build-file tokenizer."""
-import re
 import tomllib
 from importlib import resources
 
@@ -61,3 +60,5 @@ def test_tokenizer_respects_comments_and_quotes():
     linked = [t.text for t in toks if t.in_link_command]
     assert linked == ["app", "PRIVATE", "curand"]
     assert [t.text for t in toks if t.text == "cusolver" and not t.in_link_command] == ["cusolver"]
+    escaped = [t.text for t in tokens(b"X = a\\#b -lcurand # -lcusolver\n", cmake=False)]
+    assert escaped == ["X", "=", "a\\#b", "-lcurand"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
-from hiplint.cparse import iter_nodes
 from hiplint.rules._calls import (base_identifier, call_args, call_name, declared_type, initializer_text, int_value,
                                   thread_derived)
 
