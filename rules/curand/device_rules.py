@@ -34,10 +34,10 @@ class XorwowPerThreadInit(CudaRule):
     is a constant 0.
 
     ## Why it breaks on AMD
-    A subsequence of XORWOW is 2^67 draws away; rocRAND reaches it by multiplying precomputed jump
-    matrices (`rocrand_xorwow.h`, `discard_subsequence`), one per set bit of the subsequence, so a
-    kernel that initialises a state per thread spends most of its time in `hiprand_init` on AMD
-    as on NVIDIA. The usual workaround, a different seed per thread with subsequence 0, gives
+    A subsequence of XORWOW is 2^67 draws away; rocRAND reaches it by multiplying the state with
+    precomputed jump matrices (tables of 32 matrices of 5x5x32 bits for draws and for subsequences,
+    `rocrand_xorwow.h`), so a kernel that initialises a state per thread spends much of its time in
+    `hiprand_init` on AMD, as it does in `curand_init` on NVIDIA. The usual workaround, a different seed per thread with subsequence 0, gives
     streams with no independence guarantee (cuRAND's documentation warns that some seed choices
     correlate), and a low-bit skew was reported for consecutive seeds on rocRAND
     (ROCm/rocRAND#556). Philox 4x32-10 is counter based: any subsequence costs O(1). All targets.
