@@ -34,10 +34,11 @@ class XorwowPerThreadInit(CudaRule):
     is a constant 0.
 
     ## Why it breaks on AMD
-    A subsequence of XORWOW is 2^67 draws away; rocRAND reaches it by multiplying the state with
-    precomputed jump matrices (tables of 32 matrices of 5x5x32 bits for draws and for subsequences,
-    `rocrand_xorwow.h`), so a kernel that initialises a state per thread spends much of its time in
-    `hiprand_init` on AMD, as it does in `curand_init` on NVIDIA. The usual workaround, a different seed per thread with subsequence 0, gives
+    A subsequence of XORWOW is 2^67 draws away; rocRAND's `discard_subsequence` reaches it with, for
+    each base-4 digit of the subsequence, up to three products of a 160x160-bit jump matrix (read
+    from a device table, `d_xorwow_sequence_jump_matrices`) with the state, so a kernel that
+    initialises a state per thread spends much of its time in `hiprand_init` on AMD, as it does in
+    `curand_init` on NVIDIA. The usual workaround, a different seed per thread with subsequence 0, gives
     streams with no independence guarantee (cuRAND's documentation warns that some seed choices
     correlate), and a low-bit skew was reported for consecutive seeds on rocRAND
     (ROCm/rocRAND#556). Philox 4x32-10 is counter based: any subsequence costs O(1). All targets.
@@ -69,7 +70,7 @@ class XorwowPerThreadInit(CudaRule):
     allocation size changes too.
 
     ## References
-    - rocRAND XORWOW skip-ahead (jump matrices): https://github.com/ROCm/rocRAND/blob/develop/library/include/rocrand/rocrand_xorwow.h
+    - rocRAND XORWOW skip-ahead (`jump`, `discard_subsequence`): https://github.com/ROCm/rocRAND/blob/dc3656f/library/include/rocrand/rocrand_xorwow.h
     - cuRAND device API, "Performance notes" (seeds vs subsequences): https://docs.nvidia.com/cuda/curand/device-api-overview.html
     - ROCm/rocRAND#556 (seed-per-thread skew report): https://github.com/ROCm/rocRAND/issues/556
     - hipRAND device API: https://github.com/ROCm/hipRAND/blob/develop/library/include/hiprand/hiprand_kernel_rocm.h
@@ -188,8 +189,8 @@ class NormalOddCount(CudaRule):
     ## Why it breaks on AMD
     Box-Muller produces pairs: cuRAND and hipRAND's header both document
     `LENGTH_NOT_MULTIPLE` when n is odd or the output is not aligned to two elements. On AMD,
-    hipRAND forwards straight to `rocrand_generate_normal`, which does not make that check for
-    pseudo-random generators, so the same call succeeds on AMD and fails on NVIDIA (and code written
+    hipRAND forwards straight to `rocrand_generate_normal`, and rocRAND returns
+    `ROCRAND_STATUS_LENGTH_NOT_MULTIPLE` only from its quasi-random (Sobol) dimension check, so the same call succeeds on AMD and fails on NVIDIA (and code written
     on AMD breaks on NVIDIA). All targets.
 
     ## Example
@@ -205,6 +206,7 @@ class NormalOddCount(CudaRule):
     ## References
     - hipRAND `hiprandGenerateNormal` (status LENGTH_NOT_MULTIPLE): https://github.com/ROCm/hipRAND/blob/develop/library/include/hiprand/hiprand.h
     - hipRAND AMD backend (forwards to rocRAND): https://github.com/ROCm/hipRAND/blob/develop/library/src/amd_detail/hiprand.cpp
+    - rocRAND sources (the status is returned only in `rng/sobol.hpp`): https://github.com/ROCm/rocRAND/blob/dc3656f/library/src/rng/sobol.hpp
     - cuRAND `curandGenerateNormal`: https://docs.nvidia.com/cuda/curand/group__HOST.html
     """
 
