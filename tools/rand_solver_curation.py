@@ -121,6 +121,8 @@ def _rows(lib, headers, families, hip_names, since, curated, sources_default, ru
                 row["status"] = "unsupported"
                 row["source"] = sources_default
             row["note"] = DEFAULT_NOTES.get((lib, row["status"], family)) or DEFAULT_NOTES[(lib, row["status"])]
+            if kind != "function":
+                row["note"] = row["note"].replace("; same signature", "")
             for pattern, status, note, extra in curated:
                 if re.match(pattern, name):
                     if status is None or row["status"] == "unsupported":
