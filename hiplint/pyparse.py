@@ -1,0 +1,184 @@
+"""Python files for rules: parse once with libcst, share the result through `ctx.cache`.
+
+    py = pyparse.get(ctx)          # None when the file is not valid Python (PY000 reports that)
+    for call in py.nodes(cst.Call): ...
+    start, end = py.span(node)     # byte offsets into the file, for ctx.report_range
+    py.names(node)                 # {"torch.version.cuda", ...}: dotted text plus import-resolved names
+
+`get` also sets `ctx.cache["next_statement"]`, which the engine uses so that an own-line
+`# hiplint: ignore[...]` covers the whole next statement (or a compound statement's header).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import (ByteSpanPositionProvider, MetadataWrapper, ParentNodeProvider, PositionProvider,
+                             QualifiedNameProvider)
+
+CACHE_KEY = "python"
+ERROR_KEY = "python_syntax_error"
+
+
+@dataclass
+class SyntaxProblem:
+    line: int
+    column: int  # 1-based
+    message: str
+
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self):
+        self.by_type: dict[type, list[cst.CSTNode]] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.by_type.setdefault(type(node), []).append(node)
+        return True
+
+
+@dataclass
+class PyModule:
+    module: cst.Module
+    spans: object
+    positions: object
+    parents: object
+    qnames: object
+    by_type: dict = field(default_factory=dict)
+
+    # Positions -----------------------------------------------------------------------------------
+    def span(self, node: cst.CSTNode) -> tuple[int, int]:
+        s = self.spans[node]
+        return s.start, s.start + s.length
+
+    def lines(self, node: cst.CSTNode) -> tuple[int, int]:
+        p = self.positions[node]
+        return p.start.line, p.end.line
+
+    # Tree ------------------------------------------------------------------------------------------
+    def nodes(self, *types) -> list:
+        out = []
+        for t in types:
+            out.extend(self.by_type.get(t, ()))
+        return out
+
+    def parent(self, node: cst.CSTNode):
+        return self.parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode):
+        n = self.parents.get(node)
+        while n is not None:
+            yield n
+            n = self.parents.get(n)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    # Names -----------------------------------------------------------------------------------------
+    def names(self, node: cst.CSTNode) -> set[str]:
+        """The dotted source text of a Name/Attribute plus the names libcst resolves through imports."""
+        out = set()
+        d = dotted(node)
+        if d:
+            out.add(d)
+        try:
+            out.update(q.name for q in self.qnames.get(node, ()))
+        except Exception:  # metadata is best-effort; the text form is always there
+            pass
+        return out
+
+    def is_name(self, node: cst.CSTNode, *candidates: str) -> bool:
+        return bool(self.names(node) & set(candidates))
+
+
+def dotted(node) -> str | None:
+    """`a.b.c` for Name/Attribute chains, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def string_value(node) -> str | None:
+    """The value of a plain string literal (or implicitly concatenated ones), else None."""
+    if isinstance(node, cst.SimpleString):
+        try:
+            v = node.evaluated_value
+        except Exception:
+            return None
+        return v if isinstance(v, str) else None
+    if isinstance(node, cst.ConcatenatedString):
+        a, b = string_value(node.left), string_value(node.right)
+        return a + b if a is not None and b is not None else None
+    return None
+
+
+def fstring_prefix(node) -> str | None:
+    """The literal text before the first `{}` of an f-string (f"-arch={a}" -> "-arch=")."""
+    if isinstance(node, cst.FormattedString):
+        text = ""
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                text += part.value
+            else:
+                break
+        return text
+    return None
+
+
+def get(ctx) -> PyModule | None:
+    """The file's parsed module, parsed once per file; None (and a recorded problem) on a syntax error."""
+    if CACHE_KEY in ctx.cache:
+        return ctx.cache[CACHE_KEY]
+    py = None
+    try:
+        module = cst.parse_module(ctx.source.data)
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        meta = wrapper.resolve_many([ByteSpanPositionProvider, PositionProvider, ParentNodeProvider,
+                                     QualifiedNameProvider])
+        collector = _Collector()
+        module.visit(collector)
+        py = PyModule(module, meta[ByteSpanPositionProvider], meta[PositionProvider], meta[ParentNodeProvider],
+                      meta[QualifiedNameProvider], collector.by_type)
+        ctx.cache["next_statement"] = _next_statement(py)
+    except cst.ParserSyntaxError as exc:
+        ctx.cache[ERROR_KEY] = SyntaxProblem(exc.raw_line, exc.raw_column + 1, exc.message)
+    except RecursionError:
+        ctx.cache[ERROR_KEY] = SyntaxProblem(1, 1, "nesting too deep to analyse")
+    except Exception as exc:  # libcst can reject valid-looking input (encodings, odd tokens): report, don't crash
+        ctx.cache[ERROR_KEY] = SyntaxProblem(1, 1, f"{type(exc).__name__}: {exc}")
+    ctx.cache[CACHE_KEY] = py
+    return py
+
+
+# Suppression support ---------------------------------------------------------------------------
+
+_COMPOUND = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)
+
+
+def _next_statement(py: PyModule):
+    """line -> (first, last) of the statement starting after that line; a compound statement's header only."""
+    starts: dict[int, tuple[int, int]] = {}
+    for node in py.nodes(cst.SimpleStatementLine, *_COMPOUND):
+        first, last = py.lines(node)
+        if isinstance(node, _COMPOUND):
+            body = getattr(node, "body", None)
+            if isinstance(body, cst.IndentedBlock) and body.body:
+                last = max(first, py.lines(body.body[0])[0] - 1)
+            elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.decorators:
+                last = first
+        # Statement lines include leading comment lines in libcst; the code starts at the node's first token.
+        starts.setdefault(first, (first, last))
+    ordered = sorted(starts)
+
+    def lines(after_line: int):
+        import bisect
+        i = bisect.bisect_right(ordered, after_line)
+        if i >= len(ordered):
+            return after_line + 1, after_line + 1
+        return starts[ordered[i]]
+
+    return lines
