@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -81,7 +82,10 @@ class PyModule:
         if d:
             out.add(d)
         try:
-            out.update(q.name for q in self.qnames.get(node, ()))
+            value = self.qnames.get(node, ())
+            if callable(value):  # libcst computes qualified names lazily (LazyValue)
+                value = value()
+            out.update(q.name for q in value)
         except Exception:  # metadata is best-effort; the text form is always there
             pass
         return out
@@ -145,7 +149,10 @@ def get(ctx) -> PyModule | None:
                       meta[QualifiedNameProvider], collector.by_type)
         ctx.cache["next_statement"] = _next_statement(py)
     except cst.ParserSyntaxError as exc:
-        ctx.cache[ERROR_KEY] = SyntaxProblem(exc.raw_line, exc.raw_column + 1, exc.message)
+        # The message's "error at L:C" names the offending token; raw_line can be the line after it.
+        m = re.search(r"error at (\d+):(\d+)", exc.message)
+        line, col = (int(m.group(1)), int(m.group(2))) if m else (exc.raw_line, exc.raw_column + 1)
+        ctx.cache[ERROR_KEY] = SyntaxProblem(line, col, exc.message)
     except RecursionError:
         ctx.cache[ERROR_KEY] = SyntaxProblem(1, 1, "nesting too deep to analyse")
     except Exception as exc:  # libcst can reject valid-looking input (encodings, odd tokens): report, don't crash
