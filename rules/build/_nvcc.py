@@ -87,7 +87,7 @@ NVCC_OPTIONS: tuple[NvccOption, ...] = (
 )
 
 # An -arch value must name an NVIDIA GPU for the option to be nvcc's (`-arch x86_64` is Apple's).
-NVIDIA_ARCH_VALUE = re.compile(r"(?:arch=)?(?:sm|compute|lto)_[0-9]+[a-z]?\b|^(?:native|all|all-major)$")
+NVIDIA_ARCH_VALUE = re.compile(r"(?:arch=)?(?:sm|compute|lto)_(?:[0-9]+[a-z]?\b|$)|^(?:native|all|all-major)$")
 
 
 def lookup(token: str) -> NvccOption | None:
