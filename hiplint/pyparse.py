@@ -10,12 +10,12 @@
 """
 from __future__ import annotations
 
+import bisect
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import (ByteSpanPositionProvider, MetadataWrapper, ParentNodeProvider, PositionProvider,
-                             QualifiedNameProvider)
+from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper
 
 CACHE_KEY = "python"
 ERROR_KEY = "python_syntax_error"
@@ -29,31 +29,62 @@ class SyntaxProblem:
 
 
 class _Collector(cst.CSTVisitor):
+    """One pass over the tree: nodes by type, parent links and import aliases (cheaper than libcst's providers)."""
+
     def __init__(self):
         self.by_type: dict[type, list[cst.CSTNode]] = {}
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.aliases: dict[str, str] = {}
+        self._stack: list[cst.CSTNode] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.by_type.setdefault(type(node), []).append(node)
+        if self._stack:
+            self.parents[node] = self._stack[-1]
+        self._stack.append(node)
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted(alias.name) or ""
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self.aliases[alias.asname.name.value] = full
+                else:
+                    top = full.split(".")[0]
+                    self.aliases.setdefault(top, top)
+        elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None \
+                and not isinstance(node.names, cst.ImportStar):
+            base = dotted(node.module) or ""
+            for alias in node.names:
+                name = dotted(alias.name) or ""
+                local = alias.asname.name.value if alias.asname is not None and \
+                    isinstance(alias.asname.name, cst.Name) else name
+                self.aliases[local] = f"{base}.{name}"
         return True
 
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()
 
-@dataclass
+
 class PyModule:
-    module: cst.Module
-    spans: object
-    positions: object
-    parents: object
-    qnames: object
-    by_type: dict = field(default_factory=dict)
+    """A parsed file. Byte spans and line ranges are computed on first use: most files report nothing."""
+
+    def __init__(self, module: cst.Module, source, collector: _Collector):
+        self.module = module
+        self.source = source
+        self.by_type = collector.by_type
+        self.parents = collector.parents
+        self.aliases = collector.aliases
+        self._spans = None
 
     # Positions -----------------------------------------------------------------------------------
     def span(self, node: cst.CSTNode) -> tuple[int, int]:
-        s = self.spans[node]
+        if self._spans is None:
+            self._spans = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(ByteSpanPositionProvider)
+        s = self._spans[node]
         return s.start, s.start + s.length
 
     def lines(self, node: cst.CSTNode) -> tuple[int, int]:
-        p = self.positions[node]
-        return p.start.line, p.end.line
+        start, end = self.span(node)
+        return self.source.line_of(start), self.source.line_of(max(start, end - 1))
 
     # Tree ------------------------------------------------------------------------------------------
     def nodes(self, *types) -> list:
@@ -76,19 +107,16 @@ class PyModule:
 
     # Names -----------------------------------------------------------------------------------------
     def names(self, node: cst.CSTNode) -> set[str]:
-        """The dotted source text of a Name/Attribute plus the names libcst resolves through imports."""
-        out = set()
+        """The dotted source text of a Name/Attribute, plus the same with its first part resolved through
+        the file's imports (`th.version.cuda` -> `torch.version.cuda` after `import torch as th`)."""
         d = dotted(node)
-        if d:
-            out.add(d)
-        try:
-            value = self.qnames.get(node, ())
-            if callable(value):  # libcst computes qualified names lazily (LazyValue)
-                value = value()
-            out.update(q.name for q in value)
-        except Exception:  # metadata is best-effort; the text form is always there
-            pass
-        return out
+        if not d:
+            return set()
+        first, _, rest = d.partition(".")
+        full = self.aliases.get(first)
+        if full is None or full == first:
+            return {d}
+        return {d, f"{full}.{rest}" if rest else full}
 
     def is_name(self, node: cst.CSTNode, *candidates: str) -> bool:
         return bool(self.names(node) & set(candidates))
@@ -140,13 +168,9 @@ def get(ctx) -> PyModule | None:
     py = None
     try:
         module = cst.parse_module(ctx.source.data)
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        meta = wrapper.resolve_many([ByteSpanPositionProvider, PositionProvider, ParentNodeProvider,
-                                     QualifiedNameProvider])
         collector = _Collector()
         module.visit(collector)
-        py = PyModule(module, meta[ByteSpanPositionProvider], meta[PositionProvider], meta[ParentNodeProvider],
-                      meta[QualifiedNameProvider], collector.by_type)
+        py = PyModule(module, ctx.source, collector)
         ctx.cache["next_statement"] = _next_statement(py)
     except cst.ParserSyntaxError as exc:
         # The message's "error at L:C" names the offending token; raw_line can be the line after it.
@@ -167,22 +191,25 @@ _COMPOUND = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst
 
 
 def _next_statement(py: PyModule):
-    """line -> (first, last) of the statement starting after that line; a compound statement's header only."""
+    """line -> (first, last) of the statement starting after that line; a compound statement's header only.
+
+    Computed on the first call: only files with an own-line `# hiplint: ignore[...]` need it."""
     starts: dict[int, tuple[int, int]] = {}
-    for node in py.nodes(cst.SimpleStatementLine, *_COMPOUND):
-        first, last = py.lines(node)
-        if isinstance(node, _COMPOUND):
-            body = getattr(node, "body", None)
-            if isinstance(body, cst.IndentedBlock) and body.body:
-                last = max(first, py.lines(body.body[0])[0] - 1)
-            elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.decorators:
-                last = first
-        # Statement lines include leading comment lines in libcst; the code starts at the node's first token.
-        starts.setdefault(first, (first, last))
-    ordered = sorted(starts)
+    ordered: list[int] = []
+
+    def build():
+        for node in py.nodes(cst.SimpleStatementLine, *_COMPOUND):
+            first, last = py.lines(node)
+            if isinstance(node, _COMPOUND):
+                body = getattr(node, "body", None)
+                if isinstance(body, cst.IndentedBlock) and body.body:
+                    last = max(first, py.lines(body.body[0])[0] - 1)
+            starts.setdefault(first, (first, last))
+        ordered.extend(sorted(starts))
 
     def lines(after_line: int):
-        import bisect
+        if not ordered and py.by_type:
+            build()
         i = bisect.bisect_right(ordered, after_line)
         if i >= len(ordered):
             return after_line + 1, after_line + 1

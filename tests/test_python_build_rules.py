@@ -148,3 +148,21 @@ def test_triton_rule_is_off_for_wave32_only_targets():
     settings = Settings().with_overrides(targets=("gfx1100",))
     result = linter_for(settings).lint_bytes("k.py", src.encode(), "python")
     assert [f.code for f in result.findings] == []
+
+
+def test_extension_flags_follow_variables_in_scope_only_and_skip_vendor_guarded_extensions():
+    src = """\
+    from torch.utils.cpp_extension import IS_HIP_EXTENSION, CUDAExtension
+
+    def add_gencodes(cc_flag):
+        cc_flag += ["-gencode", "arch=compute_90,code=sm_90"]
+
+    cc_flag = ["-O3"]
+    add_gencodes(cc_flag)
+    if not IS_HIP_EXTENSION:
+        nvcc_flags = ["--use_fast_math"]
+        ext = CUDAExtension("a", ["a.cu"], extra_compile_args={"nvcc": nvcc_flags + cc_flag})
+    plain = CUDAExtension("b", ["b.cu"], extra_compile_args={"nvcc": cc_flag + ["-Xcompiler", "-fPIC"]})
+    """
+    findings = _lint("setup.py", src)
+    assert [(f.line, f.code, f.severity.value) for f in findings] == [(11, "PY003", "warning")]

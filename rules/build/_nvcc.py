@@ -21,6 +21,7 @@ class NvccOption:
     instead: str  # the HIP counterpart
     takes_value: bool = False  # the next token is its argument when the token has no "="
     generic: bool = False  # short enough to mean something else outside an nvcc command
+    breaks: bool = True  # False: the build still works (a warning, or a simple case that happens to pass)
 
     def matches(self, token: str) -> bool:
         return re.fullmatch(self.pattern, token) is not None
@@ -32,15 +33,16 @@ NVCC_OPTIONS: tuple[NvccOption, ...] = (
                "hipcc only adds `-DHIP_FAST_MATH`; clang reads the option as `-u se_fast_math` (a linker symbol), so no fast math is enabled",
                "`-ffast-math`"),
     NvccOption(r"--?expt-relaxed-constexpr", "flag", ERROR,
-               "nothing: clang treats constexpr functions as callable from device code by default (`-fcuda-host-device-constexpr`)"),
+               "drop it: clang treats constexpr functions as callable from device code by default (`-fcuda-host-device-constexpr`)"),
     NvccOption(r"--?expt-extended-lambda|--?extended-lambda", "flag", ERROR,
-               "nothing: clang accepts `__device__` lambdas without a flag"),
+               "drop it: clang accepts `__device__` lambdas without a flag"),
     NvccOption(r"-Xptxas(=.*)?|--ptxas-options(=.*)?", "flag", ERROR,
-               "nothing (there is no ptxas); for register and spill reports use `-Rpass-analysis=kernel-resource-usage`",
+               "drop it (there is no ptxas); for register and spill reports use `-Rpass-analysis=kernel-resource-usage`",
                takes_value=True),
     NvccOption(r"-Xcompiler", "flag",
                "clang ignores it with a warning and reads the next argument as its own option; comma lists (`-Wall,-Wextra`) break",
-               "the host options themselves, without `-Xcompiler` (hipcc is the host compiler too)", takes_value=True),
+               "the host options themselves, without `-Xcompiler` (hipcc is the host compiler too)", takes_value=True,
+               breaks=False),
     NvccOption(r"-Xcompiler=.*|--compiler-options(=.*)?", "flag", ERROR,
                "the host options themselves, without `-Xcompiler` (hipcc is the host compiler too)", takes_value=True),
     NvccOption(r"-lineinfo", "flag", "clang reads it as `-l ineinfo`: the link fails (no library `ineinfo`)",
@@ -58,24 +60,25 @@ NVCC_OPTIONS: tuple[NvccOption, ...] = (
                "clang ignores `-dlink` (unused-argument warning) and rejects `--device-link`: no device link step happens",
                "`--hip-link -fgpu-rdc` on the final link", generic=True),
     NvccOption(r"--?maxrregcount(=.*)?", "flag", ERROR,
-               "nothing; bound register use per kernel with `__launch_bounds__`", takes_value=True),
+               "drop it; bound register use per kernel with `__launch_bounds__`", takes_value=True),
     NvccOption(r"--?default-stream(=.*)?", "flag", ERROR, "`-fgpu-default-stream=per-thread` (or `=legacy`)",
                takes_value=True),
     NvccOption(r"-ccbin(=.*)?|--compiler-bindir(=.*)?", "flag", ERROR,
-               "nothing (hipcc drives ROCm's clang; `HIP_CLANG_PATH` selects another clang)", takes_value=True),
-    NvccOption(r"--?ftz=.*", "flag", ERROR, "`-fgpu-flush-denormals-to-zero` for `=true`; nothing for `=false`"),
+               "drop it (hipcc drives ROCm's clang; `HIP_CLANG_PATH` selects another clang)", takes_value=True),
+    NvccOption(r"--?ftz=.*", "flag", ERROR, "`-fgpu-flush-denormals-to-zero` for `=true`; drop `=false`"),
     NvccOption(r"--?prec-(div|sqrt)=.*", "flag", ERROR,
-               "nothing: IEEE division and square root are clang's default (`-ffast-math` relaxes them)"),
+               "drop it: IEEE division and square root are clang's default (`-ffast-math` relaxes them)"),
     NvccOption(r"--?fmad=.*", "flag", ERROR, "`-ffp-contract=fast` for `=true`, `-ffp-contract=off` for `=false`"),
     NvccOption(r"-Xcudafe(=.*)?|-Xnvlink(=.*)?|-Xfatbin(=.*)?|--?diag[-_]suppress(=.*)?", "flag", ERROR,
-               "nothing; silence clang warnings with `-Wno-<warning>`", takes_value=True),
-    NvccOption(r"--threads(=.*)?|--split-compile(=.*)?", "flag", ERROR, "nothing", takes_value=True),
+               "drop it; silence clang warnings with `-Wno-<warning>`", takes_value=True),
+    NvccOption(r"--threads(=.*)?|--split-compile(=.*)?", "flag", ERROR, "drop it", takes_value=True),
     NvccOption(r"-t", "flag", "clang reads `-t` as a linker option and the count as an input file",
-               "nothing", takes_value=True, generic=True),
+               "drop it", takes_value=True, generic=True),
     NvccOption(r"--keep|-keep", "flag", ERROR, "`-save-temps`"),
     NvccOption(r"-res-usage|--resource-usage", "flag", ERROR, "`-Rpass-analysis=kernel-resource-usage`"),
-    NvccOption(r"--?forward-unknown-to-host-compiler|--use-local-env", "flag", ERROR, "nothing"),
-    NvccOption(r"-Wno-deprecated-gpu-targets", "flag", "clang warns about an unknown warning option", "nothing"),
+    NvccOption(r"--?forward-unknown-to-host-compiler|--use-local-env", "flag", ERROR, "drop it"),
+    NvccOption(r"-Wno-deprecated-gpu-targets", "flag", "clang warns about an unknown warning option", "drop it",
+               breaks=False),
     NvccOption(r"-x|-xcu", "lang", "clang compiles the file as CUDA for an NVIDIA target, not as HIP",
                "`-x hip`", takes_value=True),
     # Architecture selection: AMD targets are named with --offload-arch=gfxNNN, once per target.
@@ -87,7 +90,7 @@ NVCC_OPTIONS: tuple[NvccOption, ...] = (
 )
 
 # An -arch value must name an NVIDIA GPU for the option to be nvcc's (`-arch x86_64` is Apple's).
-NVIDIA_ARCH_VALUE = re.compile(r"(?:arch=)?(?:sm|compute|lto)_(?:[0-9]+[a-z]?\b|$)|^(?:native|all|all-major)$")
+NVIDIA_ARCH_VALUE = re.compile(r"(?:arch=)?(?:sm|compute|lto)_(?:[0-9]+[a-z]?\b|$|\$)|^(?:native|all|all-major)$")
 
 
 def lookup(token: str) -> NvccOption | None:
@@ -134,4 +137,4 @@ def scan(tokens, nvcc_context: bool):
 
 def describe(use: OptionUse) -> str:
     shown = use.token if not use.value or "=" in use.token else f"{use.token} {use.value}"
-    return f"nvcc option `{shown}`: {use.option.effect}; for HIP use {use.option.instead}"
+    return f"nvcc option `{shown}`: {use.option.effect}; for HIP: {use.option.instead}"

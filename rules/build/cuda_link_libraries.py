@@ -22,10 +22,11 @@ LIBRARY_MAP = {
     "cudadevrt": ("nothing: HIP has no device-side kernel launch (dynamic parallelism)", ""),
     "culibos": ("nothing (an NVIDIA static-link helper)", ""),
     "cupti": ("rocprofiler-sdk / roctracer (a different API)", ""),
+    "nvidia-ml": ("amd_smi (the AMD SMI library; a different API)", ""),
 }
 OWNED_ELSEWHERE = re.compile(r"^(curand|cusolver)", re.I)
 # Anything else that is plainly a CUDA toolkit library.
-OTHER_CUDA_LIB = re.compile(r"^(cufftw|cusparselt|cutensor|cufile|npp[a-z]*|nvjpeg|nvjitlink|nvidia-ml|cudla)$", re.I)
+OTHER_CUDA_LIB = re.compile(r"^(cufftw|cusparselt|cutensor|cufile|npp[a-z]*|nvjpeg|nvjitlink|cudla)$", re.I)
 
 DASH_L = re.compile(r"^-l(?P<lib>[A-Za-z0-9_-]+)$")
 LIB_FILE = re.compile(r"(?:^|/)lib(?P<lib>[A-Za-z0-9_]+?)(?:_static)?\.(?:so(?:\.[0-9.]+)?|a)$")

@@ -54,4 +54,5 @@ class NvccOnlyFlags(FileRule):
         for use in _options.option_uses(ctx):
             if use.option.kind == "arch":
                 continue
-            ctx.report_range(use.start, use.end, _nvcc.describe(use))
+            ctx.report_range(use.start, use.end, _nvcc.describe(use),
+                             severity=None if use.option.breaks else Severity.WARNING)

@@ -96,6 +96,8 @@ class ExtensionNvccFlags(FileRule):
             return
         reported = set()
         for call in py.nodes(cst.Call):
+            if handles_rocm(py, call):
+                continue  # the extension is only built on one vendor's side (`if not IS_HIP_EXTENSION:`)
             for value in self._flag_lists(py, call):
                 elements = [e for e in self._elements(py, value, set()) if not handles_rocm(py, e)]
                 self._check_elements(ctx, py, elements, reported)
@@ -169,27 +171,34 @@ class ExtensionNvccFlags(FileRule):
             reported.add((start, end))
             shown = use.token if not use.value or "=" in use.token else f"{use.token} {use.value}"
             ctx.report_range(start, end, f"`{shown}` in the extension's nvcc flags reaches hipcc on ROCm builds of "
-                                         f"PyTorch: {use.option.effect}; for HIP use {use.option.instead}")
+                                         f"PyTorch: {use.option.effect}; for HIP: {use.option.instead}",
+                             severity=None if use.option.breaks else Severity.WARNING)
 
 
 def _assigned_values(py, name_node, include_augmented=False):
     """Values assigned to a variable in the scope of `name_node` (the function, else the module)."""
     name = name_node.value
     scope = _scope(py, name_node)
+
+    def visible(node):  # the same function, or the module level
+        s = _scope(py, node)
+        return s is scope or s is None
+
     for assign in py.nodes(cst.Assign):
-        if _scope(py, assign) is not scope and _scope(py, assign) is not None:
-            continue
-        if any(isinstance(t.target, cst.Name) and t.target.value == name for t in assign.targets):
+        if visible(assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in assign.targets):
             yield assign.value
     for ann in py.nodes(cst.AnnAssign):
-        if isinstance(ann.target, cst.Name) and ann.target.value == name and ann.value is not None:
+        if visible(ann) and isinstance(ann.target, cst.Name) and ann.target.value == name and ann.value is not None:
             yield ann.value
     if include_augmented:
         for aug in py.nodes(cst.AugAssign):
-            if isinstance(aug.target, cst.Name) and aug.target.value == name and isinstance(aug.operator, cst.AddAssign):
+            if visible(aug) and isinstance(aug.target, cst.Name) and aug.target.value == name and \
+                    isinstance(aug.operator, cst.AddAssign):
                 yield aug.value
         for call in py.nodes(cst.Call):
             f = call.func
+            if not visible(call):
+                continue
             if isinstance(f, cst.Attribute) and pyparse.dotted(f.value) == name and f.attr.value in ("append", "extend"):
                 for arg in call.args:
                     yield cst.List([cst.Element(arg.value)]) if f.attr.value == "append" else arg.value
