@@ -166,3 +166,16 @@ def test_extension_flags_follow_variables_in_scope_only_and_skip_vendor_guarded_
     """
     findings = _lint("setup.py", src)
     assert [(f.line, f.code, f.severity.value) for f in findings] == [(11, "PY003", "warning")]
+
+
+def test_imported_cuda_version_name_shadowed_by_a_parameter_is_not_reported():
+    src = """\
+    from torch.version import cuda
+
+    def build(cuda=True):
+        if cuda:
+            return 1
+
+    MAJOR = cuda.split(".")[0]
+    """
+    assert _codes(_lint("a.py", src)) == [(7, "PY001")]

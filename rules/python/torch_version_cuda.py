@@ -113,7 +113,14 @@ class TorchVersionCudaNone(FileRule):
                 return False
             if isinstance(parent, (cst.ImportAlias, cst.ImportFrom)):
                 return False
-            return TORCH_VERSION_CUDA in {q for q in py.names(node) if q != "cuda"}
+            if TORCH_VERSION_CUDA not in py.names(node):
+                return False
+            # A parameter of an enclosing function shadows the import (`def f(cuda=True): if cuda: ...`).
+            for anc in py.ancestors(node):
+                if isinstance(anc, (cst.FunctionDef, cst.Lambda)) and any(
+                        p.name.value == node.value for p in _params(anc.params)):
+                    return False
+            return True
         return TORCH_VERSION_CUDA in py.names(node)
 
     def _usage(self, py, node):
@@ -204,6 +211,14 @@ class TorchVersionCudaNone(FileRule):
         new = f"{text} or {hip}" if direct else f"({text} or {hip})"
         start, end = py.span(node)
         return Fix.unsafe("also accept torch.version.hip (ROCm builds)", Edit(start, end, new))
+
+
+def _params(params: cst.Parameters):
+    out = list(params.params) + list(params.kwonly_params) + list(params.posonly_params)
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            out.append(star)
+    return out
 
 
 def _descendants(node):
