@@ -13,6 +13,8 @@ from hiplint.fix import fix_bytes, unified_diff, write_atomic
 from hiplint.model import Applicability, Finding
 
 PARALLEL_MIN_FILES = 48  # below this a process pool costs more than it saves
+# Seconds before the progress line appears (a quick scan shows none); tests set it to 0.
+PROGRESS_DELAY = float(os.environ.get("HIPLINT_PROGRESS_DELAY", "0.5"))
 
 
 @dataclass
@@ -106,7 +108,7 @@ class Progress:
         if not self.enabled:
             return
         now = time.monotonic()
-        if now - self.start < 0.5 or now - self.last < 0.1:
+        if now - self.start < PROGRESS_DELAY or now - self.last < 0.1:
             return
         self.last = now
         self.shown = True
