@@ -179,3 +179,12 @@ def test_imported_cuda_version_name_shadowed_by_a_parameter_is_not_reported():
     MAJOR = cuda.split(".")[0]
     """
     assert _codes(_lint("a.py", src)) == [(7, "PY001")]
+
+
+def test_makefile_values_glued_to_the_assignment_operator_are_scanned():
+    make = """\
+    NVCCFLAGS=-arch=sm_80 --use_fast_math
+    LIBS:=-lcudart
+    NVCC?=nvcc
+    """
+    assert _codes(_lint("Makefile", make)) == [(1, "BLD005"), (1, "BLD006"), (2, "BLD004"), (3, "BLD007")]

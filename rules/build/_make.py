@@ -35,6 +35,10 @@ class MakeLine:
     def words(self) -> list[str]:
         return [t[0] for t in self.tokens]
 
+    def command_tokens(self) -> list:
+        """The tokens that can hold options: the value of an assignment, else the whole line."""
+        return self.value_tokens() if self.variable is not None else self.tokens
+
     def value_tokens(self) -> list:
         """The words after `VAR =` (a word glued to the operator, `VAR?=nvcc`, is cut at the operator)."""
         out = []

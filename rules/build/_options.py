@@ -37,7 +37,7 @@ def _make_uses(ctx):
     for line in _make.get(ctx):
         if line.aware:
             continue
-        out.extend(_nvcc.scan(line.tokens, line.nvcc_context))
+        out.extend(_nvcc.scan(line.command_tokens(), line.nvcc_context))
     return out
 
 

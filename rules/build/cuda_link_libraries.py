@@ -113,7 +113,7 @@ class CudaLinkLibraries(FileRule):
             for line in _make.get(ctx):
                 if line.aware:
                     continue
-                for text, start, end in line.tokens:
+                for text, start, end in line.command_tokens():
                     self._check_token(ctx, text, start, end, bare=False)
 
     def _check_token(self, ctx, text, start, end, bare):
