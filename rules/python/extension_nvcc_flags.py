@@ -4,11 +4,14 @@ from hiplint import FileRule, Impact, Severity
 from hiplint import pyparse
 from hiplint.rules.build import _nvcc
 
-from ._vendor import handles_rocm
+from ._vendor import file_mentions, handles_rocm
+from .visible_devices_env import env_access
 
 EXTENSION_CLASSES = ("CUDAExtension",)
 LOADERS = ("load", "load_inline")
 CPP_EXTENSION = "torch.utils.cpp_extension"
+CUDA_ARCH_ENV = "TORCH_CUDA_ARCH_LIST"
+ROCM_ARCH_ENV = "PYTORCH_ROCM_ARCH"
 
 
 def _is_extension(py, func) -> bool:
@@ -34,7 +37,9 @@ class ExtensionNvccFlags(FileRule):
     module/function-level variable (`NVCC_FLAGS = [...]`, `NVCC_FLAGS += [...]`,
     `NVCC_FLAGS.append(...)`); f-strings are checked on their literal prefix (`f"-arch={arch}"`).
     Options added under `if not IS_HIP_EXTENSION:` (or any condition naming HIP/ROCm or
-    `torch.version.cuda`) are not reported.
+    `torch.version.cuda`) are not reported, nor extensions defined under such a condition. Also
+    reported (as a warning): setting `TORCH_CUDA_ARCH_LIST` in a file that never names
+    `PYTORCH_ROCM_ARCH`.
 
     ## Why it breaks on AMD
     On a ROCm build of PyTorch, `CUDAExtension` and `load()` hipify the sources and compile the
@@ -42,8 +47,9 @@ class ExtensionNvccFlags(FileRule):
     after torch's own HIP flags (`-D__HIP_PLATFORM_AMD__=1 -DUSE_ROCM=1 ...`). hipcc hands unknown
     options to clang, which rejects most nvcc options (`unknown argument: '--expt-relaxed-constexpr'`)
     and misreads some (`-use_fast_math` becomes `-u se_fast_math`). The extension then fails to
-    build on every ROCm version. AMD targets come from `PYTORCH_ROCM_ARCH` or `--offload-arch`,
-    not from `-arch`/`-gencode` or `TORCH_CUDA_ARCH_LIST`.
+    build on every ROCm version. AMD targets come from `--offload-arch` options in the list or from
+    `PYTORCH_ROCM_ARCH` (else the architectures torch itself was built for); `-arch`/`-gencode` and
+    `TORCH_CUDA_ARCH_LIST` are NVIDIA-only.
 
     ## Example
     ```python
@@ -95,6 +101,7 @@ class ExtensionNvccFlags(FileRule):
         if py is None:
             return
         reported = set()
+        self._check_arch_env(ctx, py)
         for call in py.nodes(cst.Call):
             if handles_rocm(py, call):
                 continue  # the extension is only built on one vendor's side (`if not IS_HIP_EXTENSION:`)
@@ -152,6 +159,22 @@ class ExtensionNvccFlags(FileRule):
             visiting = visiting | {node.value}
             for value in _assigned_values(py, node, include_augmented=True):
                 yield from self._elements(py, value, visiting)
+
+    @staticmethod
+    def _check_arch_env(ctx, py):
+        """TORCH_CUDA_ARCH_LIST set for the extension build, with no PYTORCH_ROCM_ARCH anywhere in the file."""
+        if file_mentions(py, (ROCM_ARCH_ENV,)):
+            return
+        for node in py.nodes(cst.SimpleString):
+            if pyparse.string_value(node) != CUDA_ARCH_ENV or env_access(py, node) != "write":
+                continue
+            if handles_rocm(py, node):
+                continue
+            start, end = py.span(node)
+            ctx.report_range(start, end,
+                             f"`{CUDA_ARCH_ENV}` is ignored by ROCm builds of PyTorch: extensions are built for "
+                             f"`{ROCM_ARCH_ENV}` (e.g. \"gfx90a;gfx942\"), else for the architectures torch was "
+                             "built for; set it too", severity=Severity.WARNING)
 
     @staticmethod
     def _check_elements(ctx, py, elements, reported):

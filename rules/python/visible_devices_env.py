@@ -13,7 +13,7 @@ READERS = frozenset({"os.environ.get", "os.getenv", "environ.get", "getenv"})
 WRITERS = frozenset({"os.environ.setdefault", "os.putenv", "environ.setdefault", "putenv"})
 
 
-def _access(py, node):
+def env_access(py, node):
     """'read', 'write' or None for a mention of an environment variable name."""
     parent = py.parent(node)
     if isinstance(node, cst.Name):  # keyword argument: os.environ.update(CUDA_VISIBLE_DEVICES="0")
@@ -106,7 +106,7 @@ class VisibleDevicesEnv(FileRule):
             var = pyparse.string_value(node) if isinstance(node, cst.SimpleString) else node.value
             if var not in VARIABLES:
                 continue
-            access = _access(py, node)
+            access = env_access(py, node)
             uses.append((var, access, node))
         mentioned = {v for v, _, _ in uses}
         writes = {v for v, a, _ in uses if a == "write"}
