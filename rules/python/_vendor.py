@@ -15,8 +15,7 @@ from hiplint.rules.build._vendor import is_hip_word
 # Names that mean "this is the AMD path" when they appear in a condition.
 HIP_DOTTED = frozenset({"torch.version.hip", "torch.utils.cpp_extension.IS_HIP_EXTENSION",
                         "torch.utils.cpp_extension.ROCM_HOME"})
-
-
+# A condition on this means "CUDA build only" (it is None on ROCm builds).
 CUDA_BUILD_DOTTED = frozenset({"torch.version.cuda"})
 
 
