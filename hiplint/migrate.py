@@ -27,7 +27,10 @@ from hiplint.fix import fix_bytes, write_atomic
 from hiplint.languages import language_of
 from hiplint.model import Applicability, Finding
 from hiplint.preproc import PlatformMap
-from hiplint.renames import RenameTable, load_table
+from hiplint.renames import RenameTable, declared_names, load_table
+
+UNKNOWN_NAME_CODE = "API003"
+PROJECT_DECLARED_KEY = "migrate.declared_names"  # read by rules/api/unknown_name.py
 
 CHECKLIST_NAME = "HIPLINT_MIGRATION.md"
 BACKUP_SUFFIX = ".hiplint-backup"
@@ -233,6 +236,21 @@ def parse_error_count(data: bytes) -> int:
     return len(error_ranges(new_parser().parse(data).root_node))
 
 
+PROTECTED_NODE_TYPES = frozenset({"comment", "string_literal", "raw_string_literal", "char_literal"})
+
+
+def protected_texts(data: bytes) -> list[bytes]:
+    """Every comment and string literal, in the file and in macro bodies (not #include paths), in order:
+    a migration must leave this list exactly as it was."""
+    out = []
+    for unit in parse_file(new_parser(), data):
+        for node in iter_nodes(unit.root, PROTECTED_NODE_TYPES):
+            if node.parent is not None and node.parent.type == "preproc_include":
+                continue
+            out.append(unit.data[node.start_byte:node.end_byte])
+    return out
+
+
 # Files ---------------------------------------------------------------------------------------
 
 def is_build_file(rel: str) -> bool:
@@ -305,15 +323,47 @@ class MigrateOptions:
     hip_extension: bool = False
     launch_syntax: str = "chevron"
     apply_fixes: bool = True
+    report_unknown_names: bool = True  # API003, with the names the whole tree declares
 
 
 class Migrator:
     def __init__(self, settings, rule_classes, options: MigrateOptions, table: RenameTable | None = None):
-        from hiplint.engine import Linter
         self.settings = settings
         self.options = options
         self.table = table or load_table()
-        self.linter = Linter(settings, rule_classes)
+        self.rule_classes = list(rule_classes)
+        self.linter = None  # built in run(), once the names the project declares are known
+
+    def _build_linter(self, src: str) -> None:
+        """Every selected rule, plus API003 (names the table does not know), which needs to know
+        the names the whole tree declares: the user's `cudaHelper_t` in a header is not an API."""
+        from hiplint.engine import Linter
+        from hiplint.registry import load_registry
+        declared = set()
+        parser = new_parser()
+        for rel in _walk(src):
+            path = os.path.join(src, rel)
+            if language_of(rel, self.settings.include) != "cuda" or os.path.islink(path):
+                continue
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read(MAX_SOURCE_BYTES + 1)
+            except OSError:
+                continue
+            if b"\0" in data[:8192] or len(data) > MAX_SOURCE_BYTES:
+                continue
+            try:
+                declared |= declared_names(parse_file(parser, data))
+            except RecursionError:
+                continue
+        extra = dict(self.settings.extra)
+        extra[PROJECT_DECLARED_KEY] = frozenset(declared)
+        self.settings = self.settings.with_overrides(extra=extra)
+        rules = list(self.rule_classes)
+        unknown = load_registry().by_code(UNKNOWN_NAME_CODE)
+        if unknown is not None and unknown not in rules and self.options.report_unknown_names:
+            rules.append(unknown)
+        self.linter = Linter(self.settings, rules)
 
     # One file ---------------------------------------------------------------------------------
     def migrate_source(self, rel: str, data: bytes, dst_rel: str) -> tuple[bytes, FileOutcome]:
@@ -364,6 +414,7 @@ class Migrator:
             if os.path.isdir(dst) and os.listdir(dst) and not opts.force:
                 raise MigrateError(f"--out {dst}: directory is not empty (use --force to write into it)")
             os.makedirs(dst, exist_ok=True)
+        self._build_linter(src)
         for rel in _walk(src):
             result.files.append(self._one(src, dst, rel))
         result.checklist = os.path.join(dst, CHECKLIST_NAME)

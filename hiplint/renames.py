@@ -9,6 +9,7 @@ Only names listed here are ever renamed: a user's own `cudaHelper_t` is not in t
 """
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -100,3 +101,40 @@ def load_from(directory: Path) -> RenameTable:
 @lru_cache(maxsize=1)
 def load_table() -> RenameTable:
     return load_from(table_dir())
+
+
+# Names shaped like NVIDIA's APIs (runtime, driver, libraries, NVTX, NVRTC). A name of this shape that
+# is neither in the table nor declared by the project is reported (API003): it may be an API the table
+# does not know yet, and a migration must not keep it silently.
+API_NAME = re.compile(r"^(cuda[A-Z]|cu[A-Z][a-z]|CU[A-Z]+_[A-Z]|CUDA_[A-Z]|CUDART_|cublas[A-Z]|cublasLt[A-Z]|CUBLAS_|"
+                      r"curand[A-Z_]|CURAND_|cusolver[A-Z]|CUSOLVER_|cusparse[A-Z]|CUSPARSE_|cufft[A-Z]|CUFFT_|"
+                      r"nvtx[A-Z]|NVTX_|nvrtc[A-Z]|NVRTC_)")
+# Where a name is declared: the child in one of these fields of a declaring node.
+_DECLARING_FIELDS = ("declarator", "name")
+_NOT_DECLARING = frozenset({"template_function", "template_type", "template_method", "qualified_identifier",
+                            "field_expression", "preproc_ifdef", "preproc_elifdef", "call_expression",
+                            "namespace_definition"})
+# Declarators whose declared name is a child without a field name (`T& name`, `T&& name`).
+_UNNAMED_DECLARATORS = frozenset({"reference_declarator", "structured_binding_declarator"})
+_NAME_TYPES = frozenset({"identifier", "type_identifier", "field_identifier"})
+
+
+def declared_names(units) -> set[str]:
+    """Names a file declares or defines: variables, functions, parameters, types, fields, enumerators,
+    macros. Those are the user's, whatever they look like (`cudaHelper_t`, `cudaOk`)."""
+    from hiplint.cparse import iter_nodes
+
+    out: set[str] = set()
+    for unit in units:
+        for node in iter_nodes(unit.root, _NAME_TYPES):
+            parent = node.parent
+            if parent is None or parent.type in _NOT_DECLARING:
+                continue
+            if parent.type in _UNNAMED_DECLARATORS:
+                out.add(unit.text(node))
+                continue
+            for fld in _DECLARING_FIELDS:
+                if any(c.id == node.id for c in parent.children_by_field_name(fld)):
+                    out.add(unit.text(node))
+                    break
+    return out

@@ -9,15 +9,13 @@ import pytest
 
 from conftest import FIXTURES, ROOT
 from hiplint.config import load_settings
-from hiplint.cparse import iter_nodes, new_parser, parse_file
 from hiplint.languages import language_of
 from hiplint.migrate import (BACKUP_SUFFIX, CHECKLIST_NAME, MigrateError, MigrateOptions, Migrator,
-                             parse_error_count, rewrite_source)
+                             parse_error_count, protected_texts, rewrite_source)
 from hiplint.registry import load_registry, select_rules
 from hiplint.renames import TableError, load_from, load_table, table_dir
 
 MIGRATE = FIXTURES / "migrate"
-TEXT_NODES = frozenset({"comment", "string_literal", "raw_string_literal", "char_literal", "system_lib_string"})
 
 
 def migrator(src, **opts):
@@ -39,15 +37,9 @@ def c_sources(root: Path):
 
 
 def comments_and_strings(data: bytes) -> list[bytes]:
-    """Texts of every comment and string literal, in the file and in macro bodies, but not #include paths."""
-    out = []
-    for unit in parse_file(new_parser(), data):
-        for node in iter_nodes(unit.root, TEXT_NODES):
-            parent = node.parent
-            if parent is not None and parent.type == "preproc_include":
-                continue
-            out.append(unit.data[node.start_byte:node.end_byte])
-    return out
+    texts = protected_texts(data)
+    assert texts or not data.strip(), "the check must see something"
+    return texts
 
 
 # The table ------------------------------------------------------------------------------------
