@@ -92,8 +92,8 @@ class MigrationResult:
         lines = [f"Migrated {len(self.files)} file(s) from {self.src} to {self.dst}: "
                  f"{self.count('changed')} changed, {self.count('unchanged')} unchanged, "
                  f"{self.count('copied')} copied, {self.count('skipped')} skipped."]
-        for action in ("copied", "skipped"):
-            reasons = Counter(f.reason for f in self.files if f.action == action)
+        for action in ("unchanged", "copied", "skipped"):
+            reasons = Counter(f.reason for f in self.files if f.action == action and f.reason)
             for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])):
                 lines.append(f"  {action} {n}: {reason}")
         renames = sum(sum(f.renames.values()) for f in self.files)
@@ -157,7 +157,7 @@ def _runtime_insert_point(root, data: bytes) -> int:
 
 
 def rewrite_source(data: bytes, path: str, table: RenameTable | None = None, launch_syntax: str = "chevron",
-                   hip_macros=None) -> Rewrite:
+                   hip_macros=None, hip_extension: bool = False) -> Rewrite:
     table = table or load_table()
     parser = new_parser()
     units = parse_file(parser, data)
@@ -204,6 +204,8 @@ def rewrite_source(data: bytes, path: str, table: RenameTable | None = None, lau
         if header == HIP_RUNTIME_HEADER:
             has_runtime = True
         new = table.headers.get(header)
+        if new is None and hip_extension and opener == '"' and header.endswith(".cu"):
+            new = header[:-3] + ".hip"  # `#include "kernel.cu"` follows the file's new name
         if new is None or nvidia_only(inc.start_byte):
             continue
         if new == HIP_RUNTIME_HEADER:
@@ -378,7 +380,8 @@ class Migrator:
             remaining = fixed.remaining
         else:
             remaining = lint(data)
-        rw = rewrite_source(base, rel, self.table, self.options.launch_syntax, self.settings.hip_macros)
+        rw = rewrite_source(base, rel, self.table, self.options.launch_syntax, self.settings.hip_macros,
+                            self.options.hip_extension)
         outcome.notes.extend(rw.notes)
         if parse_error_count(rw.data) > parse_error_count(data):
             outcome.notes.append(f"{rel}: rename skipped: the rewrite would add a parse error; copied as it was")
@@ -489,7 +492,7 @@ class Migrator:
         """Copy under the file's own name (a binary `.cu` does not become `.hip`)."""
         dpath = os.path.join(dst, rel)
         if self.options.in_place:
-            return FileOutcome(rel, rel, "copied", reason)  # in place: the file stays where it is
+            return FileOutcome(rel, rel, "unchanged", reason)  # in place: the file stays as it is
         try:
             _copy_file(spath, dpath)
         except OSError as exc:

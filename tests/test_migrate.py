@@ -202,6 +202,7 @@ def test_in_place_keeps_a_backup_of_the_original(tmp_path):
     shutil.copytree(MIGRATE, work)
     original = tree_digest(work)
     result = migrator(work, in_place=True).run(str(work))
+    assert result.count("copied") == 0 and "unchanged 1: build file" in result.summary()
     backup = Path(str(work) + BACKUP_SUFFIX)
     assert result.backup == str(backup) and tree_digest(backup) == original
     assert "hipMalloc" in (work / "saxpy_streams.cu").read_text()
@@ -220,6 +221,13 @@ def test_in_place_with_hip_extension_renames_files(tmp_path):
     names = sorted(os.listdir(work))
     assert "saxpy_streams.hip" in names and "saxpy_streams.cu" not in names
     assert "complex_ops.cuh" in names  # headers keep their names: includes still resolve
+    summary_src = tmp_path / "inc"
+    summary_src.mkdir()
+    (summary_src / "kernel.cu").write_text("__global__ void k() {}\n")
+    (summary_src / "main.cu").write_text('#include "kernel.cu"\n#include "other.h"\nint main() { k<<<1, 1>>>(); }\n')
+    migrate(summary_src, tmp_path / "inc-out", hip_extension=True)
+    main = (tmp_path / "inc-out" / "main.hip").read_text()
+    assert '#include "kernel.hip"' in main and '#include "other.h"' in main
 
 
 @pytest.mark.parametrize("opts", [{}, {"launch_syntax": "ggl", "hip_extension": True}], ids=["default", "ggl-hip"])
