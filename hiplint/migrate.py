@@ -107,6 +107,15 @@ class MigrationResult:
 
 # Rewriting one source ------------------------------------------------------------------------
 
+def _names_namespace(node) -> bool:
+    """A namespace name: `cub::X`, `namespace c = cub;`, `using namespace cub;`."""
+    if node.type == "namespace_identifier":
+        return True
+    parent = node.parent
+    return (node.type == "identifier" and parent is not None and parent.type == "using_declaration"
+            and any(c.type == "namespace" for c in parent.children))
+
+
 def _include_path(node, data: bytes) -> tuple[str, str, str] | None:
     """(open, path, close) of an #include's path node, or None for computed includes."""
     text = data[node.start_byte:node.end_byte].decode("utf-8", "replace")
@@ -172,7 +181,7 @@ def rewrite_source(data: bytes, path: str, table: RenameTable | None = None, lau
     for unit in units:
         for node in iter_nodes(unit.root, RENAMED_NODE_TYPES):
             name = unit.text(node)
-            new = table.namespaces.get(name) if node.type == "namespace_identifier" else table.names.get(name)
+            new = table.namespaces.get(name) if _names_namespace(node) else table.names.get(name)
             if new is None:
                 continue
             start, end = unit.file_range(node)

@@ -155,6 +155,25 @@ void go(float* p, int n, cudaStream_t s) {
     assert rewrite_source(src, "l.cu").data.decode().count("<<<") == 3  # default: launches stay
 
 
+def test_cub_namespace_and_headers():
+    src = b"""#include <cub/cub.cuh>
+using namespace cub;
+namespace c2 = cub;
+__global__ void k(float* out) {
+    typedef cub::BlockReduce<float, 256> BR;
+    __shared__ typename BR::TempStorage tmp;
+    float s = BR(tmp).Sum(1.f);
+    if (threadIdx.x == 0) *out = s;
+}
+void h(void* t, size_t b, float* i, float* o, int n) { cub::DeviceReduce::Sum(t, b, i, o, n); }
+"""
+    out = rewrite_source(src, "r.cu").data.decode()
+    assert "#include <hipcub/hipcub.hpp>" in out and "using namespace hipcub;" in out
+    assert "namespace c2 = hipcub;" in out
+    assert "typedef hipcub::BlockReduce<float, 256> BR;" in out and "hipcub::DeviceReduce::Sum(" in out
+    assert "cub::" not in out.replace("hipcub::", "")
+
+
 def test_member_and_field_names_are_not_renamed():
     src = b"struct S { int cudaMalloc; }; void f(S s) { s.cudaMalloc = 1; cudaMalloc(0, 0); }\n"
     out = rewrite_source(src, "m.cpp").data.decode()
