@@ -1,6 +1,8 @@
 from hiplint import CudaRule, Impact, Severity
 from hiplint.renames import load_table
 
+from ._common import in_preproc_condition
+
 
 class ApiWithoutHipEquivalent(CudaRule):
     """A CUDA API name that has no HIP equivalent.
@@ -10,8 +12,8 @@ class ApiWithoutHipEquivalent(CudaRule):
     (`rules/rename/*.toml`, section `[unsupported]`) lists as having no HIP counterpart: for example
     `cudaDeviceFlushGPUDirectRDMAWrites`, `cusolverDnDHgesv` (mixed-precision iterative refinement),
     the cuBLASXt multi-GPU API, NVTX domains, `__nv_fp8_e4m3`. Only exact names are reported: a
-    member `obj.cudaInitDevice`, a name in a comment or string, or code in an `#if` branch that only
-    compiles for NVIDIA are not.
+    member `obj.cudaInitDevice`, a name in a comment or string, a name in an `#if` condition (a version
+    test), or code in an `#if` branch that only compiles for NVIDIA are not.
 
     ## Why it breaks on AMD
     The call does not compile against HIP (every ROCm version so far): `hiplint migrate` renames what
@@ -52,8 +54,8 @@ class ApiWithoutHipEquivalent(CudaRule):
         for node in captures.get("name", ()):
             name = ctx.text(node)
             advice = table.unsupported.get(name)
-            if advice is None:
-                continue
+            if advice is None or in_preproc_condition(node):
+                continue  # `#if CUDART_VERSION >= 11000` is a version test, not a use
             family = table.family(name)
             where = f" ({family.title})" if family else ""
             ctx.report(node, f"`{name}`{where} has no HIP equivalent: {advice}")

@@ -1,6 +1,8 @@
 from hiplint import CudaRule, Impact, Severity
 from hiplint.renames import API_NAME, declared_names, load_table
 
+from ._common import in_preproc_condition
+
 # `hiplint migrate` puts the names the whole project declares here (Settings.extra), so a type declared
 # in one header and used in another file is known to be the user's.
 PROJECT_DECLARED_KEY = "migrate.declared_names"
@@ -64,20 +66,7 @@ class UnknownCudaApiName(CudaRule):
             name = ctx.text(node)
             if not API_NAME.match(name) or name in table.names or name in table.unsupported or name in declared:
                 continue
-            parent = node.parent
-            if parent is not None and parent.type == "preproc_defined" or self._in_preproc_condition(node):
+            if in_preproc_condition(node):
                 continue  # `#ifdef CUDART_VERSION`: a version test, not a use
             ctx.report(node, f"`{name}` looks like a CUDA API but is not in hiplint's rename table: "
                              f"check the HIP API reference and port it by hand")
-
-    @staticmethod
-    def _in_preproc_condition(node) -> bool:
-        n = node.parent
-        while n is not None:
-            if n.type in ("preproc_if", "preproc_elif", "preproc_ifdef", "preproc_elifdef"):
-                cond = n.child_by_field_name("condition") or n.child_by_field_name("name")
-                return cond is not None and cond.start_byte <= node.start_byte < cond.end_byte
-            if n.type in ("compound_statement", "translation_unit"):
-                return False
-            n = n.parent
-        return False
