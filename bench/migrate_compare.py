@@ -106,6 +106,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", help="also write the figures as JSON here")
     ap.add_argument("--keep", help="write the two versions here instead of a temporary directory")
+    ap.add_argument("--versions", default="hiplint,plain", help="which versions to build and compile (comma-separated)")
     args = ap.parse_args()
     why = missing()
     if why:
@@ -113,28 +114,37 @@ def main() -> int:
         return 2
     scratch = args.keep or tempfile.mkdtemp(prefix="hiplint-compare-")
     hip_dir, plain_dir = os.path.join(scratch, "hiplint"), os.path.join(scratch, "plain")
-    settings = load_settings([args.corpus], None, True)
-    migration = Migrator(settings, select_rules(settings, load_registry()),
-                         MigrateOptions(out=hip_dir, force=True)).run(args.corpus)
-    write_plain(args.corpus, plain_dir)
+    versions = {v.strip() for v in args.versions.split(",") if v.strip()}
     units = compile_units(args.corpus, args.limit)
     figures = {"corpus": args.corpus, "arch": args.arch, "shim": args.shim, "files_compiled": len(units)}
+    migration = None
+    if "hiplint" in versions:
+        settings = load_settings([args.corpus], None, True)
+        migration = Migrator(settings, select_rules(settings, load_registry()),
+                             MigrateOptions(out=hip_dir, force=True)).run(args.corpus)
+    if "plain" in versions:
+        write_plain(args.corpus, plain_dir)
     for label, root, system_dirs in (("hiplint", hip_dir, ()), ("plain", plain_dir, PLAIN_INCLUDE_DIRS)):
+        if label not in versions:
+            continue
         results = compile_tree(root, units, args.arch, args.include, args.shim, args.jobs, system_dirs)
         figures[label] = {"compile": sum(ok for _, ok, _ in results), "errors": sum(e for _, _, e in results),
                           "failed": [rel for rel, ok, _ in results if not ok]}
-    findings = migration.findings
-    figures["hiplint"]["findings"] = len(findings)
-    figures["hiplint"]["findings_by_code"] = dict(sorted(Counter(f.code for f in findings).items()))
-    figures["hiplint"]["renamed"] = sum(sum(f.renames.values()) for f in migration.files)
     n = len(units)
     print(f"corpus: {args.corpus}   target: {args.arch}   .cu files compiled: {n}   shim: {args.shim or 'none'}")
     print("| version | compile | compiler errors | findings left for hand work |")
     print("|---|---|---|---|")
-    h, p = figures["hiplint"], figures["plain"]
-    print(f"| hiplint migrate | {h['compile']}/{n} | {h['errors']} | {h['findings']} "
-          f"({', '.join(f'{k} {v}' for k, v in h['findings_by_code'].items()) or 'none'}) |")
-    print(f"| plain rename | {p['compile']}/{n} | {p['errors']} | (none reported) |")
+    if migration is not None:
+        findings = migration.findings
+        h = figures["hiplint"]
+        h["findings"] = len(findings)
+        h["findings_by_code"] = dict(sorted(Counter(f.code for f in findings).items()))
+        h["renamed"] = sum(sum(f.renames.values()) for f in migration.files)
+        print(f"| hiplint migrate | {h['compile']}/{n} | {h['errors']} | {h['findings']} "
+              f"({', '.join(f'{k} {v}' for k, v in h['findings_by_code'].items()) or 'none'}) |")
+    if "plain" in figures:
+        p = figures["plain"]
+        print(f"| plain rename | {p['compile']}/{n} | {p['errors']} | (none reported) |")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(figures, fh, indent=2)
