@@ -5,7 +5,8 @@ For a corpus, writes two HIP versions of it into a scratch directory:
   - hiplint:  `hiplint migrate CORPUS --out ...` (default options);
   - plain:    a textual rename of every C-family file, the baseline people start from with sed:
               cuda->hip, CUDA->HIP, cublas->hipblas, curand->hiprand, cusolver->hipsolver,
-              cusparse->hipsparse, cufft->hipfft (and their upper-case forms), everywhere in the text.
+              cusparse->hipsparse, cufft->hipfft (and their upper-case forms), everywhere in the text
+              and in file names (so `#include "helper_cuda.h"`, renamed too, still resolves).
 Then compiles every `.cu` file of both versions for one AMD target with the compile oracle
 (Debian clang-19 + HIP 5.2 headers, tests/hip_toolchain.py; `-c`, codegen included), and counts the
 files that compile, the compiler errors, and the findings `hiplint migrate` left for hand work.
@@ -56,7 +57,7 @@ def write_plain(src: str, dst: str) -> None:
         for name in filenames:
             spath = os.path.join(dirpath, name)
             rel = os.path.relpath(spath, src)
-            dpath = os.path.join(dst, rel)
+            dpath = os.path.join(dst, plain_rename(rel))  # helper_cuda.h -> helper_hip.h, as its includes say
             os.makedirs(os.path.dirname(dpath), exist_ok=True)
             with open(spath, "rb") as fh:
                 data = fh.read()
@@ -67,6 +68,7 @@ def write_plain(src: str, dst: str) -> None:
 
 
 def compile_units(root: str, limit: int | None) -> list[str]:
+    """The `.cu` files of the corpus (their paths in the plain version go through plain_rename)."""
     units = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
@@ -87,6 +89,8 @@ def compile_tree(root: str, units: list[str], arch: str, includes: list[str], sh
 
     def one(rel):
         path = os.path.join(root, rel)
+        if not os.path.exists(path):
+            path = os.path.join(root, plain_rename(rel))
         dirs = [os.path.dirname(path)] + [os.path.join(root, d) for d in includes] + list(system_dirs)
         result = compile_hip(path, (arch,), extra=extra, include_dirs=dirs)
         errors = len(re.findall(r"\berror:", result.stderr))
