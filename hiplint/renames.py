@@ -3,7 +3,8 @@
 Each file has a `[family]` (title, source), and any of: `[prefix]` (from, to, names: names renamed by
 the family's systematic prefix rule, e.g. cudaX -> hipX), `[rename]` (CUDA name = HIP name, for names that
 break the pattern), `[unsupported]` (CUDA name = what to do: no HIP equivalent), `[headers]` and
-`[unsupported_headers]` (include paths), `[namespaces]` (C++ namespaces, e.g. cub -> hipcub).
+`[unsupported_headers]` (include paths), `[namespaces]` (C++ namespaces, e.g. cub -> hipcub),
+`[header_guards]` (include-guard macro of a CUDA header = the header; API004).
 Only names listed here are ever renamed: a user's own `cudaHelper_t` is not in the table.
 `hiplint migrate` renames with it; rule API001/API002 report its `unsupported` entries.
 """
@@ -35,6 +36,7 @@ class RenameTable:
     headers: dict[str, str] = field(default_factory=dict)  # CUDA include path -> HIP include path
     unsupported_headers: dict[str, str] = field(default_factory=dict)
     namespaces: dict[str, str] = field(default_factory=dict)
+    header_guards: dict[str, str] = field(default_factory=dict)  # CUDA header include-guard macro -> header
     family_of: dict[str, str] = field(default_factory=dict)  # any key above -> family key
     families: dict[str, Family] = field(default_factory=dict)
 
@@ -50,7 +52,7 @@ def table_dir() -> Path:
 def _put(table: RenameTable, section: dict, key: str, value: str, family: str, where: str) -> None:
     for other_name, other in (("names", table.names), ("unsupported", table.unsupported),
                               ("headers", table.headers), ("unsupported_headers", table.unsupported_headers),
-                              ("namespaces", table.namespaces)):
+                              ("namespaces", table.namespaces), ("header_guards", table.header_guards)):
         if key in other:
             raise TableError(f"{where}: {key!r} is already in {other_name} (family {table.family_of.get(key)})")
     section[key] = value
@@ -90,6 +92,8 @@ def load_from(directory: Path) -> RenameTable:
             _put(table, table.unsupported_headers, name, advice, key, where)
         for name, hip in (data.get("namespaces") or {}).items():
             _put(table, table.namespaces, name, hip, key, where)
+        for name, header in (data.get("header_guards") or {}).items():
+            _put(table, table.header_guards, name, header, key, where)
     # A HIP name must never be a CUDA key: a second migration has to change nothing.
     for mapping in (table.names, table.headers, table.namespaces):
         for cuda, hip in mapping.items():
