@@ -297,6 +297,45 @@ def rules_cmd(output_format):
         click.echo(f"{r.code:8} {fix} {r.severity.value:7} {r.name:40} {r.summary}{on}{pack}")
 
 
+@cli.command("migrate")
+@click.argument("src", type=click.Path(exists=True, file_okay=False))
+@click.option("--out", "out", type=click.Path(file_okay=False), help="Write the HIP tree here (must be empty unless --force).")
+@click.option("--in-place", is_flag=True, help="Rewrite SRC itself, after a full backup to SRC.hiplint-backup/.")
+@click.option("--force", is_flag=True, help="Write into a non-empty --out directory.")
+@click.option("--hip-extension", is_flag=True, help="Name migrated .cu files .hip (default: keep .cu).")
+@click.option("--launch-syntax", type=click.Choice(["chevron", "ggl"]), default="chevron", show_default=True,
+              help="Keep <<<>>> launches (HIP supports them) or rewrite them to hipLaunchKernelGGL.")
+@click.option("--no-fix", "no_fix", is_flag=True, help="Rename only; do not apply the rules' safe fixes.")
+@click.option("--target", "targets", multiple=True, help="AMD architectures to port to (e.g. gfx942,gfx1100).")
+@click.option("--rocm-version", help="Oldest ROCm version the port must support (e.g. 6.2).")
+@click.option("--config", "config_path", type=click.Path(), help="Use this configuration file.")
+@click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+def migrate_cmd(src, out, in_place, force, hip_extension, launch_syntax, no_fix, quiet, **kw):
+    """Write the HIP version of the CUDA tree SRC, with every safe fix applied and a checklist of what is left."""
+    from hiplint.migrate import MigrateError, MigrateOptions, Migrator
+    from hiplint.registry import load_registry, select_rules
+
+    try:
+        settings = build_settings([src], kw)
+        rules = select_rules(settings, load_registry())
+    except ConfigError as exc:
+        _fail(str(exc))
+    options = MigrateOptions(out=out, in_place=in_place, force=force, hip_extension=hip_extension,
+                             launch_syntax=launch_syntax, apply_fixes=not no_fix)
+    try:
+        result = Migrator(settings, rules, options).run(src)
+    except MigrateError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"{exc.filename or src}: {exc.strerror or exc}")
+    if not quiet:
+        for note in result.notes:
+            click.echo(f"hiplint: {note}", err=True)
+        click.echo(result.summary())
+    sys.exit(EXIT_CLEAN)
+
+
 @cli.command("version")
 def version_cmd():
     """Print hiplint's version and its grammar's."""

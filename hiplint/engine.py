@@ -48,6 +48,7 @@ class Linter:
                 for lang in r.languages:
                     self.file_rules.setdefault(lang, []).append(r)
         self.unit_rules = [r for r in self.rules if isinstance(r, CudaRule)]
+        self._fallback_codes = frozenset(r.code for r in self.rules if r.fallback)
         self._query = None
         self._pattern_rule: list[CudaRule] = []
         self._parser = None
@@ -146,6 +147,7 @@ class Linter:
             if key not in seen:
                 seen.add(key)
                 unique.append(f)
+        unique = _drop_covered_fallbacks(unique, source.data, self._fallback_codes)
         kept = [f for f in unique if not suppress.is_suppressed(f, sups)]
         registry = load_registry()
         meta_rules = {"HL001": ParseError, "HL100": UnusedSuppression, "HL101": BlanketSuppression, "HL102": UnmatchedSuppressionRange}
@@ -232,3 +234,21 @@ def _io_error(linter: Linter, display: str, exc: OSError) -> FileResult:
     else:
         result.notes.append(f"{display}: cannot read: {reason}")
     return result
+
+
+def _drop_covered_fallbacks(findings: list[Finding], data: bytes, fallback_codes) -> list[Finding]:
+    """A fallback finding yields to a specialist's finding at an overlapping place or on the same text."""
+    if not fallback_codes or not any(f.code in fallback_codes for f in findings):
+        return findings
+    specialists = [f for f in findings if f.code not in fallback_codes and not f.code.startswith("HL")]
+    spans = [(f.start_byte, f.end_byte) for f in specialists]
+    texts = {data[f.start_byte:f.end_byte].strip() for f in specialists}
+    out = []
+    for f in findings:
+        if f.code in fallback_codes:
+            text = data[f.start_byte:f.end_byte].strip()
+            if any(s < f.end_byte and f.start_byte < e for s, e in spans) or \
+                    any(text and text in t for t in texts):
+                continue
+        out.append(f)
+    return out

@@ -33,6 +33,9 @@ class Rule:
     report_in_hip_branches: ClassVar[bool] = False
     default_enabled: ClassVar[bool] = True
     checklist: ClassVar[str] = ""  # the manual step, shown in the migration checklist
+    # A fallback rule (e.g. the generic "no HIP equivalent" table) yields to the specialist rules: its
+    # finding is dropped when a selected non-fallback rule reports the same code text in the file.
+    fallback: ClassVar[bool] = False
     pack: ClassVar[str] = "builtin"  # set by the registry
 
     def enabled_for(self, settings) -> bool:

@@ -50,27 +50,40 @@ def parse_expectations(text: str, hash_comments: bool = False) -> Expectations:
     ex = Expectations()
     lines = text.splitlines()
     for i, line in enumerate(lines, start=1):
-        m = ANNOT.search(line)
-        if not m:
-            continue
-        kind, body = m.group("kind"), m.group("body")
-        if kind == "config":
-            ex.config.update(tomllib.loads(body))
-            continue
-        target = i
-        if not line[: m.start()].strip():  # own line: the next line that holds code
-            j = i + 1
-            while j <= len(lines) and (not lines[j - 1].strip() or _is_comment_line(lines[j - 1], hash_comments)):
-                j += 1
-            target = j
-        # `CODE "message part"` pairs: a quoted text belongs to the code before it.
-        for c, message in CODE_WITH_MESSAGE.findall(body.split("(")[0] if kind == "ok" else body):
-            ex.codes.add(c)
-            if kind == "expect":
-                ex.expected.setdefault((target, c), []).extend([message] if message else [])
-            else:
-                ex.ok.add((target, c))
+        for m in _annotations(line):
+            _parse_annotation(ex, lines, i, line, m, hash_comments)
     return ex
+
+
+def _annotations(line: str):
+    """Every `hl-...:` annotation of a line (a line may carry `hl-ok: X  // hl-expect: Y`)."""
+    starts = [m.start() for m in re.finditer(r"(?://|#)\s*hl-(?:expect|ok|config):", line)]
+    for k, s in enumerate(starts):
+        end = starts[k + 1] if k + 1 < len(starts) else len(line)
+        m = ANNOT.search(line[s:end])
+        if m:
+            yield (s, m)
+
+
+def _parse_annotation(ex, lines, i, line, found, hash_comments):
+    offset, m = found
+    kind, body = m.group("kind"), m.group("body")
+    if kind == "config":
+        ex.config.update(tomllib.loads(body))
+        return
+    target = i
+    if not line[: offset].strip():  # own line: the next line that holds code
+        j = i + 1
+        while j <= len(lines) and (not lines[j - 1].strip() or _is_comment_line(lines[j - 1], hash_comments)):
+            j += 1
+        target = j
+    # `CODE "message part"` pairs: a quoted text belongs to the code before it.
+    for c, message in CODE_WITH_MESSAGE.findall(body.split("(")[0] if kind == "ok" else body):
+        ex.codes.add(c)
+        if kind == "expect":
+            ex.expected.setdefault((target, c), []).extend([message] if message else [])
+        else:
+            ex.ok.add((target, c))
 
 
 def fixture_settings(ex: Expectations, path: Path) -> Settings:

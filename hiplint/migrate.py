@@ -1,0 +1,569 @@
+"""`hiplint migrate`: write the HIP version of a CUDA tree.
+
+Per C-family source file: apply every safe fix of the enabled rules (they are written for CUDA code),
+then rename CUDA API names to HIP on the syntax tree (identifiers, type and namespace names, `#include`
+paths, macro bodies through their byte mappings) with the project's table (`hiplint.renames`). Names in
+comments and string literals are never touched, nor names outside the table, nor code in `#if`
+branches that only compile for NVIDIA. A rewrite that would add a parse error is dropped (the file is
+copied unchanged and the summary says so). Other files are copied; build files are listed in the
+checklist. What is left for hand work (findings, including API001/API002 for names without a HIP
+equivalent) goes into the checklist beside the output.
+
+Safety: the source tree is only written with `in_place`, after a full copy to `SRC.hiplint-backup/`
+(kept, never overwritten, if it already exists: it holds the original). `--out` refuses a non-empty
+directory unless forced. Every write is atomic (temporary file + rename).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+
+from hiplint.cparse import error_ranges, iter_nodes, new_parser, parse_file
+from hiplint.fix import fix_bytes, write_atomic
+from hiplint.languages import language_of
+from hiplint.model import Applicability, Finding
+from hiplint.preproc import PlatformMap
+from hiplint.renames import RenameTable, declared_names, load_table
+
+UNKNOWN_NAME_CODE = "API003"
+PROJECT_DECLARED_KEY = "migrate.declared_names"  # read by rules/api/unknown_name.py
+
+CHECKLIST_NAME = "HIPLINT_MIGRATION.md"
+BACKUP_SUFFIX = ".hiplint-backup"
+MAX_SOURCE_BYTES = 16 * 1024 * 1024  # larger "sources" are generated data: copied as they are
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+# nvcc includes cuda_runtime.h into every .cu file by itself; the HIP version must say it.
+IMPLICIT_RUNTIME_EXTENSIONS = frozenset({".cu", ".cuh"})
+HIP_RUNTIME_HEADER = "hip/hip_runtime.h"
+BUILD_FILE_NAMES = frozenset({"CMakeLists.txt", "Makefile", "makefile", "GNUmakefile", "setup.py", "meson.build",
+                              "configure.ac", "BUILD", "BUILD.bazel"})
+BUILD_FILE_EXTENSIONS = frozenset({".cmake", ".mk"})
+RENAMED_NODE_TYPES = frozenset({"identifier", "type_identifier", "namespace_identifier"})
+LAUNCH_STYLES = ("chevron", "ggl")
+
+
+class MigrateError(Exception):
+    """A problem with the request (paths, options): the CLI prints it and exits 2."""
+
+
+@dataclass
+class Rewrite:
+    data: bytes
+    renames: Counter = field(default_factory=Counter)  # "cudaMalloc -> hipMalloc" -> count
+    launches: int = 0  # <<<>>> launches rewritten to hipLaunchKernelGGL
+    inserted_lines: list[int] = field(default_factory=list)  # 1-based output lines added before input lines
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FileOutcome:
+    src: str  # relative path in the source tree
+    dst: str  # relative path in the output tree ('' when skipped)
+    action: str  # changed | unchanged | copied | skipped
+    reason: str = ""
+    renames: Counter = field(default_factory=Counter)
+    fixes: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    build_file: bool = False
+
+
+@dataclass
+class MigrationResult:
+    src: str
+    dst: str
+    files: list[FileOutcome] = field(default_factory=list)
+    backup: str = ""
+    checklist: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def count(self, action: str) -> int:
+        return sum(1 for f in self.files if f.action == action)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return sorted((x for f in self.files for x in f.findings), key=Finding.sort_key)
+
+    def summary(self) -> str:
+        lines = [f"Migrated {len(self.files)} file(s) from {self.src} to {self.dst}: "
+                 f"{self.count('changed')} changed, {self.count('unchanged')} unchanged, "
+                 f"{self.count('copied')} copied, {self.count('skipped')} skipped."]
+        for action in ("unchanged", "copied", "skipped"):
+            reasons = Counter(f.reason for f in self.files if f.action == action and f.reason)
+            for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])):
+                lines.append(f"  {action} {n}: {reason}")
+        renames = sum(sum(f.renames.values()) for f in self.files)
+        fixes = sum(f.fixes for f in self.files)
+        lines.append(f"  {renames} name(s) renamed, {fixes} safe fix(es) applied, "
+                     f"{len(self.findings)} finding(s) left for hand work (see {self.checklist or CHECKLIST_NAME}).")
+        if self.backup:
+            lines.append(f"  original tree backed up in {self.backup}")
+        return "\n".join(lines)
+
+
+# Rewriting one source ------------------------------------------------------------------------
+
+def _names_namespace(node) -> bool:
+    """A namespace name: `cub::X`, `namespace c = cub;`, `using namespace cub;`."""
+    if node.type == "namespace_identifier":
+        return True
+    parent = node.parent
+    return (node.type == "identifier" and parent is not None and parent.type == "using_declaration"
+            and any(c.type == "namespace" for c in parent.children))
+
+
+def _include_path(node, data: bytes) -> tuple[str, str, str] | None:
+    """(open, path, close) of an #include's path node, or None for computed includes."""
+    text = data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+    if len(text) >= 2 and text[0] == "<" and text[-1] == ">":
+        return "<", text[1:-1], ">"
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+        return '"', text[1:-1], '"'
+    return None
+
+
+def _launch_edits(call, data: bytes) -> list[tuple[int, int, str]] | None:
+    """Edits turning `k<<<g, b, s, st>>>(args)` into `hipLaunchKernelGGL(k, g, b, s, st, args)`.
+
+    Small edits around the pieces, so renames inside the pieces stay separate edits."""
+    fn = call.child_by_field_name("function")
+    args = call.child_by_field_name("arguments")
+    config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
+    if fn is None or args is None or config is None:
+        return None
+    parts = [c for c in config.named_children if c.type != "comment"]
+    if not 2 <= len(parts) <= 4:
+        return None
+    edits = []
+    name_open, name_close = "", ""
+    if fn.type == "template_function" or b"<" in data[fn.start_byte:fn.end_byte]:
+        # A template argument list holds commas: the kernel name must be one macro argument.
+        name_open, name_close = "HIP_KERNEL_NAME(", ")"
+    edits.append((fn.start_byte, fn.start_byte, "hipLaunchKernelGGL(" + name_open))
+    edits.append((fn.end_byte, parts[0].start_byte, name_close + ", "))
+    defaults = ", 0" * (4 - len(parts))
+    real_args = [a for a in args.named_children if a.type != "comment"]
+    if real_args:
+        edits.append((parts[-1].end_byte, real_args[0].start_byte, defaults + ", "))
+    else:
+        edits.append((parts[-1].end_byte, args.end_byte, defaults + ")"))
+    return edits
+
+
+def _runtime_insert_point(root, data: bytes) -> int:
+    """Before the first top-level #include, else before the first top-level code."""
+    first_code = None
+    for child in root.children:
+        if child.type == "preproc_include":
+            return child.start_byte
+        if child.type != "comment" and first_code is None:
+            first_code = child.start_byte
+    return first_code if first_code is not None else len(data)
+
+
+def rewrite_source(data: bytes, path: str, table: RenameTable | None = None, launch_syntax: str = "chevron",
+                   hip_macros=None, hip_extension: bool = False) -> Rewrite:
+    table = table or load_table()
+    parser = new_parser()
+    units = parse_file(parser, data)
+    root = units[0].root
+    platform = PlatformMap(root, data, hip_macros) if hip_macros is not None else PlatformMap(root, data)
+    edits: list[tuple[int, int, str]] = []
+    out = Rewrite(data)
+
+    def nvidia_only(byte: int) -> bool:
+        return platform.kind_at(byte) == "nvidia"
+
+    for unit in units:
+        for node in iter_nodes(unit.root, RENAMED_NODE_TYPES):
+            name = unit.text(node)
+            new = table.namespaces.get(name) if _names_namespace(node) else table.names.get(name)
+            if new is None:
+                continue
+            start, end = unit.file_range(node)
+            if start < 0 or end > len(data) or data[start:end].decode("utf-8", "replace") != name:
+                continue  # a node of the macro wrapper, or a name spliced across a line continuation
+            if nvidia_only(start):
+                continue
+            edits.append((start, end, new))
+            out.renames[f"{name} -> {new}"] += 1
+        if unit.is_macro or launch_syntax != "ggl":
+            continue
+        for call in iter_nodes(unit.root, {"call_expression"}):
+            if any(c.type == "kernel_call_syntax" for c in call.children) and not nvidia_only(call.start_byte):
+                launch = _launch_edits(call, data)
+                if launch is None:
+                    line = data.count(b"\n", 0, call.start_byte) + 1
+                    out.notes.append(f"{path}:{line}: kernel launch kept as <<<>>>: unusual launch configuration")
+                    continue
+                edits.extend(launch)
+                out.launches += 1
+
+    has_runtime = False
+    for inc in iter_nodes(root, {"preproc_include"}):
+        node = inc.child_by_field_name("path")
+        parsed = _include_path(node, data) if node is not None else None
+        if parsed is None:
+            continue
+        opener, header, closer = parsed
+        if header == HIP_RUNTIME_HEADER:
+            has_runtime = True
+        new = table.headers.get(header)
+        if new is None and hip_extension and opener == '"' and header.endswith(".cu"):
+            new = header[:-3] + ".hip"  # `#include "kernel.cu"` follows the file's new name
+        if new is None or nvidia_only(inc.start_byte):
+            continue
+        if new == HIP_RUNTIME_HEADER:
+            has_runtime = True
+        edits.append((node.start_byte, node.end_byte, f"{opener}{new}{closer}"))
+        out.renames[f"<{header}> -> <{new}>"] += 1
+
+    ext = os.path.splitext(path)[1].lower()
+    if ext in IMPLICIT_RUNTIME_EXTENSIONS and not has_runtime:
+        at = _runtime_insert_point(root, data)
+        nl = "\r\n" if b"\r\n" in data else "\n"
+        edits.append((at, at, f"#include <{HIP_RUNTIME_HEADER}>{nl}"))
+        out.inserted_lines.append(data.count(b"\n", 0, at) + 1)
+
+    edits.sort(key=lambda e: (e[0], e[1]))
+    pieces, pos = [], 0
+    for start, end, text in edits:
+        if start < pos:  # overlapping edits: keep the first; the name stays for the checklist
+            out.notes.append(f"{path}: overlapping rewrite at byte {start} skipped")
+            continue
+        pieces.append(data[pos:start])
+        pieces.append(text.encode("utf-8"))
+        pos = end
+    pieces.append(data[pos:])
+    out.data = b"".join(pieces)
+    return out
+
+
+def parse_error_count(data: bytes) -> int:
+    return len(error_ranges(new_parser().parse(data).root_node))
+
+
+PROTECTED_NODE_TYPES = frozenset({"comment", "string_literal", "raw_string_literal", "char_literal"})
+
+
+def protected_texts(data: bytes) -> list[bytes]:
+    """Every comment and string literal, in the file and in macro bodies (not #include paths), in order:
+    a migration must leave this list exactly as it was."""
+    out = []
+    for unit in parse_file(new_parser(), data):
+        for node in iter_nodes(unit.root, PROTECTED_NODE_TYPES):
+            if node.parent is not None and node.parent.type == "preproc_include":
+                continue
+            out.append(unit.data[node.start_byte:node.end_byte])
+    return out
+
+
+# Files ---------------------------------------------------------------------------------------
+
+def is_build_file(rel: str) -> bool:
+    name = os.path.basename(rel)
+    return name in BUILD_FILE_NAMES or os.path.splitext(name)[1] in BUILD_FILE_EXTENSIONS or name.startswith("Makefile")
+
+
+def output_name(rel: str, hip_extension: bool) -> str:
+    root, ext = os.path.splitext(rel)
+    if hip_extension and ext == ".cu":
+        return root + ".hip"
+    return rel
+
+
+def _write_file(path: str, data: bytes, mode: int) -> None:
+    """Atomic: temporary file beside the target, then rename over it."""
+    if os.path.lexists(path) and not os.path.islink(path):
+        write_atomic(path, data)
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".hiplint-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _copy_file(src: str, dst: str) -> None:
+    if os.path.islink(src):
+        if os.path.lexists(dst):
+            os.unlink(dst)
+        os.makedirs(os.path.dirname(os.path.abspath(dst)), exist_ok=True)
+        os.symlink(os.readlink(src), dst)
+        return
+    with open(src, "rb") as fh:
+        data = fh.read()
+    _write_file(dst, data, stat.S_IMODE(os.stat(src).st_mode))
+
+
+def _walk(src: str):
+    """Relative paths of every file under src, sorted, without version-control metadata."""
+    for dirpath, dirnames, filenames in os.walk(src):
+        dirnames[:] = sorted(d for d in dirnames if d not in VCS_DIRS)
+        for name in sorted(filenames):
+            yield os.path.relpath(os.path.join(dirpath, name), src)
+
+
+def _shift(findings: list[Finding], inserted: list[int], path: str) -> list[Finding]:
+    for f in findings:
+        n = sum(1 for line in inserted if line <= f.line)
+        f.line += n
+        f.end_line += n
+        f.path = path
+    return findings
+
+
+@dataclass
+class MigrateOptions:
+    out: str | None = None
+    in_place: bool = False
+    force: bool = False
+    hip_extension: bool = False
+    launch_syntax: str = "chevron"
+    apply_fixes: bool = True
+    report_unknown_names: bool = True  # API003, with the names the whole tree declares
+
+
+class Migrator:
+    def __init__(self, settings, rule_classes, options: MigrateOptions, table: RenameTable | None = None):
+        self.settings = settings
+        self.options = options
+        self.table = table or load_table()
+        self.rule_classes = list(rule_classes)
+        self.linter = None  # built in run(), once the names the project declares are known
+
+    def _build_linter(self, src: str) -> None:
+        """Every selected rule, plus API003 (names the table does not know), which needs to know
+        the names the whole tree declares: the user's `cudaHelper_t` in a header is not an API."""
+        from hiplint.engine import Linter
+        from hiplint.registry import load_registry
+        declared = set()
+        parser = new_parser()
+        for rel in _walk(src):
+            path = os.path.join(src, rel)
+            if language_of(rel, self.settings.include) != "cuda" or os.path.islink(path):
+                continue
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read(MAX_SOURCE_BYTES + 1)
+            except OSError:
+                continue
+            if b"\0" in data[:8192] or len(data) > MAX_SOURCE_BYTES:
+                continue
+            try:
+                declared |= declared_names(parse_file(parser, data))
+            except RecursionError:
+                continue
+        extra = dict(self.settings.extra)
+        extra[PROJECT_DECLARED_KEY] = frozenset(declared)
+        self.settings = self.settings.with_overrides(extra=extra)
+        rules = list(self.rule_classes)
+        unknown = load_registry().by_code(UNKNOWN_NAME_CODE)
+        if unknown is not None and unknown not in rules and self.options.report_unknown_names:
+            rules.append(unknown)
+        self.linter = Linter(self.settings, rules)
+
+    # One file ---------------------------------------------------------------------------------
+    def migrate_source(self, rel: str, data: bytes, dst_rel: str) -> tuple[bytes, FileOutcome]:
+        outcome = FileOutcome(rel, dst_rel, "unchanged")
+        lint = lambda d: self.linter.lint_bytes(dst_rel, d, "cuda").findings  # noqa: E731
+        base = data
+        if self.options.apply_fixes:
+            fixed = fix_bytes(lint, data, "cuda", Applicability.SAFE)
+            outcome.notes.extend(fixed.dropped)
+            base = fixed.data
+            outcome.fixes = len(fixed.applied)
+            remaining = fixed.remaining
+        else:
+            remaining = lint(data)
+        rw = rewrite_source(base, rel, self.table, self.options.launch_syntax, self.settings.hip_macros,
+                            self.options.hip_extension)
+        outcome.notes.extend(rw.notes)
+        if parse_error_count(rw.data) > parse_error_count(data):
+            outcome.notes.append(f"{rel}: rename skipped: the rewrite would add a parse error; copied as it was")
+            outcome.action, outcome.reason = "copied", "the rewrite would add a parse error"
+            outcome.findings = _shift(lint(data), [], dst_rel)
+            return data, outcome
+        outcome.renames = rw.renames
+        outcome.findings = _shift(remaining, rw.inserted_lines, dst_rel)
+        final = rw.data
+        if self.options.apply_fixes:
+            # Some fixes only apply to the HIP spelling (HIP_SYMBOL around a hipMemcpyToSymbol
+            # symbol): one more pass after the renames, so that a second migration changes nothing.
+            again = fix_bytes(lint, rw.data, "cuda", Applicability.SAFE)
+            if again.applied and parse_error_count(again.data) <= parse_error_count(rw.data):
+                final = again.data
+                outcome.fixes += len(again.applied)
+                outcome.findings = again.remaining
+        if final != data:
+            outcome.action = "changed"
+        return final, outcome
+
+    # The tree ---------------------------------------------------------------------------------
+    def run(self, src: str) -> MigrationResult:
+        opts = self.options
+        src = os.path.normpath(src)
+        if not os.path.isdir(src):
+            raise MigrateError(f"{src}: not a directory")
+        if opts.in_place == bool(opts.out):
+            raise MigrateError("give exactly one of --out DIR or --in-place")
+        if opts.launch_syntax not in LAUNCH_STYLES:
+            raise MigrateError(f"--launch-syntax must be one of {', '.join(LAUNCH_STYLES)}")
+        result = MigrationResult(src, src if opts.in_place else os.path.normpath(opts.out))
+        dst = result.dst
+        if opts.in_place:
+            result.backup = self._backup(src, result)
+        else:
+            real_src, real_dst = os.path.realpath(src), os.path.realpath(dst)
+            if real_dst == real_src or real_dst.startswith(real_src + os.sep) or real_src.startswith(real_dst + os.sep):
+                raise MigrateError(f"--out {dst} overlaps the source tree {src}; choose a directory outside it")
+            if os.path.exists(dst) and not os.path.isdir(dst):
+                raise MigrateError(f"--out {dst}: exists and is not a directory")
+            if os.path.isdir(dst) and os.listdir(dst) and not opts.force:
+                raise MigrateError(f"--out {dst}: directory is not empty (use --force to write into it)")
+            os.makedirs(dst, exist_ok=True)
+        self._build_linter(src)
+        for rel in _walk(src):
+            result.files.append(self._one(src, dst, rel))
+        result.checklist = os.path.join(dst, CHECKLIST_NAME)
+        text = render_checklist(result, self.settings)
+        _write_file(result.checklist, text.encode("utf-8"), 0o644)
+        for f in result.files:
+            result.notes.extend(f.notes)
+        return result
+
+    def _backup(self, src: str, result: MigrationResult) -> str:
+        backup = src.rstrip(os.sep) + BACKUP_SUFFIX
+        if os.path.exists(backup):
+            result.notes.append(f"{backup} exists: kept as the backup of the original tree (not overwritten)")
+            return backup
+        tmp = backup + ".partial"
+        if os.path.exists(tmp):
+            shutil.rmtree(tmp)
+        shutil.copytree(src, tmp, symlinks=True)
+        os.replace(tmp, backup)
+        return backup
+
+    def _one(self, src: str, dst: str, rel: str) -> FileOutcome:
+        opts = self.options
+        spath = os.path.join(src, rel)
+        if os.path.basename(rel) == CHECKLIST_NAME:
+            return FileOutcome(rel, "", "skipped", "checklist of an earlier migration (written anew)")
+        lang = language_of(rel, self.settings.include)
+        build = is_build_file(rel)
+        dst_rel = output_name(rel, opts.hip_extension) if lang == "cuda" else rel
+        dpath = os.path.join(dst, dst_rel)
+        if os.path.islink(spath):
+            if opts.in_place:
+                return FileOutcome(rel, rel, "skipped", "symbolic link (not written through)")
+            return self._copied(spath, dst, rel, "symbolic link")
+        try:
+            with open(spath, "rb") as fh:
+                data = fh.read(MAX_SOURCE_BYTES + 1)
+        except OSError as exc:
+            return self._copied(spath, dst, rel, f"unreadable ({exc.strerror or exc})")
+        if b"\0" in data[:8192]:
+            return self._copied(spath, dst, rel, "binary file")
+        if len(data) > MAX_SOURCE_BYTES:
+            return self._copied(spath, dst, rel, "larger than 16 MiB")
+        if lang != "cuda":
+            out = self._copied(spath, dst, rel, "build file" if build else "not a C/C++/CUDA source")
+            out.build_file = build
+            if lang in self.linter.languages and out.action == "copied":
+                try:
+                    out.findings = self.linter.lint_bytes(rel, data, lang).findings
+                except Exception as exc:  # the migration goes on; the file is copied already
+                    out.notes.append(f"{rel}: not analysed: {type(exc).__name__}: {exc}")
+            return out
+        try:
+            new, outcome = self.migrate_source(rel, data, dst_rel)
+        except RecursionError:
+            return self._copied(spath, dst, rel, "nesting too deep to analyse")
+        except Exception as exc:  # one line, the file copied, the migration goes on
+            out = self._copied(spath, dst, rel, "internal error while rewriting")
+            out.notes.append(f"{rel}: internal error: {type(exc).__name__}: {exc}")
+            return out
+        mode = stat.S_IMODE(os.stat(spath).st_mode)
+        try:
+            if not opts.in_place or new != data or dst_rel != rel:
+                _write_file(dpath, new, mode)
+            if opts.in_place and dst_rel != rel:
+                os.unlink(spath)
+        except OSError as exc:
+            return FileOutcome(rel, "", "skipped", f"cannot write ({exc.strerror or exc})")
+        return outcome
+
+    def _copied(self, spath: str, dst: str, rel: str, reason: str) -> FileOutcome:
+        """Copy under the file's own name (a binary `.cu` does not become `.hip`)."""
+        dpath = os.path.join(dst, rel)
+        if self.options.in_place:
+            return FileOutcome(rel, rel, "unchanged", reason)  # in place: the file stays as it is
+        try:
+            _copy_file(spath, dpath)
+        except OSError as exc:
+            return FileOutcome(rel, "", "skipped", f"{reason}; cannot copy ({exc.strerror or exc})")
+        return FileOutcome(rel, rel, "copied", reason)
+
+
+# The checklist -------------------------------------------------------------------------------
+
+BUILD_ADVICE = ("Build files are copied unchanged. Point them at HIP: enable the HIP language "
+                "(`enable_language(HIP)`, or compile with `hipcc`/`clang++ -x hip`), set `--offload-arch` "
+                "for your AMD targets, replace CUDA libraries with their HIP ones (hipBLAS, hipRAND, hipSOLVER, "
+                "hipFFT, hipSPARSE, hipCUB), and remove nvcc-only flags (`-arch=sm_XX`, `--use_fast_math`, "
+                "`-Xcompiler`).")
+
+
+def render_checklist(result: MigrationResult, settings) -> str:
+    """The migration checklist: the `checklist` output format when installed, else a Markdown list."""
+    from hiplint import emit
+    findings = result.findings
+    head = [
+        "# HIP migration checklist",
+        "",
+        f"Written by `hiplint migrate` for `{result.src}`.",
+        "",
+        "```",
+        result.summary(),
+        "```",
+        "",
+    ]
+    build = [f for f in result.files if f.build_file]
+    if build:
+        head += ["## Build files", "", BUILD_ADVICE, ""]
+        head += [f"- [ ] `{f.src}`" for f in build] + [""]
+    if "checklist" in emit.EMITTERS:
+        report = emit.Report(findings, len(result.files), [], settings, show_fix_hint=False)
+        return "\n".join(head) + "\n" + emit.render("checklist", report)
+    from hiplint.model import Impact
+    body = []
+    if not findings:
+        body += ["Nothing left for hand work that hiplint knows of.", ""]
+    for impact in sorted(Impact, key=lambda i: i.order):
+        group = [f for f in findings if f.impact == impact]
+        if not group:
+            continue
+        body += [f"## {impact.title}", ""]
+        for code in sorted({f.code for f in group}):
+            items = [f for f in group if f.code == code]
+            advice = items[0].checklist
+            body.append(f"### {code} {items[0].name} ({len(items)})")
+            body.append("")
+            if advice:
+                body += [advice, ""]
+            body += [f"- [ ] `{f.path}:{f.line}:{f.column}` {f.message}" for f in items]
+            body.append("")
+    return "\n".join(head + body)

@@ -1,0 +1,114 @@
+from hiplint import CudaRule, Impact, Severity
+from hiplint.renames import load_table
+
+from ._common import in_preproc_condition
+
+
+class ApiWithoutHipEquivalent(CudaRule):
+    """A CUDA API name that has no HIP equivalent.
+
+    ## What it does
+    Finds uses of CUDA runtime, driver, device and library names that the project's rename table
+    (`rules/rename/*.toml`, section `[unsupported]`) lists as having no HIP counterpart: for example
+    `cudaDeviceFlushGPUDirectRDMAWrites`, `cusolverDnDHgesv` (mixed-precision iterative refinement),
+    the cuBLASXt multi-GPU API, NVTX domains, `__nv_fp8_e4m3`. Only exact names are reported: a
+    member `obj.cudaInitDevice`, a name in a comment or string, a name in an `#if` condition (a version
+    test), or code in an `#if` branch that only compiles for NVIDIA are not. It is the fallback for
+    names no specialist rule knows: when a RND, SLV, LIB, MEM or other rule reports the same name in
+    the file, this rule stays quiet (unless that rule is not selected).
+
+    ## Why it breaks on AMD
+    The call does not compile against HIP (every ROCm version so far): `hiplint migrate` renames what
+    has a HIP equivalent and leaves these names as they are, so each one is a compile error in the
+    port until it is rewritten by hand or moved into an NVIDIA-only branch. The message says what to
+    use instead.
+
+    ## Example
+    ```cuda
+    void solve(cusolverDnHandle_t h) {
+        cusolverDnDHgesv(h, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    }
+    ```
+
+    ## Use instead
+    ```cuda
+    void solve(hipsolverHandle_t h, int n, double* A, int* ipiv, double* B, double* work, int lwork, int* info) {
+        hipsolverDnDgetrf(h, n, n, A, n, work, lwork, ipiv, info);
+    }
+    ```
+
+    ## References
+    - HIP runtime API reference: https://rocm.docs.amd.com/projects/HIP/en/latest/doxygen/html/modules.html
+    - hipSOLVER, hipBLAS, hipRAND, hipFFT, hipSPARSE API references: https://rocm.docs.amd.com/en/latest/reference/api-libraries.html
+    - The table and its sources: `rules/rename/*.toml` (`[family] source`)
+    """
+
+    code = "API001"
+    name = "api-without-hip-equivalent"
+    summary = "CUDA API without a HIP equivalent"
+    severity = Severity.ERROR
+    impact = Impact.COMPILE
+    checklist = "Rewrite each use by hand (the message names the replacement), or keep it in an NVIDIA-only `#if` branch."
+    fallback = True  # the RND, SLV, LIB, MEM... rules say more about the names they know
+    query = "[(identifier) (type_identifier)] @name"
+
+    def check(self, ctx, captures):
+        table = load_table()
+        for node in captures.get("name", ()):
+            name = ctx.text(node)
+            advice = table.unsupported.get(name)
+            if advice is None or in_preproc_condition(node):
+                continue  # `#if CUDART_VERSION >= 11000` is a version test, not a use
+            family = table.family(name)
+            where = f" ({family.title})" if family else ""
+            ctx.report(node, f"`{name}`{where} has no HIP equivalent: {advice}")
+
+
+class HeaderWithoutHipEquivalent(CudaRule):
+    """An `#include` of a CUDA header that has no HIP equivalent.
+
+    ## What it does
+    Finds `#include` lines naming a header that the rename table lists under `[unsupported_headers]`:
+    WMMA's `<mma.h>`, libcu++ (`<cuda/atomic>`, `<cuda/barrier>`, `<cuda/pipeline>`), `<cuda_fp8.h>`,
+    `<cooperative_groups/reduce.h>`, `<cublasXt.h>`. Includes inside NVIDIA-only `#if` branches are
+    not reported.
+
+    ## Why it breaks on AMD
+    HIP ships no header of that name (every ROCm version so far), so the port stops at "file not found";
+    the APIs behind it need a different library (rocWMMA for WMMA) or hand-written code. The message
+    says which.
+
+    ## Example
+    ```cuda
+    #include <mma.h>
+    ```
+
+    ## Use instead
+    ```cuda
+    #include <hip/hip_runtime.h>
+    ```
+
+    ## References
+    - HIP C++ language extensions (no warp matrix functions): https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html
+    - rocWMMA: https://rocm.docs.amd.com/projects/rocWMMA/en/latest/
+    - The table and its sources: `rules/rename/*.toml`
+    """
+
+    code = "API002"
+    name = "header-without-hip-equivalent"
+    summary = "CUDA header without a HIP equivalent"
+    severity = Severity.ERROR
+    impact = Impact.COMPILE
+    in_macros = False
+    checklist = "Replace the header and the API behind it by hand (the message names the replacement)."
+    fallback = True
+    query = "(preproc_include path: [(system_lib_string) (string_literal)] @path)"
+
+    def check(self, ctx, captures):
+        table = load_table()
+        for node in captures.get("path", ()):
+            text = ctx.text(node)
+            header = text[1:-1] if len(text) >= 2 else text
+            advice = table.unsupported_headers.get(header)
+            if advice is not None:
+                ctx.report(node, f"<{header}> has no HIP equivalent: {advice}")

@@ -1,0 +1,358 @@
+"""`hiplint migrate`: renames on the syntax tree, safety of the trees, idempotence, compile check."""
+import hashlib
+import os
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ROOT
+from hiplint.config import load_settings
+from hiplint.languages import language_of
+from hiplint.migrate import (BACKUP_SUFFIX, CHECKLIST_NAME, MigrateError, MigrateOptions, Migrator,
+                             parse_error_count, protected_texts, rewrite_source)
+from hiplint.registry import load_registry, select_rules
+from hiplint.renames import TableError, load_from, load_table, table_dir
+
+MIGRATE = FIXTURES / "migrate"
+
+
+def migrator(src, **opts):
+    settings = load_settings([str(src)], None, True)
+    return Migrator(settings, select_rules(settings, load_registry()), MigrateOptions(**opts))
+
+
+def migrate(src, out, **opts):
+    return migrator(src, out=str(out), **opts).run(str(src))
+
+
+def tree_digest(root: Path) -> dict:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def c_sources(root: Path):
+    return [p for p in sorted(root.rglob("*")) if p.is_file() and language_of(str(p)) == "cuda"]
+
+
+def comments_and_strings(data: bytes) -> list[bytes]:
+    texts = protected_texts(data)
+    assert texts or not data.strip(), "the check must see something"
+    return texts
+
+
+# The table ------------------------------------------------------------------------------------
+
+def test_every_family_names_its_source():
+    for path in sorted(table_dir().glob("*.toml")):
+        fam = tomllib.loads(path.read_text())["family"]
+        assert fam["title"] and "https://" in fam["source"], path
+
+
+def test_table_covers_the_families_the_issue_names():
+    t = load_table()
+    for cuda, hip in {"cudaMalloc": "hipMalloc", "cuLaunchKernel": "hipModuleLaunchKernel",
+                      "cublasSgemm": "hipblasSgemm", "curand_uniform": "hiprand_uniform",
+                      "cusolverDnDgetrf": "hipsolverDnDgetrf", "cusparseSpMV": "hipsparseSpMV",
+                      "cufftExecC2C": "hipfftExecC2C", "nvtxRangePushA": "roctxRangePushA",
+                      "cudaDeviceProp": "hipDeviceProp_t", "cuFloatComplex": "hipFloatComplex"}.items():
+        assert t.names[cuda] == hip
+    assert t.namespaces["cub"] == "hipcub"
+    assert t.headers["curand.h"] == "hiprand/hiprand.h"  # not the deprecated top-level <hiprand.h>
+
+
+def test_no_hip_name_is_renamed_again():
+    t = load_table()
+    for mapping in (t.names, t.headers, t.namespaces):
+        assert not set(mapping.values()) & set(mapping), "a second migration would change the output"
+
+
+def test_table_rejects_a_name_in_two_places(tmp_path):
+    for name, body in (("a.toml", '[family]\ntitle="A"\nsource="x"\n[rename]\ncudaFoo="hipFoo"\n'),
+                       ("b.toml", '[family]\ntitle="B"\nsource="y"\n[unsupported]\ncudaFoo="no"\n')):
+        (tmp_path / name).write_text(body)
+    with pytest.raises(TableError, match="cudaFoo"):
+        load_from(tmp_path)
+
+
+def test_table_rejects_a_name_outside_its_prefix(tmp_path):
+    (tmp_path / "a.toml").write_text('[family]\ntitle="A"\nsource="x"\n[prefix]\nfrom="cuda"\nto="hip"\nnames=["cublasX"]\n')
+    with pytest.raises(TableError, match="prefix"):
+        load_from(tmp_path)
+
+
+# Renames on the tree ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("launch", ["chevron", "ggl"])
+@pytest.mark.parametrize("path", c_sources(FIXTURES), ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_every_fixture_parses_and_keeps_comments_and_strings(path, launch):
+    data = path.read_bytes()
+    out = rewrite_source(data, str(path), launch_syntax=launch).data
+    assert parse_error_count(out) <= parse_error_count(data)
+    assert comments_and_strings(out) == comments_and_strings(data)
+
+
+def test_user_names_comments_and_strings_stay():
+    src = (MIGRATE / "saxpy_streams.cu").read_bytes()
+    out = rewrite_source(src, "saxpy_streams.cu").data.decode()
+    for kept in ("struct cudaHelper_t", "static bool cudaOk", "cudaHelper_t& h", "if (host[0] != 4.0f) cudaOk = false",
+                 "// device buffers via cudaMalloc", '"cudaError %s at %s:%d\\n"', '"saxpy: %.3f ms, cudaOk=%d (cudaMemcpy done)\\n"',
+                 "prop.name"):
+        assert kept in out, kept
+    for gone in ("cudaStream_t", "cudaMallocHost", "cudaDeviceProp", "cudaDevAttrMultiProcessorCount"):
+        assert gone not in out, gone
+    assert "hipHostMalloc(&host" in out and "hipHostFree(host)" in out
+    assert "hipDeviceAttributeMultiprocessorCount" in out
+
+
+def test_macro_bodies_are_renamed_through_their_byte_mapping():
+    out = rewrite_source((MIGRATE / "saxpy_streams.cu").read_bytes(), "x.cu").data.decode()
+    macro = out[out.index("#define CUDA_CHECK"):out.index("} while (0)")]
+    assert "hipError_t err_ = (call);" in macro and "err_ != hipSuccess" in macro and "hipGetErrorString(err_)" in macro
+    assert "#define CUDA_CHECK(call)" in macro  # the user's macro name stays
+
+
+def test_templates_and_headers():
+    out = rewrite_source((MIGRATE / "complex_ops.cuh").read_bytes(), "complex_ops.cuh").data.decode()
+    assert "#include <hip/hip_complex.h>" in out and "cuComplex.h" not in out
+    assert "inline hipFloatComplex cudaScale(hipFloatComplex z" in out  # user function name kept
+    assert "data[i] = hipCmulf(data[i], w);" in out  # inside a function template
+
+
+def test_nvidia_only_branch_is_left_as_cuda():
+    out = rewrite_source((MIGRATE / "complex_rotate.cu").read_bytes(), "complex_rotate.cu").data.decode()
+    assert "cudaDeviceProp p; cudaGetDeviceProperties(&p, 0); return \"cuda\";" in out
+    assert "hipMalloc(&d" in out
+
+
+def test_runtime_header_is_added_once_to_cu_files():
+    out = rewrite_source((MIGRATE / "complex_rotate.cu").read_bytes(), "complex_rotate.cu").data.decode()
+    assert out.count("#include <hip/hip_runtime.h>") == 1
+    assert out.index("#include <hip/hip_runtime.h>") < out.index('#include "complex_ops.cuh"')
+    saxpy = rewrite_source((MIGRATE / "saxpy_streams.cu").read_bytes(), "s.cu").data.decode()
+    assert saxpy.count("hip/hip_runtime.h") == 1  # <cuda_runtime.h> became it; nothing added
+    plain = rewrite_source(b"int f(int x) { return x; }\n", "plain.cpp").data
+    assert plain == b"int f(int x) { return x; }\n"  # .cpp files get nothing nvcc did not give them
+
+
+def test_launch_syntax_ggl():
+    src = b"""#include <hip/hip_runtime.h>
+template <typename T> __global__ void k(T* p, int n) {}
+__global__ void z() {}
+void go(float* p, int n, cudaStream_t s) {
+    k<float><<<dim3(n / 64), 64, 0, s>>>(p, n);
+    k<<<1, 2>>>(p, n);
+    z<<<1, 1, 128>>>();
+}
+"""
+    out = rewrite_source(src, "l.cu", launch_syntax="ggl").data.decode()
+    assert "hipLaunchKernelGGL(HIP_KERNEL_NAME(k<float>), dim3(n / 64), 64, 0, s, p, n);" in out
+    assert "hipLaunchKernelGGL(k, 1, 2, 0, 0, p, n);" in out
+    assert "hipLaunchKernelGGL(z, 1, 1, 128, 0);" in out
+    assert "void go(float* p, int n, hipStream_t s)" in out
+    assert "<<<" not in out
+    assert rewrite_source(src, "l.cu").data.decode().count("<<<") == 3  # default: launches stay
+
+
+def test_cub_namespace_and_headers():
+    src = b"""#include <cub/cub.cuh>
+using namespace cub;
+namespace c2 = cub;
+__global__ void k(float* out) {
+    typedef cub::BlockReduce<float, 256> BR;
+    __shared__ typename BR::TempStorage tmp;
+    float s = BR(tmp).Sum(1.f);
+    if (threadIdx.x == 0) *out = s;
+}
+void h(void* t, size_t b, float* i, float* o, int n) { cub::DeviceReduce::Sum(t, b, i, o, n); }
+"""
+    out = rewrite_source(src, "r.cu").data.decode()
+    assert "#include <hipcub/hipcub.hpp>" in out and "using namespace hipcub;" in out
+    assert "namespace c2 = hipcub;" in out
+    assert "typedef hipcub::BlockReduce<float, 256> BR;" in out and "hipcub::DeviceReduce::Sum(" in out
+    assert "cub::" not in out.replace("hipcub::", "")
+
+
+def test_member_and_field_names_are_not_renamed():
+    src = b"struct S { int cudaMalloc; }; void f(S s) { s.cudaMalloc = 1; cudaMalloc(0, 0); }\n"
+    out = rewrite_source(src, "m.cpp").data.decode()
+    assert "int cudaMalloc;" in out and "s.cudaMalloc = 1" in out and "hipMalloc(0, 0)" in out
+
+
+# Trees: safety, summary, checklist ----------------------------------------------------------------
+
+def test_out_writes_the_tree_and_never_touches_the_source(tmp_path):
+    before = tree_digest(MIGRATE)
+    result = migrate(MIGRATE, tmp_path / "out")
+    assert tree_digest(MIGRATE) == before
+    out = tmp_path / "out"
+    assert (out / "saxpy_streams.cu").exists() and (out / "CMakeLists.txt").read_bytes() == (MIGRATE / "CMakeLists.txt").read_bytes()
+    assert result.count("changed") == 4 and result.count("copied") == 1
+    checklist = (out / CHECKLIST_NAME).read_text()
+    assert "- [ ] `CMakeLists.txt`" in checklist and "4 changed" in checklist
+
+
+def test_out_refuses_a_non_empty_directory_unless_forced(tmp_path, cli):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    r = cli("migrate", MIGRATE, "--out", out)
+    assert r.returncode == 2 and b"not empty" in r.stderr
+    assert sorted(os.listdir(out)) == ["keep.txt"]
+    r = cli("migrate", MIGRATE, "--out", out, "--force")
+    assert r.returncode == 0, r.stderr
+    assert (out / "keep.txt").read_text() == "mine" and (out / "saxpy_streams.cu").exists()
+    assert b"4 changed" in r.stdout
+
+
+def test_options_are_checked(tmp_path, cli):
+    assert cli("migrate", MIGRATE).returncode == 2  # neither --out nor --in-place
+    r = cli("migrate", MIGRATE, "--out", tmp_path / "o", "--in-place")
+    assert r.returncode == 2 and b"exactly one" in r.stderr
+    work = tmp_path / "src"
+    shutil.copytree(MIGRATE, work)
+    r = cli("migrate", work, "--out", work / "sub")
+    assert r.returncode == 2 and b"overlaps" in r.stderr
+
+
+def test_in_place_keeps_a_backup_of_the_original(tmp_path):
+    work = tmp_path / "proj"
+    shutil.copytree(MIGRATE, work)
+    original = tree_digest(work)
+    result = migrator(work, in_place=True).run(str(work))
+    assert result.count("copied") == 0 and "unchanged 1: build file" in result.summary()
+    backup = Path(str(work) + BACKUP_SUFFIX)
+    assert result.backup == str(backup) and tree_digest(backup) == original
+    assert "hipMalloc" in (work / "saxpy_streams.cu").read_text()
+    # Again: the backup still holds the original, and nothing else changes.
+    migrated = tree_digest(work)
+    migrator(work, in_place=True).run(str(work))
+    assert tree_digest(backup) == original
+    assert {k: v for k, v in tree_digest(work).items() if k != CHECKLIST_NAME} == \
+           {k: v for k, v in migrated.items() if k != CHECKLIST_NAME}
+
+
+def test_in_place_with_hip_extension_renames_files(tmp_path):
+    work = tmp_path / "proj"
+    shutil.copytree(MIGRATE, work)
+    migrator(work, in_place=True, hip_extension=True).run(str(work))
+    names = sorted(os.listdir(work))
+    assert "saxpy_streams.hip" in names and "saxpy_streams.cu" not in names
+    assert "complex_ops.cuh" in names  # headers keep their names: includes still resolve
+    summary_src = tmp_path / "inc"
+    summary_src.mkdir()
+    (summary_src / "kernel.cu").write_text("__global__ void k() {}\n")
+    (summary_src / "main.cu").write_text('#include "kernel.cu"\n#include "other.h"\nint main() { k<<<1, 1>>>(); }\n')
+    migrate(summary_src, tmp_path / "inc-out", hip_extension=True)
+    main = (tmp_path / "inc-out" / "main.hip").read_text()
+    assert '#include "kernel.hip"' in main and '#include "other.h"' in main
+
+
+@pytest.mark.parametrize("opts", [{}, {"launch_syntax": "ggl", "hip_extension": True}], ids=["default", "ggl-hip"])
+def test_a_second_migration_changes_nothing(tmp_path, opts):
+    first, second = tmp_path / "one", tmp_path / "two"
+    migrate(FIXTURES, first, **opts)
+    result = migrate(first, second, **opts)
+    a = {k: v for k, v in tree_digest(first).items() if k != CHECKLIST_NAME}
+    b = {k: v for k, v in tree_digest(second).items() if k != CHECKLIST_NAME}
+    assert a == b
+    assert result.count("changed") == 0
+
+
+def test_binary_unreadable_and_odd_files_are_copied_not_touched(tmp_path, monkeypatch):
+    src = tmp_path / "src"
+    src.mkdir()
+    blob = b"\x7fELF\0\0cudaMalloc\0"
+    (src / "kernel.cu").write_bytes(blob)
+    (src / "notes.txt").write_text("call cudaMalloc here\n")
+    (src / "locked.cu").write_text("void f() { cudaMalloc(0, 0); }\n")
+    (src / "link.cu").symlink_to("kernel.cu")
+    import builtins
+    real_open = builtins.open
+
+    def fake_open(path, *a, **k):
+        if str(path).endswith("locked.cu"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    result = migrate(src, tmp_path / "out")
+    monkeypatch.setattr(builtins, "open", real_open)
+    by_name = {f.src: f for f in result.files}
+    assert by_name["kernel.cu"].action == "copied" and by_name["kernel.cu"].reason == "binary file"
+    assert (tmp_path / "out" / "kernel.cu").read_bytes() == blob
+    assert by_name["notes.txt"].action == "copied"
+    assert (tmp_path / "out" / "notes.txt").read_text() == "call cudaMalloc here\n"
+    assert by_name["locked.cu"].action == "skipped" and "Permission denied" in by_name["locked.cu"].reason
+    assert by_name["link.cu"].action == "copied" and os.readlink(tmp_path / "out" / "link.cu") == "kernel.cu"
+    summary = result.summary()
+    assert "1 skipped" in summary and "binary file" in summary and "Permission denied" in summary
+
+
+def test_unsupported_apis_stay_and_go_to_the_checklist(tmp_path):
+    result = migrate(FIXTURES / "api", tmp_path / "out")
+    out = (tmp_path / "out" / "no_hip_equivalent.cu").read_text()
+    assert "cusolverDnDHgesv(h" in out and "hipsolverHandle_t h" in out  # kept, never silently "renamed"
+    codes = sorted(f.code for f in result.findings if f.path == "no_hip_equivalent.cu")
+    # One name and one header are left to the specialists (SLV001 for cusolverDnDHgesv, LIB002 for
+    # <mma.h>): the fallback API rules stay quiet there.
+    assert codes.count("API001") == 1 and codes.count("API002") == 1
+    assert "SLV001" in codes and "LIB002" in codes
+    checklist = (tmp_path / "out" / CHECKLIST_NAME).read_text()
+    assert "API001" in checklist and "no_hip_equivalent.cu:" in checklist
+
+
+def test_safe_fixes_are_applied_before_renaming(tmp_path):
+    from hiplint import CudaRule, Fix
+
+    class Spin(CudaRule):
+        """Test rule: a safe fix from one name to another."""
+        code, name, summary = "TST001", "test-rule", "test"
+        query = '((identifier) @id (#eq? @id "old_sleep"))'
+
+        def check(self, ctx, captures):
+            for node in captures["id"]:
+                ctx.report(node, fix=Fix.safe("rename", ctx.replace(node, "new_sleep")))
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.cu").write_text("void old_sleep();\nvoid f() { old_sleep(); cudaDeviceSynchronize(); }\n")
+    settings = load_settings([str(src)], None, True)
+    result = Migrator(settings, [Spin], MigrateOptions(out=str(tmp_path / "out"))).run(str(src))
+    out = (tmp_path / "out" / "a.cu").read_text()
+    assert out == "#include <hip/hip_runtime.h>\nvoid new_sleep();\nvoid f() { new_sleep(); hipDeviceSynchronize(); }\n"
+    assert result.files[0].fixes == 2
+
+
+# Compile oracle -----------------------------------------------------------------------------
+
+def _toolchain_or_skip():
+    from hip_toolchain import missing
+    why = missing()
+    if why:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but the HIP toolchain is missing: {why}")
+        pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def migrated_fixtures(tmp_path_factory):
+    out = tmp_path_factory.mktemp("migrated") / "out"
+    migrate(MIGRATE, out)
+    return out
+
+
+@pytest.mark.parametrize("name", ["saxpy_streams.cu", "monte_carlo_pi.cu", "complex_rotate.cu"])
+def test_migrated_fixtures_compile_for_amd(migrated_fixtures, name):
+    _toolchain_or_skip()
+    from hip_toolchain import ARCHS, compile_hip
+    result = compile_hip(str(migrated_fixtures / name), ARCHS)
+    assert result.ok, f"{name} does not compile for {', '.join(ARCHS)}:\n{result.stderr[-3000:]}"
+
+
+def test_the_unmigrated_fixture_does_not_compile_for_amd():
+    # The compile check can fail: the CUDA original does not build against HIP.
+    _toolchain_or_skip()
+    from hip_toolchain import compile_hip
+    assert not compile_hip(str(MIGRATE / "monte_carlo_pi.cu"), ("gfx942",)).ok
