@@ -44,4 +44,4 @@ def render(fmt: str, report: Report) -> str:
     return EMITTERS[fmt](report)
 
 
-from hiplint.emit import text, jsonfmt  # noqa: E402,F401  (registration)
+from hiplint.emit import text, jsonfmt, checklist  # noqa: E402,F401  (registration)
