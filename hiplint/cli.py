@@ -157,7 +157,7 @@ def _do_scan(paths, kw, force_fix: bool = False):
             return EXIT_ERROR
         return EXIT_FINDINGS if text and not kw.get("exit_zero") else EXIT_CLEAN
     findings = scan.findings
-    sources = _sources(findings) if settings.output_format == "full" else {}
+    sources = _sources(findings)
     report = Report(findings, scan.files, scan.fixed, settings, show_fix_hint=not quiet,
                     color=(out_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ), sources=sources)
     text = emit.render(settings.output_format, report)

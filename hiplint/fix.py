@@ -154,7 +154,8 @@ def unified_diff(path: str, before: bytes, after: bytes) -> str:
     path = path.lstrip("/")  # a/abs/path, as git prints it
     a = before.decode("utf-8", "replace").splitlines(keepends=True)
     b = after.decode("utf-8", "replace").splitlines(keepends=True)
-    lines = list(difflib.unified_diff(a, b, fromfile=f"a/{path}", tofile=f"b/{path}"))
+    shown = path.lstrip("/")
+    lines = list(difflib.unified_diff(a, b, fromfile=f"a/{shown}", tofile=f"b/{shown}"))
     return "".join(l if l.endswith("\n") else l + "\n\\ No newline at end of file\n" for l in lines)
 
 

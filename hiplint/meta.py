@@ -62,7 +62,7 @@ class IoError(_Meta):
     Make the file readable, or exclude it with `exclude = [...]`.
 
     ## References
-    - hiplint documentation: docs/configuration.md
+    - ruff's E902 io-error, the model for this rule: https://docs.astral.sh/ruff/rules/io-error/
     """
 
     code = "HL002"

@@ -28,7 +28,7 @@ from hiplint.registry import load_registry, select_rules
 
 ANNOT = re.compile(r"(?://|#)\s*hl-(?P<kind>expect|ok|config):\s*(?P<body>.*?)\s*(?:\*/)?\s*$")
 CODE = re.compile(r"\b[A-Z]{2,4}[0-9]{3}\b")
-QUOTED = re.compile(r'"([^"]*)"')
+CODE_WITH_MESSAGE = re.compile(r'\b([A-Z]{2,4}[0-9]{3})\b(?:\s*"([^"]*)")?')
 
 
 @dataclass
@@ -63,12 +63,11 @@ def parse_expectations(text: str, hash_comments: bool = False) -> Expectations:
             while j <= len(lines) and (not lines[j - 1].strip() or _is_comment_line(lines[j - 1], hash_comments)):
                 j += 1
             target = j
-        codes = CODE.findall(body.split('"')[0])
-        messages = QUOTED.findall(body)
-        for c in codes:
+        # `CODE "message part"` pairs: a quoted text belongs to the code before it.
+        for c, message in CODE_WITH_MESSAGE.findall(body.split("(")[0] if kind == "ok" else body):
             ex.codes.add(c)
             if kind == "expect":
-                ex.expected.setdefault((target, c), []).extend(messages)
+                ex.expected.setdefault((target, c), []).extend([message] if message else [])
             else:
                 ex.ok.add((target, c))
     return ex
@@ -143,3 +142,32 @@ def fixture_files(root: Path) -> list[Path]:
         if p.is_file() and language_of(str(p)) is not None and not p.name.startswith("_"):
             out.append(p)
     return out
+
+
+def main(argv=None) -> int:
+    """`python -m hiplint.testing [--write] FIXTURE...`: show (or write) the .fixed outputs of fixtures.
+
+    Review what it prints before committing it: the .fixed file is the specification of the fix.
+    """
+    import sys
+    args = list(sys.argv[1:] if argv is None else argv)
+    write = "--write" in args
+    for name in [a for a in args if a != "--write"]:
+        path = Path(name)
+        for unsafe in (False, True):
+            outcome, _, _ = run_fix(path, unsafe)
+            target = fixed_path(path, unsafe)
+            if outcome.data == path.read_bytes():
+                continue
+            if unsafe and fixed_path(path, False).exists() and outcome.data == fixed_path(path, False).read_bytes():
+                continue
+            if write:
+                target.write_bytes(outcome.data)
+                print(f"wrote {target}")
+            else:
+                print(f"--- {target}\n{outcome.data.decode('utf-8', 'replace')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -85,6 +85,14 @@ def is_full_mask_32(ctx, node) -> bool:
     return False
 
 
+_COMMENT = re.compile(r"//.*$|/\*.*?\*/", re.S)
+
+
+def macro_value(text: str) -> str:
+    """A #define body without comments (tree-sitter keeps a trailing comment in preproc_arg)."""
+    return _COMMENT.sub("", text).strip()
+
+
 def file_macros(ctx) -> dict[str, str]:
     """Object-like macros of the file: name -> body text (first definition wins)."""
     cache = ctx.cache.get("wrp_macros")
@@ -94,7 +102,7 @@ def file_macros(ctx) -> dict[str, str]:
         for node in iter_nodes(unit.root, {"preproc_def"}):
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if name is not None and value is not None:
-                cache.setdefault(unit.text(name), unit.text(value).strip())
+                cache.setdefault(unit.text(name), macro_value(unit.text(value)))
         ctx.cache["wrp_macros"] = cache
     return cache
 

@@ -1,0 +1,149 @@
+from hiplint import CudaRule, Fix, Impact, Severity
+
+from hiplint.model import Edit
+
+from ._lanes import LANE_MASK_CALLS, MASK_NAME, int_literal, int_literal as _il, is_full_mask_32, macro_value, mentions_thread_index
+
+_MASK_DEFINE = """#if defined(__HIP_PLATFORM_AMD__) || defined(__HIP__)
+#define {name} 0xffffffffffffffffull
+#else
+#define {name} {value}
+#endif"""
+
+
+def _ballot_valued(ctx, node, scope) -> bool:
+    """A call to a ballot-like intrinsic, or a variable initialised from one in this function."""
+    t = node
+    while t.type == "parenthesized_expression" and t.named_children:
+        t = t.named_children[0]
+    if t.type == "call_expression":
+        fn = t.child_by_field_name("function")
+        return fn is not None and ctx.text(fn) in LANE_MASK_CALLS
+    if t.type == "identifier":
+        from hiplint.cparse import iter_nodes
+        name = ctx.text(t)
+        for d in iter_nodes(scope, {"init_declarator", "assignment_expression"}):
+            left = d.child_by_field_name("declarator") or d.child_by_field_name("left")
+            right = d.child_by_field_name("value") or d.child_by_field_name("right")
+            if left is not None and right is not None and ctx.text(left) == name and right.type == "call_expression":
+                fn = right.child_by_field_name("function")
+                if fn is not None and ctx.text(fn) in LANE_MASK_CALLS:
+                    return True
+    return False
+
+
+class LaneMask32Bit(CudaRule):
+    """A lane mask built or compared as a 32-bit value.
+
+    ## What it does
+    Finds three forms: `1u << lane` / `1 << lane` with a lane or thread index; a ballot,
+    `__activemask()` or `__match_*` result compared with a 32-bit full mask (`== 0xffffffff`);
+    and a mask macro or constant defined as the 32-bit full mask (`#define FULL_MASK 0xffffffff`),
+    reported at its definition.
+
+    ## Why it breaks on AMD
+    On 64-lane waves (gfx90a, gfx942) lane ids run to 63: `1u << lane` is undefined for lanes 32-63
+    and a "full" 32-bit mask names only half the wave. HIP's ballot, `__activemask()` and match
+    functions return 64-bit masks (`unsigned long long`), so `ballot == 0xffffffff` is never true
+    when the upper half votes, and a 32-bit mask passed to a `*_sync` intrinsic does not even
+    compile on ROCm (see WRP006). The HIP porting guide shows exactly this bug. Silent wrong
+    results on wave64 targets, every ROCm version.
+
+    ## Example
+    ```cuda
+    __global__ void k(int* out, const int* in) {
+        int lane = threadIdx.x % warpSize;
+        unsigned long long votes = __ballot_sync(__activemask(), in[threadIdx.x] > 0);
+        out[threadIdx.x] = (votes & (1u << lane)) != 0;
+    }
+    ```
+
+    ## Use instead
+    ```cuda
+    __global__ void k(int* out, const int* in) {
+        int lane = threadIdx.x % warpSize;
+        unsigned long long votes = __ballot_sync(__activemask(), in[threadIdx.x] > 0);
+        out[threadIdx.x] = (votes & (1ull << lane)) != 0;
+    }
+    ```
+
+    ## Fix
+    `1u << lane` becomes `1ull << lane`: the same value for lanes 0-31 on NVIDIA, the right value
+    for lanes 32-63 on AMD; safe where the shift feeds arithmetic or a comparison, unsafe where it
+    initialises a variable or an argument whose type callers see. A full-mask macro gets a
+    platform-guarded definition (64-bit on AMD, unchanged on NVIDIA): unsafe, because its other
+    uses (comparisons on wave32 targets) may need a different value. Comparisons with a full mask
+    are left to you: compare with `__activemask()` or use `__all_sync`.
+
+    ## References
+    - HIP porting guide, lane masks bit-shift: https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_porting_guide.html
+    - HIP C++ language extensions, warp vote and ballot functions (64-bit masks): https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html#warp-vote-and-ballot-functions
+    """
+
+    code = "WRP004"
+    name = "lane-mask-32bit"
+    summary = "32-bit lane mask; waves have 64 lanes on gfx90a/gfx942"
+    severity = Severity.ERROR
+    impact = Impact.SILENT
+    wave_sizes = frozenset({64})
+    fix_availability = "sometimes"
+    checklist = "Build lane masks as 64-bit values (1ull << lane, ~0ull) and compare ballots with __activemask(), not 0xffffffff."
+    query = """
+    (binary_expression left: (number_literal) @one operator: "<<" right: (_) @shift) @shl
+    (binary_expression left: (_) @a operator: ["==" "!="] right: (_) @b) @cmp
+    (preproc_def name: (identifier) @name value: (preproc_arg) @value) @define
+    """
+
+    def check(self, ctx, captures):
+        if "shl" in captures:
+            self._shift(ctx, captures["shl"][0], captures["one"][0], captures["shift"][0])
+        elif "cmp" in captures:
+            self._compare(ctx, captures["cmp"][0], captures["a"][0], captures["b"][0])
+        elif "define" in captures and not ctx.unit.is_macro:
+            self._define(ctx, captures["define"][0], captures["name"][0], captures["value"][0])
+
+    def _shift(self, ctx, shl, one, shift):
+        lit = int_literal(ctx.text(one))
+        if lit is None or lit[0] != 1 or "l" in lit[1]:
+            return
+        scope = ctx.function_scope(shl)
+        if not mentions_thread_index(ctx, shift, scope):
+            return
+        parent = shl.parent
+        while parent is not None and parent.type == "parenthesized_expression":
+            parent = parent.parent
+        safe_context = parent is not None and parent.type in ("binary_expression", "unary_expression")
+        new = ctx.text(one).rstrip("uUlL") + "ull"
+        fix = (Fix.safe if safe_context else Fix.unsafe)(f"Widen to `{new} << ...`", ctx.replace(one, new))
+        ctx.report(shl, f"`{ctx.text(shl)}` is a 32-bit lane mask: undefined for lanes 32-63 of a 64-lane wave", fix=fix)
+
+    def _compare(self, ctx, cmp, a, b):
+        scope = ctx.function_scope(cmp)
+        for mask, other in ((a, b), (b, a)):
+            if is_full_mask_32(ctx, mask) and _ballot_valued(ctx, other, scope):
+                ctx.report(mask, f"ballot result compared with the 32-bit full mask `{ctx.text(mask)}`: "
+                                 "HIP ballots are 64-bit, so this is false whenever lanes 32-63 take part",
+                           checklist="Compare with __activemask() or use __all_sync(mask, predicate).")
+                return
+
+    def _define(self, ctx, define, name_node, value):
+        name = ctx.text(name_node)
+        body = macro_value(ctx.text(value))
+        if not MASK_NAME.search(name) or not _full_mask_text(body):
+            return
+        block = _MASK_DEFINE.format(name=name, value=body)
+        start = ctx.file_range(define)[0]
+        end = ctx.file_range(value)[0] + len(ctx.text(value).split("//")[0].split("/*")[0].rstrip().encode())
+        fix = Fix.unsafe(f"Define `{name}` as 64-bit on AMD, unchanged on NVIDIA", Edit(start, end, block))
+        ctx.report(name_node, f"`{name}` is the 32-bit full mask `{body}`: half of a 64-lane wave, "
+                              "and a compile error as a *_sync mask on ROCm", fix=fix)
+
+
+def _full_mask_text(t: str) -> bool:
+    t = t.replace(" ", "")
+    while t.startswith("(") and t.endswith(")"):
+        t = t[1:-1]
+    lit = _il(t)
+    if lit is not None:
+        return lit[0] == 0xFFFFFFFF and "l" not in lit[1]
+    return t in ("~0", "~0u", "~0U", "-1", "~0x0", "~0x0u", "-1u", "-1U", "(unsigned)-1", "(unsignedint)-1", "(uint32_t)-1")

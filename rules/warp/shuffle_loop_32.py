@@ -1,0 +1,141 @@
+import re
+
+from hiplint import CudaRule, Impact, Severity
+from hiplint.cparse import iter_nodes
+
+from ._lanes import SHUFFLES, SHUFFLE_ARGS_WITHOUT_WIDTH, int_literal
+
+_HALVING = re.compile(r"(/=\s*2\b|>>=\s*1\b|=\s*\w+\s*/\s*2\b|=\s*\w+\s*>>\s*1\b)")
+_DOUBLING = re.compile(r"(\*=\s*2\b|<<=\s*1\b|=\s*\w+\s*\*\s*2\b|=\s*\w+\s*<<\s*1\b)")
+
+
+_SHUFFLE_IN_BODY = re.compile(r"\b__shfl(_xor|_down|_up)?(_sync)?\s*\(")
+
+
+def _shuffle_macros(ctx) -> set[str]:
+    """Function-like macros of the file whose body is a shuffle: their calls count as shuffles."""
+    names = ctx.cache.get("wrp_shuffle_macros")
+    if names is None:
+        names = set()
+        unit = ctx.units[0]
+        for d in iter_nodes(unit.root, {"preproc_function_def"}):
+            name, value = d.child_by_field_name("name"), d.child_by_field_name("value")
+            if name is not None and value is not None and _SHUFFLE_IN_BODY.search(unit.text(value)):
+                names.add(unit.text(name))
+        ctx.cache["wrp_shuffle_macros"] = names
+    return names
+
+
+def _shuffles_in(ctx, node):
+    macros = _shuffle_macros(ctx)
+    for call in iter_nodes(node, {"call_expression"}):
+        fn = call.child_by_field_name("function")
+        if fn is not None and (ctx.text(fn) in SHUFFLES or ctx.text(fn) in macros):
+            yield call
+
+
+def _has_width(ctx, call) -> bool:
+    args = call.child_by_field_name("arguments")
+    name = ctx.text(call.child_by_field_name("function"))
+    if name not in SHUFFLE_ARGS_WITHOUT_WIDTH:
+        return False  # a macro wrapping a shuffle: its own call shows no width
+    return args is not None and args.named_child_count > SHUFFLE_ARGS_WITHOUT_WIDTH[name]
+
+
+class ShuffleLoop32(CudaRule):
+    """A shuffle reduction or scan whose offsets cover exactly 32 lanes.
+
+    ## What it does
+    Finds loops that shuffle with offsets starting at 16 and halving (`for (o = 16; o > 0; o /= 2)`),
+    or doubling while below 32 (`for (o = 1; o < 32; o *= 2)`), and unrolled shuffles with a literal
+    offset of 16, when the shuffles have no explicit `width`.
+
+    ## Why it breaks on AMD
+    On a 64-lane wave (gfx90a, gfx942) such a tree combines only the lanes of each 32-lane half:
+    lane 0 ends with the sum of lanes 0-31 and lane 32 with the sum of 32-63. Code that then takes
+    lane 0 of each *wave* (`threadIdx.x % warpSize == 0`) loses half the data; code that takes
+    lane 0 of each 32-lane group stays correct but does twice the work per wave. A tree over
+    `warpSize` lanes starts at `warpSize / 2`. Applies to wave64 targets, every ROCm version.
+
+    ## Example
+    ```cuda
+    __device__ float warp_sum(float v) {
+        for (int offset = 16; offset > 0; offset /= 2)
+            v += __shfl_down_sync(0xffffffff, v, offset);
+        return v;
+    }
+    ```
+
+    ## Use instead
+    ```cuda
+    __device__ float warp_sum(float v) {
+        for (int offset = warpSize / 2; offset > 0; offset /= 2)
+            v += __shfl_down(v, offset);
+        return v;
+    }
+    ```
+    or keep the tree 32 wide on purpose with an explicit `width` of 32 on every shuffle.
+
+    ## Fix
+    None automatic: widening the tree is only right if every lane and warp index in the caller is
+    widened too (a half-widened reduction compiles and double-counts).
+
+    ## References
+    - HIP C++ language extensions, warp shuffle functions and `width`: https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html#warp-shuffle-functions
+    - CUDA C++ Programming Guide, warp shuffle functions: https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#warp-shuffle-functions
+    """
+
+    code = "WRP003"
+    name = "shuffle-loop-assumes-32-lanes"
+    summary = "shuffle tree covers 32 lanes; a wave64 wave has 64"
+    severity = Severity.WARNING
+    impact = Impact.SILENT
+    wave_sizes = frozenset({64})
+    checklist = "Start shuffle trees at warpSize/2 (and widen every lane index with them), or give every shuffle an explicit width of 32."
+    query = """
+    (for_statement) @loop
+    ((call_expression function: (identifier) @fn arguments: (argument_list)) @call
+      (#any-of? @fn "__shfl_xor_sync" "__shfl_down_sync" "__shfl_xor" "__shfl_down"))
+    """
+
+    def check(self, ctx, captures):
+        if "loop" in captures:
+            self._loop(ctx, captures["loop"][0])
+        elif "call" in captures:
+            self._unrolled(ctx, captures["call"][0])
+
+    def _loop(self, ctx, loop):
+        init = loop.child_by_field_name("initializer")
+        cond = loop.child_by_field_name("condition")
+        update = loop.child_by_field_name("update")
+        if init is None or cond is None or update is None:
+            return
+        init_t, cond_t, upd_t = ctx.text(init), ctx.text(cond), ctx.text(update)
+        starts_16 = re.search(r"=\s*(16|0x10)\s*;?\s*$", init_t) and _HALVING.search(upd_t)
+        below_32 = re.search(r"<\s*32\b|<=\s*16\b", cond_t) and _DOUBLING.search(upd_t)
+        if not (starts_16 or below_32):
+            return
+        var = re.match(r"^(?:\w[\w\s:<>]*\s+)?(\w+)\s*=", init_t.strip())
+        var_name = var.group(1) if var else None
+        body = loop.child_by_field_name("body")
+        if body is None:
+            return
+        shuffles = [c for c in _shuffles_in(ctx, body) if not _has_width(ctx, c)]
+        if var_name:
+            shuffles = [c for c in shuffles if re.search(rf"\b{re.escape(var_name)}\b", ctx.text(c.child_by_field_name("arguments")))]
+        if shuffles:
+            what = "starts at 16" if starts_16 else "stops below 32"
+            ctx.report(init if starts_16 else cond,
+                       f"shuffle loop {what}: it combines 32 lanes, half of a 64-lane wave on gfx90a/gfx942")
+
+    def _unrolled(self, ctx, call):
+        if ctx.enclosing(call, {"for_statement"}) is not None or _has_width(ctx, call):
+            return
+        args = call.child_by_field_name("arguments").named_children
+        name = ctx.text(call.child_by_field_name("function"))
+        offset = args[-1] if args else None
+        if offset is None or offset.type != "number_literal":
+            return
+        lit = int_literal(ctx.text(offset))
+        if lit is not None and lit[0] == 16:
+            ctx.report(offset, f"`{name}` with offset 16 starts a 32-lane tree; a 64-lane wave needs offset 32 first")

@@ -1,0 +1,112 @@
+from hiplint import CudaRule, Fix, Impact, Severity
+
+from ._lanes import SYNC_WITH_MASK, file_macros, int_literal, int_width, is_full_mask_32, literal_width, top_level_ancestor
+
+FULL_MASK_MACRO = "HIPLINT_FULL_WARP_MASK"
+# Inserted once per file. On AMD the full mask must name all 64 lanes (and be 64 bits wide to
+# compile); on NVIDIA the value stays the 32-bit one the code had, so the file keeps compiling
+# with nvcc without truncation warnings.
+FULL_MASK_BLOCK = f"""#ifndef {FULL_MASK_MACRO}
+#if defined(__HIP_PLATFORM_AMD__) || defined(__HIP__)
+#define {FULL_MASK_MACRO} 0xffffffffffffffffull
+#else
+#define {FULL_MASK_MACRO} 0xffffffffu
+#endif
+#endif
+
+"""
+
+
+class SyncMaskNot64Bit(CudaRule):
+    """A `*_sync` warp intrinsic called with a mask that is not a 64-bit integer.
+
+    ## What it does
+    Finds `__shfl_*_sync`, `__ballot_sync`, `__any_sync`, `__all_sync`, `__match_*_sync`,
+    `__reduce_*_sync` and `__syncwarp` calls whose mask argument is 32 bits wide: an unsuffixed
+    literal (`0xffffffff`, `0xffffu`), `~0u`, `-1`, a 32-bit cast, or a 32-bit local variable or
+    parameter. A mask macro defined in the file is reported at its definition instead (WRP004).
+
+    ## Why it breaks on AMD
+    ROCm's warp-sync functions are templates with
+    `static_assert(sizeof(MaskT) == 8, "The mask must be a 64-bit integer. Implicitly promoting a smaller integer is almost always an error.")`.
+    A 32-bit mask is a compile error on every AMD target and every ROCm version that has these
+    functions (6.2 and later). It is the most common build break of a hipified warp kernel.
+    Widening with a cast is not enough for a full mask: `(unsigned long long)0xffffffff` compiles
+    but names only lanes 0-31 of a 64-lane wave.
+
+    ## Example
+    ```cuda
+    __device__ float sum(float v) {
+        for (int o = warpSize / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffff, v, o);
+        return v;
+    }
+    ```
+
+    ## Use instead
+    ```cuda
+    __device__ float sum(float v) {
+        for (int o = warpSize / 2; o > 0; o /= 2) v += __shfl_xor_sync(__activemask(), v, o);
+        return v;
+    }
+    ```
+
+    ## Fix
+    A full 32-bit mask (`0xffffffff`, `~0u`, `-1`) becomes `HIPLINT_FULL_WARP_MASK`, defined once at
+    the top of the file as `0xffffffffffffffffull` on AMD and `0xffffffffu` elsewhere: exact on
+    NVIDIA (nvcc sees the same value, no truncation warning) and the full wave on AMD. Safe.
+    A partial literal mask (`0xffff`) gets an `ull` suffix: the same lanes on both vendors, which is
+    only right if the code means lanes of the whole wave; unsafe. Variables and parameters are left
+    to you (their type is part of a signature).
+
+    ## References
+    - ROCm `amd_warp_sync_functions.h` (the 64-bit mask static_assert): https://github.com/ROCm/clr/blob/develop/hipamd/include/hip/amd_detail/amd_warp_sync_functions.h
+    - HIP C++ language extensions, warp cross-lane functions ("all mask values ... are 64-bit"): https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html#warp-cross-lane-functions
+    - CUDA C++ Programming Guide, warp shuffle functions: https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#warp-shuffle-functions
+    """
+
+    code = "WRP006"
+    name = "sync-mask-not-64bit"
+    summary = "warp-sync mask is not a 64-bit integer: compile error on ROCm"
+    severity = Severity.ERROR
+    impact = Impact.COMPILE
+    fix_availability = "sometimes"
+    checklist = "Pass a 64-bit mask to *_sync intrinsics: __activemask(), a 64-bit full mask on AMD, or a mask variable of type unsigned long long."
+    query = """
+    ((call_expression function: (identifier) @fn arguments: (argument_list . (_) @mask)) @call
+      (#any-of? @fn "__shfl_sync" "__shfl_up_sync" "__shfl_down_sync" "__shfl_xor_sync" "__ballot_sync"
+                    "__any_sync" "__all_sync" "__uni_sync" "__match_any_sync" "__match_all_sync" "__syncwarp"
+                    "__reduce_add_sync" "__reduce_min_sync" "__reduce_max_sync" "__reduce_and_sync"
+                    "__reduce_or_sync" "__reduce_xor_sync"))
+    """
+
+    def check(self, ctx, captures):
+        call, mask = captures["call"][0], captures["mask"][0]
+        fn = ctx.text(captures["fn"][0])
+        scope = ctx.function_scope(call)
+        if mask.type == "identifier" and ctx.text(mask) in file_macros(ctx):
+            return  # a macro: reported at its definition (WRP004), uses are tied to it
+        if int_width(ctx, mask, scope) != 32:
+            return
+        text = ctx.text(mask)
+        fix = None
+        if is_full_mask_32(ctx, mask):
+            edits = [ctx.replace(mask, FULL_MASK_MACRO)]
+            if FULL_MASK_MACRO not in file_macros(ctx):
+                anchor = top_level_ancestor(ctx.unit.macro if ctx.unit.is_macro else call)
+                start = ctx.file_range(anchor)[0] if not ctx.unit.is_macro else anchor.start_byte
+                edits.append(_insert_at_line_start(ctx, start, FULL_MASK_BLOCK))
+            fix = Fix.safe(f"Use `{FULL_MASK_MACRO}` (64-bit on AMD, unchanged on NVIDIA)", *edits,
+                           isolation=f"define:{FULL_MASK_MACRO}")
+        elif mask.type == "number_literal" and literal_width(text) == 32:
+            lit = int_literal(text)
+            new = text.rstrip("uUlL") + "ull"
+            fix = Fix.unsafe(f"Widen the literal to `{new}` (same lanes; check the wave64 meaning)", ctx.replace(mask, new))
+        ctx.report(mask, f"`{fn}` mask `{text}` is 32 bits wide; ROCm requires a 64-bit mask (static_assert), "
+                         "and a 32-bit full mask names half of a 64-lane wave", fix=fix)
+
+
+def _insert_at_line_start(ctx, byte, text):
+    from hiplint.model import Edit
+    line = ctx.source.line_of(byte)
+    start = ctx.source.byte_of_line(line)
+    return Edit(start, start, text)

@@ -1,0 +1,78 @@
+from hiplint import CudaRule, Impact, Severity
+
+from ._lanes import WARP_SIZE_NAME, int_literal, macro_value
+
+
+def _is_32(text: str) -> bool:
+    t = text.strip()
+    while t.startswith("(") and t.endswith(")"):
+        t = t[1:-1].strip()
+    lit = int_literal(t)
+    return lit is not None and lit[0] == 32
+
+
+class WarpSizeConstant32(CudaRule):
+    """A warp-size macro or constant defined as 32.
+
+    ## What it does
+    Finds `#define WARP_SIZE 32`, `constexpr int kWarpSize = 32;`, `enum { WARP_SZ = 32 }` and
+    similar definitions whose name says "warp size" (or "threads per warp"). The definition is
+    reported once, where it is written; its uses are not reported again.
+
+    ## Why it breaks on AMD
+    AMD CDNA GPUs (gfx90a, gfx942, gfx950) execute 64-lane wavefronts. Every index, mask and
+    shared-memory array computed from this constant describes half a wave there, and code that
+    mixes it with `warpSize` or full-wave ballots computes wrong results without any error. RDNA
+    GPUs (gfx1100) run 32-lane waves, so one constant cannot be right for both; HIP's
+    documentation asks code not to assume either size. Applies to wave64 targets, every ROCm version.
+
+    ## Example
+    ```cuda
+    #define WARP_SIZE 32
+    ```
+
+    ## Use instead
+    ```cuda
+    #if defined(__HIP_PLATFORM_AMD__)
+    #define WARP_SIZE warpSize
+    #else
+    #define WARP_SIZE 32
+    #endif
+    ```
+    In device code use `warpSize`; on the host query `hipDeviceAttributeWarpSize`. Where a
+    compile-time constant is needed (array sizes, template arguments), dispatch on the host to a
+    `template <int WarpSize>` kernel: `warpSize` is not `constexpr` from ROCm 7.0 (see WRP009).
+
+    ## Fix
+    None automatic: the uses decide whether a run-time `warpSize` can replace a compile-time 32.
+
+    ## References
+    - HIP C++ language extensions, warpSize: https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html#warpsize
+    - HIP porting guide: https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_porting_guide.html
+    - CUDA C++ Programming Guide, warpSize built-in variable: https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#warpsize
+    """
+
+    code = "WRP002"
+    name = "warp-size-constant-32"
+    summary = "warp size defined as 32; AMD CDNA waves have 64 lanes"
+    severity = Severity.WARNING
+    impact = Impact.SILENT
+    wave_sizes = frozenset({64})
+    in_macros = False
+    checklist = "Replace the constant by warpSize in device code (hipDeviceAttributeWarpSize on the host), or select it per platform and target."
+    query = """
+    (preproc_def name: (identifier) @name value: (preproc_arg) @value) @def
+    (init_declarator declarator: (identifier) @name value: (_) @value) @def
+    (enumerator name: (identifier) @name value: (_) @value) @def
+    """
+
+    def check(self, ctx, captures):
+        name = ctx.text(captures["name"][0])
+        if name == "warpSize" or not WARP_SIZE_NAME.match(name):
+            return
+        value = captures["value"][0]
+        if not _is_32(macro_value(ctx.text(value))):
+            return
+        node = captures["def"][0]
+        ctx.report(captures["name"][0] if node.type == "preproc_def" else node,
+                   f"`{name}` is defined as 32; a wave holds 64 lanes on gfx90a/gfx942: every use assumes half a wave")

@@ -1,0 +1,73 @@
+from hiplint import CudaRule, Impact, Severity
+
+CONSTANT_CONTEXTS = frozenset({"template_argument_list", "static_assert_declaration", "case_statement",
+                               "enumerator", "array_declarator", "bitfield_clause", "template_parameter_list",
+                               "alignas_qualifier"})
+
+
+class WarpSizeNotConstexpr(CudaRule):
+    """`warpSize` used where a compile-time constant is needed.
+
+    ## What it does
+    Finds `warpSize` in template arguments, array bounds, `static_assert`, `constexpr` initialisers,
+    `case` labels and enumerator values, and any use of the deprecated `__AMDGCN_WAVEFRONT_SIZE`
+    macros.
+
+    ## Why it breaks on AMD
+    Up to ROCm 6.x `warpSize` was `static constexpr int warpSize = __AMDGCN_WAVEFRONT_SIZE`. HIP 7.0
+    made it a run-time value (announced in 6.4.1): such code stops compiling ("must be initialized by
+    a constant expression"). It was never constant in CUDA either. The wavefront-size macros are
+    deprecated and have no value in the host pass. Compile error from ROCm 7.0 on every target.
+
+    ## Example
+    ```cuda
+    __global__ void k(float* out) {
+        __shared__ float partial[1024 / warpSize];
+        out[0] = partial[0];
+    }
+    ```
+
+    ## Use instead
+    ```cuda
+    template <int WarpSize>
+    __global__ void k(float* out) {
+        __shared__ float partial[1024 / WarpSize];
+        out[0] = partial[0];
+    }
+    ```
+    and choose `WarpSize` on the host from `hipDeviceAttributeWarpSize`; or size for the largest
+    wave (64) when that is enough.
+
+    ## References
+    - HIP 7.0 changelog, "warpSize change" (no longer constexpr): https://github.com/ROCm/clr/blob/develop/CHANGELOG.md
+    - HIP C++ language extensions, warpSize: https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html#warpsize
+    """
+
+    code = "WRP009"
+    name = "warpsize-not-constexpr"
+    summary = "warpSize is not a compile-time constant from ROCm 7.0"
+    severity = Severity.ERROR
+    impact = Impact.COMPILE
+    report_in_hip_branches = True
+    checklist = "Dispatch on the host to a template<int WarpSize> kernel (hipDeviceAttributeWarpSize), or size for 64."
+    query = """
+    ([(identifier) (type_identifier)] @w (#any-of? @w "warpSize" "__AMDGCN_WAVEFRONT_SIZE" "__AMDGCN_WAVEFRONT_SIZE__"))
+    """
+
+    def check(self, ctx, captures):
+        node = captures["w"][0]
+        name = ctx.text(node)
+        if name != "warpSize":
+            ctx.report(node, f"`{name}` is deprecated and undefined in the host pass; use warpSize at run time or a template parameter")
+            return
+        n = node.parent
+        while n is not None and n.type not in ("compound_statement", "translation_unit", "function_definition"):
+            if n.type in CONSTANT_CONTEXTS:
+                if n.type == "array_declarator" and ctx.enclosing(n, {"parameter_declaration"}) is not None:
+                    break
+                ctx.report(node, "`warpSize` needs to be a compile-time constant here; it is a run-time value from ROCm 7.0")
+                return
+            if n.type == "declaration" and any(c.type == "type_qualifier" and ctx.text(c) == "constexpr" for c in n.children):
+                ctx.report(node, "`constexpr` initialised from `warpSize`: not a constant from ROCm 7.0")
+                return
+            n = n.parent

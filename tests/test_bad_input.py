@@ -1,0 +1,74 @@
+"""Real input is messy: hiplint reports one line at most for each bad file and goes on."""
+import os
+
+import pytest
+
+BAD = b"__global__ void k(int* o) { o[0] = threadIdx.x & 31; }\n"
+
+
+@pytest.fixture
+def tree(tmp_path):
+    d = tmp_path / "t"
+    d.mkdir()
+    (d / "ok.cu").write_bytes(BAD)
+    (d / "binary.cu").write_bytes(b"\x7fELF\x00\x01\x02" * 100)
+    (d / "latin1.cu").write_bytes(b"// caf\xe9 \xff\xfe\n" + BAD)
+    (d / "empty.cu").write_bytes(b"")
+    (d / "nested.cu").write_bytes(b"void f() " + b"{" * 2000 + b"int x = threadIdx.x & 31;" + b"}" * 2000 + b"\n")
+    (d / "broken.cu").write_bytes(b"__global__ void k(int* o) { o[0] = ; MACRO(x) y z; o[1] = threadIdx.x >> 5; }\n")
+    os.symlink(".", d / "loop")
+    os.symlink("missing.cu", d / "dangling.cu")
+    (d / "dir.cu").mkdir()
+    return d
+
+
+def test_bad_files_do_not_stop_the_scan(cli, tree):
+    proc = cli("scan", ".", "--output-format", "concise", cwd=tree)
+    assert proc.returncode == 1
+    out, err = proc.stdout.decode(), proc.stderr.decode()
+    assert "Traceback" not in out + err
+    assert "ok.cu:1:36: WRP001" in out
+    assert "latin1.cu:2:36: WRP001" in out  # invalid UTF-8 elsewhere in the file does not matter
+    assert "broken.cu:1:" in out and "WRP001" in out.split("broken.cu:1:")[1].splitlines()[0]
+    assert "nested.cu:1:" in out
+    lines = [l for l in err.splitlines() if l]
+    assert any("binary.cu: skipped: binary file" in l for l in lines)
+    assert "dangling.cu:1:1: HL002" in out  # a file that cannot be read is a finding: CI must see it
+    assert len(lines) <= 3, err  # one line per bad file at most
+
+
+def test_huge_generated_file(cli, tmp_path):
+    body = b"".join(b"__global__ void k%d(float* o) { o[threadIdx.x] = %d.0f; }\n" % (i, i) for i in range(90000))
+    assert len(body) > 5 * 1024 * 1024
+    (tmp_path / "gen.cu").write_bytes(body + BAD)
+    proc = cli("scan", "gen.cu", "--output-format", "concise", cwd=tmp_path)
+    assert proc.returncode == 1 and b"WRP001" in proc.stdout and b"Traceback" not in proc.stderr
+
+
+def test_unreadable_file_is_one_line(monkeypatch, tmp_path, capsys):
+    # As root a chmod 000 file stays readable, so simulate the OS error where the engine opens it.
+    from hiplint import engine
+    from hiplint.config import Settings
+    from hiplint.testing import linter_for
+
+    p = tmp_path / "locked.cu"
+    p.write_bytes(BAD)
+    real_open = open
+
+    def fake_open(path, *a, **k):
+        if str(path) == str(p):
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, *a, **k)
+
+    monkeypatch.setattr("builtins.open", fake_open)
+    res = engine.lint_file(linter_for(Settings()), str(p), "locked.cu", "cuda")
+    assert [f.code for f in res.findings] == ["HL002"]
+    assert "Permission denied" in res.findings[0].message
+
+
+def test_directory_named_like_a_source_and_missing_path(cli, tmp_path):
+    (tmp_path / "d.cu").mkdir()
+    proc = cli("scan", "d.cu", "nothere.cu", cwd=tmp_path)
+    assert proc.returncode == 0
+    assert b"nothere.cu: no such file or directory" in proc.stderr
+    assert b"Traceback" not in proc.stderr

@@ -1,0 +1,150 @@
+"""The command line as users and CI gates see it: exit codes, formats, configuration, selection."""
+import json
+import textwrap
+
+import pytest
+
+BAD = b"""__global__ void k(float* out) {
+    int lane = threadIdx.x & 31;
+    out[lane] = __shfl_xor_sync(0xffffffff, out[lane], 1);
+}
+"""
+GOOD = b"""__global__ void k(float* out) {
+    int lane = threadIdx.x % warpSize;
+    out[lane] = __shfl_xor_sync(__activemask(), out[lane], 1);
+}
+"""
+
+
+@pytest.fixture
+def proj(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "bad.cu").write_bytes(BAD)
+    (tmp_path / "src" / "good.cu").write_bytes(GOOD)
+    return tmp_path
+
+
+def test_exit_codes(cli, proj):
+    assert cli("scan", "src/good.cu", cwd=proj).returncode == 0
+    assert cli("scan", "src", cwd=proj).returncode == 1
+    assert cli("scan", "src", "--exit-zero", cwd=proj).returncode == 0
+    bad_flag = cli("scan", "--no-such-flag", cwd=proj)
+    assert bad_flag.returncode == 2
+    unknown = cli("scan", "src", "--select", "XYZ999", cwd=proj)
+    assert unknown.returncode == 2 and b"XYZ999" in unknown.stderr
+
+
+def test_json_contract(cli, proj):
+    proc = cli("scan", "src", "--output-format", "json", cwd=proj)
+    data = json.loads(proc.stdout)
+    assert isinstance(data, list) and len(data) == 2
+    required = {"code", "name", "severity", "message", "path", "line", "column", "end_line", "end_column", "fix"}
+    for f in data:
+        assert required <= set(f)
+        assert f["severity"] in ("error", "warning", "info")
+        assert f["path"] == "src/bad.cu"
+    by_code = {f["code"]: f for f in data}
+    assert by_code["WRP001"]["line"] == 2 and by_code["WRP001"]["column"] == 16
+    assert by_code["WRP001"]["end_column"] == 32 and by_code["WRP001"]["fix"] is None
+    fix = by_code["WRP006"]["fix"]
+    assert fix["applicability"] == "safe" and fix["edits"]
+    assert {"content", "location", "end_location"} <= set(fix["edits"][0])
+
+
+def test_concise_and_full(cli, proj):
+    out = cli("scan", "src/bad.cu", "--output-format", "concise", cwd=proj).stdout.decode()
+    assert "src/bad.cu:2:16: WRP001 " in out
+    assert "src/bad.cu:3:33: WRP006 [*] " in out
+    full = cli("scan", "src/bad.cu", cwd=proj).stdout.decode()
+    assert "2 |     int lane = threadIdx.x & 31;" in full
+    assert "^^^^^^^^^^^^^^^^" in full
+    assert "Safe fix:" in full
+
+
+def test_selection(cli, proj):
+    def codes(*args):
+        proc = cli("scan", "src", "--output-format", "json", *args, cwd=proj)
+        return sorted({f["code"] for f in json.loads(proc.stdout)})
+    assert codes() == ["WRP001", "WRP006"]
+    assert codes("--select", "WRP006") == ["WRP006"]
+    assert codes("--ignore", "WRP") == []
+    assert codes("--ignore", "WRP", "--extend-select", "WRP001") == ["WRP001"]  # more specific wins
+    assert codes("--ignore", "hardcoded-warp-size") == ["WRP006"]
+    assert codes("--target", "gfx1100") == ["WRP006"]  # wave32 only: lane arithmetic in 32s is right
+
+
+def test_config_file_upward_and_overrides(cli, proj):
+    (proj / "pyproject.toml").write_text(textwrap.dedent("""
+        [project]
+        name = "x"
+        [tool.hiplint]
+        ignore = ["WRP006"]
+        severity = { WRP001 = "error" }
+    """))
+    proc = cli("scan", "bad.cu", "--output-format", "json", cwd=proj / "src")
+    data = json.loads(proc.stdout)
+    assert [(f["code"], f["severity"]) for f in data] == [("WRP001", "error")]
+    proc = cli("scan", "bad.cu", "--output-format", "json", "--select", "WRP006", cwd=proj / "src")
+    assert [f["code"] for f in json.loads(proc.stdout)] == []  # ignore from the file still applies
+    proc = cli("scan", "bad.cu", "--output-format", "json", "--isolated", cwd=proj / "src")
+    assert len(json.loads(proc.stdout)) == 2
+
+
+def test_hiplint_toml_wins_and_unknown_key(cli, proj):
+    (proj / "pyproject.toml").write_text("[tool.hiplint]\nignore = ['WRP006']\n")
+    (proj / "src" / ".hiplint.toml").write_text("select = ['WRP006']\n")
+    proc = cli("scan", "src/bad.cu", "--output-format", "json", cwd=proj)
+    assert [f["code"] for f in json.loads(proc.stdout)] == ["WRP006"]
+    (proj / "src" / ".hiplint.toml").write_text("selct = ['WRP006']\n")
+    proc = cli("scan", "src/bad.cu", cwd=proj)
+    assert proc.returncode == 2
+    assert b"unknown key `selct`" in proc.stderr
+    (proj / "src" / ".hiplint.toml").write_text("targets = ['sm_90']\n")
+    assert cli("scan", "src/bad.cu", cwd=proj).returncode == 2
+
+
+def test_per_file_ignores_and_excludes(cli, proj):
+    (proj / "hiplint.toml").write_text('per-file-ignores = { "src/bad.cu" = ["WRP001"] }\nextend-exclude = ["vendor/"]\n')
+    (proj / "vendor").mkdir()
+    (proj / "vendor" / "v.cu").write_bytes(BAD)
+    proc = cli("scan", ".", "--output-format", "json", cwd=proj)
+    data = json.loads(proc.stdout)
+    assert [(f["path"], f["code"]) for f in data] == [("src/bad.cu", "WRP006")]
+    # A file named on the command line is scanned even when excluded.
+    proc = cli("scan", "vendor/v.cu", "--output-format", "json", cwd=proj)
+    assert len(json.loads(proc.stdout)) == 2
+    proc = cli("scan", "vendor/v.cu", "--force-exclude", "--output-format", "json", cwd=proj)
+    assert json.loads(proc.stdout) == []
+
+
+def test_gitignore_respected(cli, proj):
+    (proj / ".git").mkdir()
+    (proj / ".gitignore").write_text("generated/\n")
+    (proj / "generated").mkdir()
+    (proj / "generated" / "g.cu").write_bytes(BAD)
+    data = json.loads(cli("scan", ".", "--output-format", "json", cwd=proj).stdout)
+    assert {f["path"] for f in data} == {"src/bad.cu"}
+    data = json.loads(cli("scan", ".", "--no-respect-gitignore", "--output-format", "json", cwd=proj).stdout)
+    assert {f["path"] for f in data} == {"src/bad.cu", "generated/g.cu"}
+
+
+def test_stdin(cli):
+    proc = cli("scan", "-", "--stdin-filename", "k.cu", "--output-format", "concise", input=BAD)
+    assert proc.returncode == 1 and b"k.cu:3:33: WRP006" in proc.stdout
+    fixed = cli("fix", "-", "--stdin-filename", "k.cu", input=BAD)
+    assert b"HIPLINT_FULL_WARP_MASK" in fixed.stdout and fixed.stdout.startswith(b"#ifndef HIPLINT_FULL_WARP_MASK")
+    assert b"WRP001" in fixed.stderr  # what remains is reported on stderr
+
+
+def test_rules_and_version(cli):
+    out = cli("rules").stdout.decode()
+    assert "WRP006" in out and "sync-mask-not-64bit" in out
+    data = json.loads(cli("rules", "--output-format", "json").stdout)
+    assert any(r["code"] == "WRP001" and r["default"] for r in data)
+    assert cli("version").stdout.startswith(b"hiplint ")
+    assert cli("--version").returncode == 0
+
+
+def test_no_progress_when_not_a_terminal(cli, proj):
+    proc = cli("scan", "src", "--output-format", "json", cwd=proj)
+    assert proc.stderr == b""

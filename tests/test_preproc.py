@@ -1,0 +1,36 @@
+"""Which #if branches are HIP-only or NVIDIA-only."""
+from hiplint.cparse import new_parser
+from hiplint.preproc import PlatformMap
+
+
+def kinds(src: str) -> dict[str, str | None]:
+    data = src.encode()
+    pm = PlatformMap(new_parser().parse(data).root_node, data)
+    tags = {"A": "int x_a;", "B": "int x_b;", "C": "int x_c;"}
+    return {t: pm.kind_at(data.index(m.encode())) for t, m in tags.items() if m in src}
+
+
+def test_ifdef_hip_else():
+    assert kinds("#ifdef __HIP_PLATFORM_AMD__\nint x_a;\n#else\nint x_b;\n#endif\nint x_c;\n") == {"A": "hip", "B": "nvidia", "C": None}
+
+
+def test_ifndef_and_negation():
+    assert kinds("#ifndef USE_ROCM\nint x_a;\n#endif\n") == {"A": "nvidia"}
+    assert kinds("#if !defined(__HIPCC__)\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": "nvidia", "B": "hip"}
+
+
+def test_compound_conditions():
+    assert kinds("#if defined(__HIPCC__) && defined(FOO)\nint x_a;\n#endif\n") == {"A": "hip"}
+    assert kinds("#if defined(__HIPCC__) || defined(FOO)\nint x_a;\n#endif\n") == {"A": None}
+    assert kinds("#if defined(__HIP_PLATFORM_AMD__) || defined(__HIP__)\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": "hip", "B": "nvidia"}
+
+
+def test_cuda_arch_is_not_a_platform_switch():
+    # The device pass of nvcc vs the host pass: nothing here is provably NVIDIA-only beside HIP code.
+    assert kinds("#ifdef __CUDA_ARCH__\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": None, "B": None}
+    assert kinds("#if __CUDA_ARCH__ >= 800\nint x_a;\n#endif\n") == {"A": None}
+
+
+def test_elif_chain():
+    src = "#if defined(__NVCC__)\nint x_a;\n#elif defined(__HIPCC__)\nint x_b;\n#else\nint x_c;\n#endif\n"
+    assert kinds(src) == {"A": "nvidia", "B": "hip", "C": None}

@@ -1,0 +1,71 @@
+"""Suppression comments: each form, and the problems hiplint reports with them."""
+from hiplint.config import Settings
+from hiplint.testing import linter_for
+
+
+def lint(code: str, *select):
+    settings = Settings().with_overrides(extend_select=tuple(select))
+    return [(f.line, f.code) for f in linter_for(settings).lint_bytes("t.cu", code.encode(), "cuda").findings]
+
+
+KERNEL_HEAD = "__global__ void k(int* o) {\n"
+
+
+def test_trailing_ignore_covers_its_line_only():
+    code = KERNEL_HEAD + "  o[0] = threadIdx.x & 31; // hiplint: ignore[WRP001] launched with 32 threads\n  o[1] = threadIdx.x & 31;\n}\n"
+    assert lint(code) == [(3, "WRP001")]
+
+
+def test_own_line_ignore_covers_the_next_statement():
+    code = KERNEL_HEAD + (
+        "  // hiplint: ignore[WRP001]\n"
+        "  o[0] = (threadIdx.x & 31)\n"
+        "       + (threadIdx.x >> 5);\n"
+        "  o[1] = threadIdx.x & 31;\n}\n")
+    assert lint(code) == [(5, "WRP001")]
+
+
+def test_prefix_and_name_selectors():
+    code = KERNEL_HEAD + "  o[0] = threadIdx.x & 31; // hiplint: ignore[WRP]\n  o[1] = threadIdx.x & 31; // hiplint: ignore[hardcoded-warp-size]\n}\n"
+    assert lint(code) == []
+
+
+def test_other_codes_are_not_suppressed():
+    code = KERNEL_HEAD + "  o[0] = threadIdx.x & 31; // hiplint: ignore[WRP006]\n}\n"
+    assert lint(code) == [(2, "WRP001")]
+
+
+def test_disable_enable_range():
+    code = KERNEL_HEAD + (
+        "  // hiplint: disable[WRP001]\n"
+        "  o[0] = threadIdx.x & 31;\n"
+        "  o[1] = threadIdx.x >> 5;\n"
+        "  // hiplint: enable[WRP001]\n"
+        "  o[2] = threadIdx.x & 31;\n}\n")
+    assert lint(code) == [(6, "WRP001")]
+
+
+def test_unclosed_range_and_stray_enable_are_reported():
+    code = KERNEL_HEAD + "  // hiplint: disable[WRP001]\n  o[0] = threadIdx.x & 31;\n  // hiplint: enable[WRP006]\n}\n"
+    assert lint(code) == [(2, "HL102"), (4, "HL102")]
+
+
+def test_file_ignore():
+    code = "// hiplint: file-ignore[WRP001]\n" + KERNEL_HEAD + "  o[0] = threadIdx.x & 31;\n}\n"
+    assert lint(code) == []
+
+
+def test_blanket_forms_are_refused():
+    code = KERNEL_HEAD + "  o[0] = threadIdx.x & 31; // hiplint: ignore\n  o[1] = 1; /* hiplint: noqa */\n}\n"
+    assert sorted(lint(code)) == [(2, "HL101"), (2, "WRP001"), (3, "HL101")]
+
+
+def test_unused_suppressions_are_opt_in():
+    code = KERNEL_HEAD + "  o[0] = 1; // hiplint: ignore[WRP001]\n  o[1] = threadIdx.x & 31; // hiplint: ignore[WRP001]\n}\n"
+    assert lint(code) == []
+    assert lint(code, "HL100") == [(2, "HL100")]
+
+
+def test_suppression_text_inside_strings_is_not_a_suppression():
+    code = KERNEL_HEAD + '  const char* s = "// hiplint: ignore[WRP001]"; o[0] = threadIdx.x & 31;\n}\n'
+    assert lint(code) == [(2, "WRP001")]
