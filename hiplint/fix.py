@@ -151,7 +151,6 @@ def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability) -> FixOutc
 
 
 def unified_diff(path: str, before: bytes, after: bytes) -> str:
-    path = path.lstrip("/")  # a/abs/path, as git prints it
     a = before.decode("utf-8", "replace").splitlines(keepends=True)
     b = after.decode("utf-8", "replace").splitlines(keepends=True)
     shown = path.lstrip("/")
