@@ -227,3 +227,20 @@ def test_isa_version_numbers():
     assert tc._isa_version("gfx942") == 9402
     assert tc._isa_version("gfx1030") == 10300
     assert tc._isa_version("gfx1100") == 11000
+
+
+# Without the toolchain: skip on a developer's machine, fail in CI -------------------------------
+
+@pytest.mark.parametrize("ci,outcome", [("", "skipped"), ("true", "error")])
+def test_missing_toolchain_skips_locally_and_fails_in_ci(ci, outcome):
+    import subprocess
+    import sys
+    env = dict(os.environ, HIPLINT_ORACLE_CLANG="clang-not-installed-19", CI=ci)
+    here = Path(__file__).resolve()
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", str(here),
+                        "-k", "test_cuda_original_compiles_with_nvcc and warp_reduce_sum"],
+                       capture_output=True, text=True, env=env, cwd=here.parent.parent, timeout=300)
+    out = r.stdout
+    assert f"1 {outcome}" in out, out
+    assert "compile oracle toolchain missing: clang-not-installed-19" in out, out
+    assert r.returncode == (0 if outcome == "skipped" else 1)
