@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 
 import click
 
@@ -50,7 +51,17 @@ def scan_options(fn):
         click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
         click.option("--output-format", "output_format", help="full, concise, json, ..."),
         click.option("-o", "--output-file", type=click.Path(), help="Write the report to this file."),
+        click.option("--report", "reports", multiple=True, metavar="FMT=PATH",
+                     help="Also write a report in format FMT to PATH (repeatable), from the same scan."),
         click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported."),
+        click.option("--fail-on", type=click.Choice(["error", "warning", "info"]),
+                     help="Exit 1 only for findings at or above this severity (default: info, i.e. any)."),
+        click.option("--statistics", is_flag=True, help="Print how often each rule was reported instead of the findings."),
+        click.option("--diff-base", metavar="REF", help="Report only findings on lines added or changed since the merge base with REF."),
+        click.option("--baseline", "baseline_path", type=click.Path(), help="Report only findings this baseline file does not list."),
+        click.option("--write-baseline", type=click.Path(), help="Record every current finding in this baseline file; exit 0."),
+        click.option("--prune-baseline", is_flag=True, help="With --baseline: drop the entries that no longer match."),
+        click.option("--no-cache", is_flag=True, help="Lint every file afresh; neither read nor write the cache."),
         click.option("--jobs", "-j", type=int, help="Worker processes (default: all cores)."),
         click.option("--no-progress", is_flag=True, help="Never show the progress line."),
         click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary, no notes."),
@@ -95,7 +106,7 @@ def cli():
 
 
 def _do_scan(paths, kw, force_fix: bool = False):
-    from hiplint import emit
+    from hiplint import emit, gate
     from hiplint.emit import Report
     from hiplint.registry import load_registry, select_rules
     from hiplint.runner import FixMode, run, run_stdin
@@ -141,7 +152,9 @@ def _do_scan(paths, kw, force_fix: bool = False):
             click.echo(f"hiplint: warning: {p}: no such file or directory", err=True)
     progress = (not kw.get("no_progress")) and sys.stderr.isatty()
     try:
-        scan = run(paths, settings, rules, mode, progress=progress)
+        reports = gate.parse_report_specs(kw.get("reports"))
+        use_cache = not kw.get("no_cache") and settings.extra.get("cache", True)
+        scan = run(paths, settings, rules, mode, progress=progress, use_cache=use_cache)
     except ConfigError as exc:
         _fail(str(exc))
     if not quiet:
@@ -157,18 +170,30 @@ def _do_scan(paths, kw, force_fix: bool = False):
             return EXIT_ERROR
         return EXIT_FINDINGS if text and not kw.get("exit_zero") else EXIT_CLEAN
     findings = scan.findings
-    sources = _sources(findings)
     report = Report(findings, scan.files, scan.fixed, settings, show_fix_hint=not quiet,
-                    color=(out_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ), sources=sources)
-    text = emit.render(settings.output_format, report)
-    if quiet and settings.output_format in ("full", "concise"):
-        text = "\n".join(l for l in text.splitlines() if not _is_summary(l)) + ("\n" if findings else "")
+                    color=(out_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ))
+    try:
+        findings, wrote_baseline = gate.apply_gates(findings, scan.paths, settings, report.relpath, kw,
+                                                    note=None if quiet else lambda m: click.echo(m, err=True))
+    except ConfigError as exc:
+        _fail(str(exc))
+    report.findings = findings
+    report.sources = _sources(findings)  # code frames, and fix edits as line/column in json
+    if kw.get("statistics"):
+        text = gate.statistics(findings)
+    else:
+        text = emit.render(settings.output_format, report)
+        if quiet and settings.output_format in ("full", "concise"):
+            text = "\n".join(l for l in text.splitlines() if not _is_summary(l)) + ("\n" if findings else "")
     _write(text, out_file)
+    for fmt, path in reports:
+        _write(emit.render(fmt, replace(report, color=False)), path)
     if scan.internal_error:
         return EXIT_ERROR
-    if findings and not kw.get("exit_zero"):
-        return EXIT_FINDINGS
-    return EXIT_CLEAN
+    if wrote_baseline or kw.get("exit_zero"):
+        return EXIT_CLEAN
+    threshold = kw.get("fail_on") or settings.extra.get("fail-on", "info")
+    return EXIT_FINDINGS if gate.fails(findings, threshold) else EXIT_CLEAN
 
 
 def _is_summary(line: str) -> bool:

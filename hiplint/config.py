@@ -145,7 +145,18 @@ KEYS = {
     "cache-dir": ("cache_dir", lambda v: _strs("cache-dir", v)[0]),
 }
 # Keys whose values later features read from Settings.extra: name -> validator.
-EXTRA_KEYS: dict[str, object] = {}
+EXTRA_KEYS: dict[str, object] = {
+    # CI gate (hiplint.gate): the baseline file, the severity that fails the run, the scan cache.
+    "baseline": lambda v: _strs("baseline", v)[0],
+    "fail-on": lambda v: _fail_on(v),
+    "cache": lambda v: _bool("cache", v),
+}
+
+
+def _fail_on(v):
+    if v not in ("error", "warning", "info"):
+        raise ConfigError(f"`fail-on`: {v!r} is not one of error, warning, info")
+    return v
 
 
 def _int(key, v):

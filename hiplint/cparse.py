@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import tree_sitter_cuda
-from tree_sitter import Language, Node, Parser, Tree
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 GRAMMAR_VERSION = "tree-sitter-cuda-0.21.2"
 
@@ -39,10 +39,11 @@ class Unit:
     delta: int = 0
     macro: Node | None = None  # the #define node in the file tree, for macro units
     macro_name: str = ""
+    node: Node | None = None  # the unit's subtree when several macro bodies share one parse
 
     @property
     def root(self) -> Node:
-        return self.tree.root_node
+        return self.node if self.node is not None else self.tree.root_node
 
     @property
     def is_macro(self) -> bool:
@@ -56,6 +57,58 @@ class Unit:
 
 
 def iter_nodes(root: Node, types: frozenset[str] | set[str] | None = None):
+    """Nodes of `root`'s subtree (root included) in pre-order, optionally only those of `types`.
+
+    With `types` of named node kinds, a compiled tree-sitter query finds them in C: a Python walk
+    over every node of a large file costs more than parsing it (benchmark: bench/bench_scan.py).
+    """
+    types = frozenset(types) if types is not None else None
+    if types and root.parent is None and types <= _STRUCTURE_KINDS:
+        index = _structure(root)
+        found = [n for t in types for n in index.get(t, ())]
+        found.sort(key=lambda n: (n.start_byte, -n.end_byte))
+        yield from found
+        return
+    if types:
+        query = _kinds_query(types)
+        if query is not None:
+            found = QueryCursor(query).captures(root).get("n", [])
+            # Pre-order: by start, the enclosing node (longer) first.
+            found.sort(key=lambda n: (n.start_byte, -n.end_byte))
+            yield from found
+            return
+    yield from _walk(root, types)
+
+
+# Kinds that several passes look for over a whole file (suppression comments, #if regions, macro
+# definitions): found by one query and remembered for the most recent tree.
+_STRUCTURE_KINDS = frozenset({"comment", "preproc_if", "preproc_ifdef", "preproc_def", "preproc_function_def"})
+_last_structure: list = [None, None]  # [root node (keeps its tree alive, so never equal to a new one), index]
+
+
+def _structure(root: Node) -> dict[str, list[Node]]:
+    if _last_structure[0] is not None and _last_structure[0] == root:
+        return _last_structure[1]
+    query = _kinds_query(_STRUCTURE_KINDS)
+    index: dict[str, list[Node]] = {}
+    for node in QueryCursor(query).captures(root).get("n", []):
+        index.setdefault(node.type, []).append(node)
+    _last_structure[0], _last_structure[1] = root, index
+    return index
+
+
+@lru_cache(maxsize=256)
+def _kinds_query(types: frozenset[str]) -> Query | None:
+    lang = language()
+    if not all(lang.id_for_node_kind(t, True) for t in types):
+        return None  # anonymous tokens (e.g. "#endif") or unknown kinds: walk in Python
+    try:
+        return Query(lang, " ".join(f"({t}) @n" for t in sorted(types)))
+    except Exception:
+        return None
+
+
+def _walk(root: Node, types):
     """Pre-order walk without recursion (2,000 nested braces must not hit Python's stack limit)."""
     cursor = root.walk()
     visited_children = False
@@ -82,6 +135,7 @@ def _splice_continuations(body: bytes) -> bytes:
 def parse_file(parser: Parser, data: bytes) -> list[Unit]:
     tree = parser.parse(data)
     units = [Unit(tree, data)]
+    bodies = []  # (#define node, name, start of its value in the file, wrapped body)
     for node in iter_nodes(tree.root_node, {"preproc_def", "preproc_function_def"}):
         value = node.child_by_field_name("value")
         if value is None:
@@ -91,9 +145,35 @@ def parse_file(parser: Parser, data: bytes) -> list[Unit]:
             continue
         name_node = node.child_by_field_name("name")
         name = data[name_node.start_byte:name_node.end_byte].decode("utf-8", "replace") if name_node else ""
-        wrapped = _WRAP_PREFIX + _splice_continuations(body) + _WRAP_SUFFIX
-        unit_tree = parser.parse(wrapped)
-        units.append(Unit(unit_tree, wrapped, value.start_byte - len(_WRAP_PREFIX), node, name))
+        bodies.append((node, name, value.start_byte, _WRAP_PREFIX + _splice_continuations(body) + _WRAP_SUFFIX))
+    if bodies:
+        units.extend(_batched_macro_units(parser, bodies) or _single_macro_units(parser, bodies))
+    return units
+
+
+def _single_macro_units(parser: Parser, bodies) -> list[Unit]:
+    return [Unit(parser.parse(wrapped), wrapped, start - len(_WRAP_PREFIX), node, name)
+            for node, name, start, wrapped in bodies]
+
+
+def _batched_macro_units(parser: Parser, bodies) -> list[Unit] | None:
+    """All macro bodies of a file in one parse (one parse call per macro costs more than the
+    parsing itself in macro-heavy files). Used only when every wrapper function came out exactly
+    where it was put, so no body's syntax leaked into its neighbour; else None."""
+    if len(bodies) < 2:
+        return None
+    data = b"".join(wrapped for _, _, _, wrapped in bodies)
+    tree = parser.parse(data)
+    top = tree.root_node.named_children
+    if len(top) != len(bodies):
+        return None
+    units, offset = [], 0
+    for (node, name, start, wrapped), fn in zip(bodies, top):
+        end = offset + len(wrapped) - 1  # the wrapper ends at its closing brace, before the newline
+        if fn.type != "function_definition" or fn.start_byte != offset or fn.end_byte != end:
+            return None
+        units.append(Unit(tree, data, start - len(_WRAP_PREFIX) - offset, node, name, fn))
+        offset += len(wrapped)
     return units
 
 

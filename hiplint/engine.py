@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Query, QueryCursor
 
-from hiplint import suppress
+from hiplint import fingerprint, suppress
 from hiplint.context import FileContext
 from hiplint.cparse import error_ranges, language, new_parser, parse_file
 from hiplint.model import Finding, Severity
@@ -87,6 +87,7 @@ class Linter:
             result.notes.append(f"{path}: skipped: nesting too deep to analyse")
             return result
         findings = self._finish(ctx, comments, next_stmt)
+        fingerprint.assign(findings, data, ctx.units[0].root if ctx.units else None)
         result.findings = findings
         return result
 
@@ -110,9 +111,10 @@ class Linter:
         root = units[0].root
         ctx.platform = PlatformMap(root, ctx.source.data, self.settings.hip_macros)
         ctx.parse_errors = error_ranges(root)
-        if self._query is not None:
-            for unit in units:
-                ctx.unit = unit
+        # Rules with only `check_unit` (no query) run even when no enabled rule has a query.
+        for unit in units:
+            ctx.unit = unit
+            if self._query is not None:
                 cursor = QueryCursor(self._query)
                 for pattern_index, captures in cursor.matches(unit.root):
                     rule = self._pattern_rule[pattern_index]
@@ -120,11 +122,11 @@ class Linter:
                         continue
                     ctx.rule = rule
                     self._run(result_holder, rule, lambda: rule.check(ctx, captures))
-                for rule in self.unit_rules:
-                    if unit.is_macro and not rule.in_macros:
-                        continue
-                    ctx.rule = rule
-                    self._run(result_holder, rule, lambda: rule.check_unit(ctx))
+            for rule in self.unit_rules:
+                if unit.is_macro and not rule.in_macros:
+                    continue
+                ctx.rule = rule
+                self._run(result_holder, rule, lambda: rule.check_unit(ctx))
         ctx.unit = units[0]
         comments = suppress.c_comments(root, ctx.source)
         return comments, suppress.c_next_statement(root, ctx.source)

@@ -144,6 +144,16 @@ def _body_end(node: Node) -> int:
     return node.end_byte
 
 
+def _tests_hip_macro(branch: Node, data: bytes, hip_macros: frozenset[str]) -> bool:
+    cond = branch.child_by_field_name("condition") or branch.child_by_field_name("name")
+    if cond is None:
+        return False
+    for ident in iter_nodes(cond, {"identifier"}):
+        if data[ident.start_byte:ident.end_byte].decode("utf-8", "replace") in hip_macros:
+            return True
+    return False
+
+
 class PlatformMap:
     """Byte ranges of a file that are HIP-only or NVIDIA-only code."""
 
@@ -153,6 +163,7 @@ class PlatformMap:
         for node in iter_nodes(root, {"preproc_if", "preproc_ifdef"}):
             # Walk the #if / #elif / #else chain, carrying "no earlier branch was taken".
             prior = {HIP: True, CUDA: True}
+            names_hip = False  # does the chain so far test a HIP macro (an explicit AMD alternative)?
             branch = node
             while branch is not None:
                 t = branch.type
@@ -169,12 +180,15 @@ class PlatformMap:
                     cond = {HIP: True, CUDA: True}
                 else:
                     break
+                names_hip = names_hip or _tests_hip_macro(branch, data, hip_macros)
                 taken = {w: _and(prior[w], cond[w]) for w in (HIP, CUDA)}
                 start = _body_start(branch) if t != "preproc_else" else (branch.child(0).end_byte if branch.child(0) else branch.start_byte)
                 end = _body_end(branch) if t != "preproc_else" else branch.end_byte
                 if taken[CUDA] is False and taken[HIP] is not False:
                     regions.append(Region(start, end, "hip"))
-                elif taken[HIP] is False and taken[CUDA] is True:
+                elif taken[HIP] is False and (taken[CUDA] is True or (taken[CUDA] is None and names_hip)):
+                    # Kept from AMD builds by a HIP macro test (`#elif CUDART_VERSION >= ...` after
+                    # `#if defined(__HIP_PLATFORM_AMD__)`, or `&& !defined(USE_ROCM)`): NVIDIA-side code.
                     regions.append(Region(start, end, "nvidia"))
                 prior = {w: _and(prior[w], _not(cond[w])) for w in (HIP, CUDA)}
                 branch = branch.child_by_field_name("alternative")

@@ -13,6 +13,8 @@ from hiplint.fix import fix_bytes, unified_diff, write_atomic
 from hiplint.model import Applicability, Finding
 
 PARALLEL_MIN_FILES = 48  # below this a process pool costs more than it saves
+# Seconds before the progress line appears (a quick scan shows none); tests set it to 0.
+PROGRESS_DELAY = float(os.environ.get("HIPLINT_PROGRESS_DELAY", "0.5"))
 
 
 @dataclass
@@ -31,6 +33,7 @@ class ScanResult:
     results: list[FileResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     files: int = 0
+    paths: list[str] = field(default_factory=list)  # every file scanned, as displayed
 
     @property
     def findings(self) -> list[Finding]:
@@ -79,17 +82,42 @@ def process_file(linter: Linter, sp: SourcePath, mode: FixMode) -> FileResult:
 _WORKER: dict = {}
 
 
-def _init_worker(settings, codes, mode):
+def _init_worker(settings, codes, mode, cache=None):
     from hiplint.registry import load_registry
     reg = load_registry()
     _WORKER["linter"] = Linter(settings, [r for r in reg.rules if r.code in codes])
     _WORKER["mode"] = mode
+    _WORKER["cache"] = cache
 
 
 def _work(sp: SourcePath) -> FileResult:
-    res = process_file(_WORKER["linter"], sp, _WORKER["mode"])
-    res.source = None  # not worth pickling back; the parent re-reads sources it shows
+    return _lint_and_store(_WORKER["linter"], sp, _WORKER["mode"], _WORKER.get("cache"))
+
+
+def _lint_and_store(linter: Linter, sp: SourcePath, mode: FixMode, cache) -> FileResult:
+    res = process_file(linter, sp, mode)
+    if cache is not None and res.source is not None and not res.internal_error:
+        cache.store(cache.entry_key(sp.display, sp.language, res.source.data), res.findings, res.notes)
+    res.source = None  # not kept (memory stays flat) nor pickled back; the parent re-reads sources it shows
     return res
+
+
+def _cached(cache, files: list[SourcePath]) -> tuple[list[FileResult], list[SourcePath]]:
+    """Results the cache holds for unchanged files, and the files still to lint."""
+    hits, misses = [], []
+    for sp in files:
+        try:
+            with open(sp.path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            misses.append(sp)  # lint_file reports it
+            continue
+        entry = cache.load(cache.entry_key(sp.display, sp.language, data))
+        if entry is None:
+            misses.append(sp)
+        else:
+            hits.append(FileResult(sp.display, findings=entry[0], notes=entry[1]))
+    return hits, misses
 
 
 class Progress:
@@ -106,7 +134,7 @@ class Progress:
         if not self.enabled:
             return
         now = time.monotonic()
-        if now - self.start < 0.5 or now - self.last < 0.1:
+        if now - self.start < PROGRESS_DELAY or now - self.last < 0.1:
             return
         self.last = now
         self.shown = True
@@ -120,22 +148,30 @@ class Progress:
 
 
 def run(paths: list[str], settings, rule_classes, mode: FixMode, progress: bool = False,
-        jobs: int | None = None) -> ScanResult:
+        jobs: int | None = None, use_cache: bool = False) -> ScanResult:
+    """Lint every discovered file. With use_cache, unchanged files are served from the cache;
+    fixing and --diff never use it (they must see the file as it is now)."""
     linter = Linter(settings, rule_classes)
     scan = ScanResult()
     files = discover(paths, settings, linter.languages or {"cuda"}, scan.notes)
     scan.files = len(files)
+    scan.paths = [sp.display for sp in files]
+    cache = None
+    if use_cache and not (mode.enabled or mode.diff):
+        from hiplint.cache import Cache
+        cache = Cache.for_run(settings, rule_classes)
+        scan.results, files = _cached(cache, files)
     jobs = jobs if jobs is not None else (settings.jobs or os.cpu_count() or 1)
     bar = Progress(len(files), progress)
     if jobs > 1 and len(files) >= PARALLEL_MIN_FILES:
         codes = {r.code for r in rule_classes}
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, codes, mode)) as ex:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, codes, mode, cache)) as ex:
             for i, res in enumerate(ex.map(_work, files, chunksize=max(1, min(32, len(files) // (jobs * 8) or 1)))):
                 scan.results.append(res)
                 bar.update(i + 1)
     else:
         for i, sp in enumerate(files):
-            scan.results.append(process_file(linter, sp, mode))
+            scan.results.append(_lint_and_store(linter, sp, mode, cache))
             bar.update(i + 1)
     bar.close()
     for r in scan.results:

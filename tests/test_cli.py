@@ -148,3 +148,32 @@ def test_rules_and_version(cli):
 def test_no_progress_when_not_a_terminal(cli, proj):
     proc = cli("scan", "src", "--output-format", "json", cwd=proj)
     assert proc.stderr == b""
+
+
+def test_progress_on_a_terminal(tmp_path):
+    """With stderr on a terminal, a scan shows a progress counter (and clears it)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    for i in range(60):
+        (tmp_path / f"k{i}.cu").write_bytes(GOOD)
+    master, slave = pty.openpty()
+    env = dict(os.environ, HIPLINT_PROGRESS_DELAY="0")
+    proc = subprocess.run([sys.executable, "-m", "hiplint", "scan", ".", "--jobs", "1"], cwd=tmp_path,
+                          stdout=subprocess.PIPE, stderr=slave, env=env, timeout=300)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    err = b"".join(chunks).decode()
+    assert proc.returncode == 0
+    assert "hiplint: " in err and "/60 files" in err

@@ -29,6 +29,28 @@ class Report:
     show_fix_hint: bool = True
     color: bool = False
     sources: dict = field(default_factory=dict)  # path -> Source, for code frames
+    root: str | None = None  # paths in CI formats are relative to this; default: the git work tree
+
+    def relpath(self, path: str) -> str:
+        """`path` relative to the repository root, with forward slashes (SARIF, GitHub, GitLab)."""
+        if self.root is None:
+            self.root = repository_root(getattr(self.settings, "root", None))
+        rel = _os.path.relpath(_os.path.realpath(path), _os.path.realpath(self.root))
+        if rel.startswith(".."):
+            rel = path  # outside the repository: keep what the user gave
+        return rel.replace(_os.sep, "/")
+
+
+def repository_root(fallback=None) -> str:
+    """The git work tree around the working directory, else the config root, else the working directory."""
+    import subprocess
+    try:
+        out = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, timeout=30)
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return str(fallback) if fallback else _os.getcwd()
 
 
 def emitter(name: str):
@@ -45,3 +67,4 @@ def render(fmt: str, report: Report) -> str:
 
 
 from hiplint.emit import text, jsonfmt, checklist  # noqa: E402,F401  (registration)
+from hiplint.emit import sarif, github, gitlab, junit, jsonlines  # noqa: E402,F401  (registration)

@@ -24,12 +24,14 @@ SHUFFLES = frozenset({"__shfl", "__shfl_up", "__shfl_down", "__shfl_xor",
 # Width is the last parameter: (mask,) var, lane/delta, width  -- legacy forms have no mask.
 SHUFFLE_ARGS_WITHOUT_WIDTH = {n: (3 if n.endswith("_sync") else 2) for n in SHUFFLES}
 
-THREAD_SOURCE = re.compile(r"\b(threadIdx|hipThreadIdx_[xyz]|__lane_id|__laneid|laneid|thread_rank|lane_id\s*\(|"
-                           r"__hip_get_thread_idx_[xyz]|hipBlockDim_[xyz]|blockDim)\b")
 THREAD_PARAM_NAME = re.compile(r"^(lane(_?id|_?idx|_?index)?|tid|thread_?id|thread_?idx|local_?tid|ltid|thread)$", re.I)
 WARP_SIZE_NAME = re.compile(r"^(k_?)?(warp|wave|wavefront)_?(size|sz|threads|width|lanes|len)$|"
                             r"^(k_?)?(threads|lanes)_?(per|in)_?(warp|wave)$|^WARPSIZE$", re.I)
 MASK_NAME = re.compile(r"mask", re.I)
+# Names of lane-mask constants (FULL_MASK, WARP_MASK, kFullWarpMask, ALL_LANES...): a TAG_MASK is data.
+LANE_MASK_NAME = re.compile(r"(full|warp|wave|lane|all|active|sync|shfl|vote|ballot).*mask|mask.*(full|warp|wave|lane|all)|all_?lanes", re.I)
+LANE_NAME = re.compile(r"lane", re.I)
+LANE_EXPR = re.compile(r"__lane_id\s*\(|%\s*warpSize|&\s*\(\s*warpSize\s*-\s*1\s*\)|laneid")
 
 INT32_TYPES = frozenset({"int", "unsigned", "unsigned int", "signed", "signed int", "uint32_t", "int32_t",
                          "uint", "u32", "s32", "uint32", "int32", "unsigned int32_t", "short", "unsigned short"})
@@ -182,13 +184,61 @@ def int_width(ctx, node, scope, depth: int = 0):
     return None
 
 
+INDEX_BUILTINS = re.compile(r"^(threadIdx|blockIdx|blockDim|gridDim)\.[xyz]$|^hip(ThreadIdx|BlockIdx|BlockDim|GridDim)_[xyz]$")
+INDEX_CALLS = re.compile(r"(^|\.)(thread_rank|__lane_id|lane_id|laneid|__laneid|get_local_id|meta_group_rank)$")
+THREAD_BUILTINS = re.compile(r"^(threadIdx\.[xyz]|hipThreadIdx_[xyz])$")
+
+
+def _index_terms(ctx, node, names):
+    """(is an index expression, mentions a thread index) for + - * combinations of index terms.
+
+    `blockIdx.x * blockDim.x + threadIdx.x` and `threadIdx.x + threadIdx.y * blockDim.x` are thread
+    indices; `threadIdx.x * 4`, `x[threadIdx.x]` or `f(tid)` are values computed from one, not indices.
+    """
+    t = node.type
+    if t == "parenthesized_expression":
+        inner = node.named_children
+        return _index_terms(ctx, inner[0], names) if inner else (False, False)
+    if t in ("field_expression", "identifier"):
+        s = ctx.text(node)
+        if THREAD_BUILTINS.match(s) or s in names:
+            return True, True
+        if INDEX_BUILTINS.match(s):
+            return True, False
+        return (t == "identifier"), False  # other variables (offsets, loop counters) may join an index
+    if t == "call_expression":
+        fn = node.child_by_field_name("function")
+        if fn is not None and INDEX_CALLS.search(ctx.text(fn)):
+            return True, True
+        return False, False
+    if t == "cast_expression":
+        v = node.child_by_field_name("value")
+        return _index_terms(ctx, v, names) if v is not None else (False, False)
+    if t == "number_literal":
+        return True, False
+    if t == "binary_expression":
+        op = node.child_by_field_name("operator").type
+        if op not in ("+", "-", "*", "/", "%", "&", ">>"):
+            return False, False  # <<, |, ^ build bit patterns (swizzles, masks), not thread numbers
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        li, lt = _index_terms(ctx, left, names)
+        ri, rt = _index_terms(ctx, right, names)
+        if op == "*" and (left.type == "number_literal" or right.type == "number_literal"):
+            return False, False  # a scaled thread index is a data offset, not a lane or warp number
+        if op in ("/", "%", "&", ">>"):
+            return li and ri, lt  # lane and warp numbers: the thread index is on the left
+        return li and ri, lt or rt
+    return False, False
+
+
 def thread_derived(ctx, scope) -> set[str]:
-    """Names in `scope` whose value derives from a thread or lane index (to a fixpoint)."""
+    """Names in `scope` holding a thread index (to a fixpoint): `tid = threadIdx.x`,
+    `gid = blockIdx.x * blockDim.x + threadIdx.x`, `lane = __lane_id()`, parameters named `lane`/`tid`."""
     key = ("wrp_taint", id(ctx.unit), scope.id)
     cache = ctx.cache.get(key)
     if cache is not None:
         return cache
-    assigns: list[tuple[str, str]] = []
+    assigns = []
     names: set[str] = set()
     for node in iter_nodes(scope, {"init_declarator", "assignment_expression", "parameter_declaration"}):
         if node.type == "parameter_declaration":
@@ -200,15 +250,15 @@ def thread_derived(ctx, scope) -> set[str]:
         right = node.child_by_field_name("value") if node.type == "init_declarator" else node.child_by_field_name("right")
         if left is None or right is None or left.type != "identifier":
             continue
-        assigns.append((ctx.text(left), ctx.text(right)))
+        assigns.append((ctx.text(left), right))
     changed = True
     while changed:
         changed = False
-        pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(names))) + r")\b") if names else None
         for name, value in assigns:
             if name in names:
                 continue
-            if THREAD_SOURCE.search(value) or (pattern is not None and pattern.search(value)):
+            is_index, has_thread = _index_terms(ctx, value, names)
+            if is_index and has_thread:
                 names.add(name)
                 changed = True
     ctx.cache[key] = names
@@ -216,19 +266,98 @@ def thread_derived(ctx, scope) -> set[str]:
 
 
 def mentions_thread_index(ctx, node, scope) -> bool:
-    s = ctx.text(node)
-    if THREAD_SOURCE.search(s):
-        return True
+    """Is `node` a thread index expression (see _index_terms)?"""
+    is_index, has_thread = _index_terms(ctx, node, thread_derived(ctx, scope))
+    return is_index and has_thread
+
+
+def mentions_any_index(ctx, node, scope) -> bool:
+    """Looser: does `node` mention a thread index anywhere (for lane numbers inside shifts)?"""
     names = thread_derived(ctx, scope)
-    if not names:
-        return False
-    for ident in iter_nodes(node, {"identifier"}):
-        if ctx.text(ident) in names:
+    for n in iter_nodes(node, {"identifier", "field_expression", "call_expression"}):
+        s = ctx.text(n)
+        if THREAD_BUILTINS.match(s) or (n.type == "identifier" and s in names):
             return True
+        if n.type == "call_expression":
+            fn = n.child_by_field_name("function")
+            if fn is not None and INDEX_CALLS.search(ctx.text(fn)):
+                return True
     return False
 
 
+WARP_COLLECTIVE = re.compile(r"\b(__shfl(_up|_down|_xor)?(_sync)?|__ballot(_sync)?|__any(_sync)?|__all(_sync)?|"
+                             r"__match_(any|all)(_sync)?|__reduce_\w+_sync|__syncwarp|__activemask|__uni_sync|"
+                             r"tiled_partition|coalesced_threads|WarpReduce|WarpScan)\b")
+
+
+def warp_functions(ctx) -> set[str]:
+    """Names of functions in the file that use warp collectives, directly or through another such function."""
+    cached = ctx.cache.get("wrp_warp_functions")
+    if cached is not None:
+        return cached
+    bodies: dict[str, str] = {}
+    unit = ctx.units[0]
+    for fn in iter_nodes(unit.root, {"function_definition"}):
+        decl = fn.child_by_field_name("declarator")
+        while decl is not None and decl.type not in ("identifier", "field_identifier", "qualified_identifier", "destructor_name", "operator_name"):
+            decl = decl.child_by_field_name("declarator")
+        if decl is not None:
+            name = unit.text(decl).split("::")[-1]
+            bodies[name] = bodies.get(name, "") + unit.text(fn)
+    for d in iter_nodes(unit.root, {"preproc_function_def"}):
+        name, value = d.child_by_field_name("name"), d.child_by_field_name("value")
+        if name is not None and value is not None:
+            bodies[unit.text(name)] = unit.text(value)
+    warp = {n for n, b in bodies.items() if WARP_COLLECTIVE.search(b)}
+    changed = True
+    while changed and bodies:
+        changed = False
+        if not warp:
+            break
+        pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(warp))) + r")\b")
+        for n, b in bodies.items():
+            if n not in warp and pattern.search(b):
+                warp.add(n)
+                changed = True
+    ctx.cache["wrp_warp_functions"] = warp
+    return warp
+
+
+def does_warp_work(ctx, scope) -> bool:
+    """Does this function (or macro body) use warp collectives, directly or through a helper?
+    A macro body counts when the file uses warp collectives anywhere: its uses are what matter."""
+    if ctx.unit.is_macro:
+        return bool(WARP_COLLECTIVE.search(ctx.source.text))
+    text = ctx.text(scope)
+    if WARP_COLLECTIVE.search(text):
+        return True
+    warp = warp_functions(ctx)
+    return bool(warp) and re.search(r"\b(" + "|".join(map(re.escape, sorted(warp))) + r")\s*[(<]", text) is not None
+
+
 LANE_ARITH = {("&", 31), ("%", 32), ("/", 32), (">>", 5)}
+
+
+_SIMPLE_OPS = frozenset({"+", "-", "*"})
+
+
+def is_simple_index(node) -> bool:
+    """Identifiers, members, calls and literals joined by + - *: `tid`, `blockIdx.x * blockDim.x + threadIdx.x`.
+    Bit-twiddled values (`(t << 1) | (t >> 4)`) are index permutations, not lane numbers."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t in ("identifier", "field_expression", "number_literal", "call_expression", "subscript_expression",
+                 "qualified_identifier", "cast_expression"):
+            continue
+        if t == "parenthesized_expression":
+            stack.extend(n.named_children)
+        elif t == "binary_expression" and n.child_by_field_name("operator").type in _SIMPLE_OPS:
+            stack.extend([n.child_by_field_name("left"), n.child_by_field_name("right")])
+        else:
+            return False
+    return True
 
 
 def lane_arith_32(ctx, node, scope) -> bool:
@@ -243,7 +372,12 @@ def lane_arith_32(ctx, node, scope) -> bool:
     lit = int_literal(ctx.text(right))
     if lit is None or (ctx.text(op), lit[0]) not in LANE_ARITH:
         return False
-    return mentions_thread_index(ctx, left, scope)
+    if ctx.text(op) in ("/", ">>") and BLOCK_DIM.match(ctx.text(left)):
+        return True  # warps per block
+    return is_simple_index(left) and mentions_thread_index(ctx, left, scope)
+
+
+BLOCK_DIM = re.compile(r"^(blockDim\.[xyz]|hipBlockDim_[xyz])$")
 
 
 def function_is_32_based(ctx, scope) -> bool:

@@ -1,13 +1,16 @@
 from hiplint import CudaRule, Impact, Severity
-from ._lanes import int_literal, lane_arith_32
+from ._lanes import does_warp_work, int_literal, lane_arith_32
 
 
 class HardcodedWarpSize(CudaRule):
     """Lane or warp index arithmetic that assumes a 32-lane warp.
 
     ## What it does
-    Finds `threadIdx.x & 31`, `tid % 32`, `tid / 32`, `tid >> 5` and the same on values derived
-    from a thread index, and `blockDim.x / 32` (warps per block).
+    Finds `threadIdx.x & 31`, `tid % 32`, `tid / 32`, `tid >> 5` and the same on thread indices
+    (`tid = threadIdx.x`, `blockIdx.x * blockDim.x + threadIdx.x`, `__lane_id()`), and
+    `blockDim.x / 32` (warps per block), in functions that do warp-level work: shuffles, votes,
+    ballots, `__syncwarp`, tiles, or calls to functions of the file that do. Elsewhere `tid / 32`
+    only splits data among threads and is correct for any wave size.
 
     ## Why it breaks on AMD
     NVIDIA warps have 32 lanes. AMD CDNA GPUs (MI200 `gfx90a`, MI300X `gfx942`, MI350 `gfx950`) run
@@ -21,19 +24,21 @@ class HardcodedWarpSize(CudaRule):
 
     ## Example
     ```cuda
-    __global__ void k(float* out) {
+    __global__ void k(float* out, float v) {
         int lane = threadIdx.x & 31;
         int warp = threadIdx.x / 32;
-        if (lane == 0) out[warp] = 1.f;
+        v += __shfl_xor_sync(__activemask(), v, 1);
+        if (lane == 0) out[warp] = v;
     }
     ```
 
     ## Use instead
     ```cuda
-    __global__ void k(float* out) {
+    __global__ void k(float* out, float v) {
         int lane = threadIdx.x % warpSize;
         int warp = threadIdx.x / warpSize;
-        if (lane == 0) out[warp] = 1.f;
+        v += __shfl_xor_sync(__activemask(), v, 1);
+        if (lane == 0) out[warp] = v;
     }
     ```
     Or keep the function 32 wide on purpose: give every shuffle `width = 32` and avoid whole-wave
@@ -67,6 +72,8 @@ class HardcodedWarpSize(CudaRule):
             scope = ctx.function_scope(expr)
             if not lane_arith_32(ctx, expr, scope):
                 continue
+            if not does_warp_work(ctx, scope):
+                continue  # `tid / 32` splitting data among threads is not about warps
             op = ctx.text(expr.child_by_field_name("operator"))
             left = ctx.text(expr.child_by_field_name("left"))
             value = int_literal(ctx.text(expr.child_by_field_name("right")))[0]

@@ -2,7 +2,10 @@ from hiplint import CudaRule, Fix, Impact, Severity
 
 from hiplint.model import Edit
 
-from ._lanes import LANE_MASK_CALLS, MASK_NAME, int_literal, int_literal as _il, is_full_mask_32, macro_value, mentions_thread_index
+from hiplint.cparse import iter_nodes
+
+from ._lanes import (LANE_EXPR, LANE_MASK_CALLS, LANE_MASK_NAME, LANE_NAME, MASK_NAME, SYNC_WITH_MASK, int_literal,
+                     int_literal as _il, is_full_mask_32, macro_value, mentions_thread_index)
 
 _MASK_DEFINE = """#if defined(__HIP_PLATFORM_AMD__) || defined(__HIP__)
 #define {name} 0xffffffffffffffffull
@@ -109,6 +112,10 @@ class LaneMask32Bit(CudaRule):
         scope = ctx.function_scope(shl)
         if not mentions_thread_index(ctx, shift, scope):
             return
+        # A thread-indexed bit is a lane mask only when it is about lanes: `1 << tid` into an
+        # atomicOr bitmap is not. Lanes by name or expression, or used as a mask.
+        if not (_lane_like(ctx, shift) or _in_mask_context(ctx, shl, scope)):
+            return
         parent = shl.parent
         while parent is not None and parent.type == "parenthesized_expression":
             parent = parent.parent
@@ -129,7 +136,7 @@ class LaneMask32Bit(CudaRule):
     def _define(self, ctx, define, name_node, value):
         name = ctx.text(name_node)
         body = macro_value(ctx.text(value))
-        if not MASK_NAME.search(name) or not _full_mask_text(body):
+        if not _full_mask_text(body) or not (LANE_MASK_NAME.search(name) or _used_as_sync_mask(ctx, name)):
             return
         block = _MASK_DEFINE.format(name=name, value=body)
         start = ctx.file_range(define)[0]
@@ -147,3 +154,48 @@ def _full_mask_text(t: str) -> bool:
     if lit is not None:
         return lit[0] == 0xFFFFFFFF and "l" not in lit[1]
     return t in ("~0", "~0u", "~0U", "-1", "~0x0", "~0x0u", "-1u", "-1U", "(unsigned)-1", "(unsignedint)-1", "(uint32_t)-1")
+
+
+def _lane_like(ctx, node) -> bool:
+    if LANE_EXPR.search(ctx.text(node)):
+        return True
+    return any(LANE_NAME.search(ctx.text(i)) for i in iter_nodes(node, {"identifier"}))
+
+
+def _in_mask_context(ctx, node, scope) -> bool:
+    """Is this value combined with a ballot, passed as a *_sync mask, or stored in a `...mask` variable?"""
+    n = node
+    while n.parent is not None and (n.parent.type == "parenthesized_expression" or
+                                    (n.parent.type == "binary_expression" and
+                                     n.parent.child_by_field_name("operator").type in ("-", "&", "|", "^", "~"))):
+        parent = n.parent
+        if parent.type == "binary_expression":
+            other = parent.child_by_field_name("right") if parent.child_by_field_name("left") == n else parent.child_by_field_name("left")
+            if other is not None and _ballot_valued(ctx, other, scope):
+                return True
+        n = parent
+    parent = n.parent
+    if parent is None:
+        return False
+    if parent.type == "argument_list":
+        call = parent.parent
+        fn = call.child_by_field_name("function")
+        return fn is not None and ctx.text(fn) in SYNC_WITH_MASK and parent.named_children[0] == n
+    if parent.type in ("init_declarator", "assignment_expression"):
+        target = parent.child_by_field_name("declarator") or parent.child_by_field_name("left")
+        return target is not None and bool(MASK_NAME.search(ctx.text(target)))
+    return False
+
+
+def _used_as_sync_mask(ctx, name: str) -> bool:
+    uses = ctx.cache.get("wrp_sync_mask_args")
+    if uses is None:
+        uses = set()
+        for unit in ctx.units:
+            for call in iter_nodes(unit.root, {"call_expression"}):
+                fn = call.child_by_field_name("function")
+                args = call.child_by_field_name("arguments")
+                if fn is not None and unit.text(fn) in SYNC_WITH_MASK and args is not None and args.named_child_count:
+                    uses.add(unit.text(args.named_children[0]).strip())
+        ctx.cache["wrp_sync_mask_args"] = uses
+    return name in uses

@@ -101,8 +101,13 @@ class SyncMaskNot64Bit(CudaRule):
             lit = int_literal(text)
             new = text.rstrip("uUlL") + "ull"
             fix = Fix.unsafe(f"Widen the literal to `{new}` (same lanes; check the wave64 meaning)", ctx.replace(mask, new))
-        ctx.report(mask, f"`{fn}` mask `{text}` is 32 bits wide; ROCm requires a 64-bit mask (static_assert), "
-                         "and a 32-bit full mask names half of a 64-lane wave", fix=fix)
+        if is_full_mask_32(ctx, mask):
+            why = "and this full mask names only half of a 64-lane wave"
+        elif mask.type == "identifier":
+            why = "declare the mask unsigned long long (or pass __activemask())"
+        else:
+            why = "widen it to the lanes of the whole wave"
+        ctx.report(mask, f"`{fn}` mask `{text}` is 32 bits wide; ROCm requires a 64-bit mask (static_assert): {why}", fix=fix)
 
 
 def _insert_at_line_start(ctx, byte, text):

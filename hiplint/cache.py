@@ -1,0 +1,180 @@
+"""The scan cache: an unchanged file is not parsed again.
+
+Layout: `<cache-dir>/<hiplint version>/<run key>/<xx>/<entry key>.json`, one small file per source
+file, so concurrent runs never share a file they write (each entry is written to a temporary name
+and renamed into place, which is atomic on POSIX and Windows).
+
+- The run key hashes what decides findings besides the file: hiplint's version, the grammar version,
+  the lint-relevant settings, the enabled rule codes, and the text of hiplint's and the rules' own
+  Python sources (so editing a rule in a checkout never serves its old findings).
+- The entry key hashes the file's path as reported, its language and its content (not its mtime: a
+  checkout or `touch` that keeps the content keeps the entry).
+
+Entries are JSON, never pickle: a cache directory checked into a repository must not be able to
+run code. Only plain scans use the cache; `--fix` and `--diff` always lint afresh.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from hiplint import __version__
+from hiplint.model import Applicability, Edit, Finding, Fix, Impact, Severity
+
+# Settings that change how findings are shown or gated, not which findings a file has.
+_NOT_IN_KEY = {"output_format", "fix", "unsafe_fixes", "jobs", "cache_dir", "config_path", "extra"}
+# Keys in Settings.extra that only gate or format results.
+_EXTRA_NOT_IN_KEY = {"baseline", "fail-on", "cache"}
+_FORMAT = 1
+_CODE_SUFFIXES = (".py", ".toml", ".json", ".scm")
+
+
+def _jsonable(value):
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "value"):
+        return value.value
+    raise TypeError(type(value).__name__)
+
+
+def _code_digest(rule_classes) -> str:
+    """Hash of hiplint's package sources and of the packages that hold the enabled rules (helpers
+    beside the rules, e.g. rules/warp/_lanes.py, and their data files count too)."""
+    roots = {Path(__file__).resolve().parent}
+    lone: set[Path] = set()
+    for r in rule_classes:
+        mod = sys.modules.get(r.__module__)
+        package = getattr(mod, "__package__", "") or ""
+        if not package:
+            if mod is not None and getattr(mod, "__file__", None):
+                lone.add(Path(mod.__file__).resolve())  # a lone top-level module: just itself
+            continue
+        # The rule pack's package (e.g. hiplint.rules, wherever it is installed): all of it.
+        top = sys.modules.get(".".join(package.split(".")[:2]))
+        if top is not None and getattr(top, "__file__", None):
+            roots.add(Path(top.__file__).resolve().parent)
+    files = sorted(lone)
+    for root in sorted(roots):
+        files += sorted(p for p in root.rglob("*") if p.suffix in _CODE_SUFFIXES and "__pycache__" not in p.parts)[:5000]
+    h = hashlib.sha256()
+    for f in files:
+        try:
+            h.update(str(f).encode() + b"\0" + f.read_bytes())
+        except OSError:
+            pass
+    return h.hexdigest()
+
+
+def run_key(settings, rule_classes) -> str:
+    from hiplint.cparse import GRAMMAR_VERSION
+
+    fields = {k: v for k, v in dataclasses.asdict(settings).items() if k not in _NOT_IN_KEY}
+    fields["extra"] = {k: v for k, v in settings.extra.items() if k not in _EXTRA_NOT_IN_KEY}
+    blob = json.dumps({"hiplint": __version__, "grammar": GRAMMAR_VERSION, "settings": fields,
+                       "rules": sorted(r.code for r in rule_classes), "code": _code_digest(rule_classes)},
+                      sort_keys=True, default=_jsonable)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def finding_to_json(f: Finding) -> dict:
+    d = {k: getattr(f, k) for k in ("code", "name", "message", "path", "line", "column", "end_line",
+                                    "end_column", "start_byte", "end_byte", "checklist", "fingerprint", "source_line")}
+    d["severity"] = f.severity.value
+    d["impact"] = f.impact.value
+    if f.fix is not None:
+        d["fix"] = {"title": f.fix.title, "applicability": int(f.fix.applicability), "isolation": f.fix.isolation,
+                    "edits": [[e.start, e.end, e.content] for e in f.fix.edits]}
+    return d
+
+
+def finding_from_json(d: dict) -> Finding:
+    fix = None
+    if d.get("fix"):
+        fx = d["fix"]
+        fix = Fix(tuple(Edit(s, e, c) for s, e, c in fx["edits"]), Applicability(fx["applicability"]),
+                  fx["title"], fx["isolation"])
+    return Finding(code=d["code"], name=d["name"], message=d["message"], severity=Severity(d["severity"]),
+                   path=d["path"], line=d["line"], column=d["column"], end_line=d["end_line"],
+                   end_column=d["end_column"], start_byte=d["start_byte"], end_byte=d["end_byte"], fix=fix,
+                   impact=Impact(d["impact"]), checklist=d["checklist"], fingerprint=d["fingerprint"],
+                   source_line=d["source_line"])
+
+
+class Cache:
+    """Per-file entries under one run key. Picklable: workers receive it and write their own entries."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+
+    @classmethod
+    def for_run(cls, settings, rule_classes) -> "Cache":
+        base = settings.cache_dir
+        if not os.path.isabs(base):
+            base = os.path.join(str(settings.root), base)
+        _mark(base)
+        return cls(os.path.join(base, __version__, run_key(settings, rule_classes)))
+
+    @staticmethod
+    def entry_key(display: str, language: str, data: bytes) -> str:
+        h = hashlib.sha256()
+        h.update(display.encode("utf-8", "surrogateescape") + b"\0" + language.encode() + b"\0")
+        h.update(data)
+        return h.hexdigest()
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.directory, key[:2], key + ".json")
+
+    def load(self, key: str):
+        """(findings, notes) stored for `key`, or None on a miss or an unreadable entry."""
+        try:
+            with open(self._path(key), encoding="utf-8") as fh:
+                d = json.load(fh)
+            if d.get("format") != _FORMAT:
+                return None
+            return [finding_from_json(x) for x in d["findings"]], list(d["notes"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def store(self, key: str, findings, notes) -> None:
+        if any(f.related for f in findings):
+            return  # not representable; such files are simply linted again
+        path = self._path(key)
+        blob = json.dumps({"format": _FORMAT, "findings": [finding_to_json(f) for f in findings], "notes": notes})
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(blob)
+                os.replace(tmp, path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            pass  # a read-only or full disk makes the next scan slower, never wrong
+
+
+def _mark(base: str) -> None:
+    """Create the cache root with a .gitignore and CACHEDIR.TAG so it is never committed or backed up."""
+    try:
+        os.makedirs(base, exist_ok=True)
+        gi = os.path.join(base, ".gitignore")
+        if not os.path.exists(gi):
+            with open(gi, "w") as fh:
+                fh.write("# Created by hiplint\n*\n")
+        tag = os.path.join(base, "CACHEDIR.TAG")
+        if not os.path.exists(tag):
+            with open(tag, "w") as fh:
+                fh.write("Signature: 8a477f597d28d172789f06886806bc55\n# hiplint cache: https://bford.info/cachedir/\n")
+    except OSError:
+        pass

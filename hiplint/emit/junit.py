@@ -1,0 +1,28 @@
+"""`junit`: JUnit XML, one test case a finding (a failure), grouped in one suite per file."""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from hiplint.emit import Report, emitter
+
+
+@emitter("junit")
+def to_junit(report: Report) -> str:
+    n = len(report.findings)
+    root = ET.Element("testsuites", name="hiplint", tests=str(max(n, 1)), failures=str(n), errors="0")
+    by_file: dict[str, list] = {}
+    for f in report.findings:
+        by_file.setdefault(f.path, []).append(f)
+    if not by_file:
+        suite = ET.SubElement(root, "testsuite", name="hiplint", tests="1", failures="0", errors="0")
+        ET.SubElement(suite, "testcase", name="hiplint", classname="hiplint")
+    for path, findings in by_file.items():
+        suite = ET.SubElement(root, "testsuite", name=path, tests=str(len(findings)),
+                              failures=str(len(findings)), errors="0")
+        for f in findings:
+            case = ET.SubElement(suite, "testcase", name=f"{f.code} {f.name} at {f.line}:{f.column}",
+                                 classname=path, file=path, line=str(f.line))
+            failure = ET.SubElement(case, "failure", message=f.message, type=f.code)
+            failure.text = f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}"
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

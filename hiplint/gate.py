@@ -1,0 +1,88 @@
+"""What a CI gate does with a scan's findings: baseline, --diff-base, thresholds, statistics, reports."""
+from __future__ import annotations
+
+from collections import Counter
+
+from hiplint.config import ConfigError
+from hiplint.model import Applicability, Severity
+
+FAIL_ON = ("error", "warning", "info")
+
+
+def parse_report_specs(specs) -> list[tuple[str, str]]:
+    """`--report FMT=PATH` values, checked against the known formats."""
+    from hiplint import emit
+
+    out = []
+    for spec in specs or ():
+        fmt, sep, path = spec.partition("=")
+        fmt, path = fmt.strip(), path.strip()
+        if not sep or not fmt or not path:
+            raise ConfigError(f"--report: {spec!r} is not FORMAT=PATH (e.g. sarif=hiplint.sarif)")
+        if fmt not in emit.EMITTERS:
+            raise ConfigError(f"--report: {fmt!r} is not one of {', '.join(sorted(emit.EMITTERS))}")
+        out.append((fmt, path))
+    return out
+
+
+def fails(findings, threshold: str) -> bool:
+    """Whether any finding is at or above the severity threshold."""
+    rank = Severity(threshold).rank
+    return any(f.severity.rank >= rank for f in findings)
+
+
+def statistics(findings) -> str:
+    """`count  code  [*] name`, most frequent first; [*] when every finding of the code has a safe fix."""
+    counts = Counter(f.code for f in findings)
+    if not counts:
+        return ""
+    names = {f.code: f.name for f in findings}
+    safe = {code: all(f.fix is not None and f.fix.applicability == Applicability.SAFE
+                      for f in findings if f.code == code) for code in counts}
+    width = len(str(max(counts.values())))
+    lines = []
+    for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"{n:>{width}}  {code:<7} {'[*]' if safe[code] else '   '} {names[code]}")
+    return "\n".join(lines) + "\n"
+
+
+def apply_gates(findings, scanned: list[str], settings, relpath, options: dict, note=None):
+    """--write-baseline, --baseline / --prune-baseline, then --diff-base.
+
+    `options` holds the command-line values (write_baseline, baseline_path, prune_baseline,
+    diff_base); `note` prints a line for the user (None: quiet). Returns (findings to report,
+    whether a baseline was written: that run exits 0).
+    """
+    import os
+
+    from hiplint import baseline as bl
+
+    note = note or (lambda message: None)
+    if options.get("write_baseline"):
+        bl.Baseline.from_findings(findings, relpath).write(options["write_baseline"])
+        note(f"hiplint: wrote {len(findings)} finding(s) to baseline {options['write_baseline']}")
+        return findings, True
+    path = options.get("baseline_path")
+    if not path and settings.extra.get("baseline"):
+        path = settings.extra["baseline"]
+        if not os.path.isabs(path):
+            path = os.path.join(str(settings.root), path)  # configured paths are relative to the configuration
+    if options.get("prune_baseline") and not path:
+        raise ConfigError("--prune-baseline needs --baseline FILE (or `baseline` in the configuration)")
+    if path:
+        match = bl.apply(bl.load(path), findings, relpath, {relpath(p) for p in scanned})
+        findings = match.new
+        stale = sum(k for _, _, k in match.stale)
+        if options.get("prune_baseline"):
+            match.matched.write(path)
+            note(f"hiplint: pruned {stale} stale entr{'y' if stale == 1 else 'ies'} from {path}")
+        elif stale:
+            note(f"hiplint: {stale} baseline entr{'y' if stale == 1 else 'ies'} in {path} no longer match "
+                 f"(fixed or changed); remove them with --prune-baseline:")
+            for rel, code, k in match.stale:
+                note(f"  {rel}: {code} x{k}")
+    if options.get("diff_base"):
+        from hiplint.gitdiff import changed_lines
+        changed = changed_lines(options["diff_base"])
+        findings = [f for f in findings if changed.contains(f)]
+    return findings, False

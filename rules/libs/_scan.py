@@ -1,0 +1,165 @@
+"""Shared analysis for the library rules (LIB) and the type rules (MEM) that look at includes and names.
+
+One walk per file collects the `#include` lines and the identifiers that could name a library API;
+every rule that asks reuses it (through `ctx.cache`). Positions are file bytes, so macro bodies and
+the file itself are seen the same way.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from hiplint.cparse import iter_nodes
+
+NAME_TYPES = frozenset({"identifier", "type_identifier", "namespace_identifier"})
+_DATA_DIR = Path(__file__).resolve().parent
+
+
+@lru_cache(maxsize=None)
+def load_table(name: str, directory: str | None = None) -> dict:
+    """A TOML knowledge table beside the rules (`rules/<family>/<name>.toml`)."""
+    base = Path(directory) if directory else _DATA_DIR
+    with open(base / name, "rb") as fh:
+        return tomllib.load(fh)
+
+
+@dataclass(frozen=True)
+class Include:
+    path: str  # the header as written, without quotes or angle brackets
+    angle: bool  # <...> rather than "..."
+    start: int  # file bytes of the whole directive (without its newline)
+    end: int
+    path_start: int  # file bytes of the path token (quotes included)
+    path_end: int
+
+
+@dataclass(frozen=True)
+class Name:
+    text: str
+    kind: str  # identifier | type_identifier | namespace_identifier
+    start: int
+    end: int
+    leading_namespace: bool  # a namespace_identifier that starts a qualified name (`cuda` in cuda::std::x)
+
+
+def includes(ctx) -> list[Include]:
+    cached = ctx.cache.get("lib_includes")
+    if cached is not None:
+        return cached
+    unit = ctx.units[0]
+    out = []
+    for node in iter_nodes(unit.root, {"preproc_include"}):
+        path = node.child_by_field_name("path")
+        if path is None:
+            continue
+        raw = unit.text(path).strip()
+        angle = raw.startswith("<")
+        inner = raw[1:-1] if len(raw) >= 2 and raw[0] in "<\"" else raw
+        end = node.end_byte
+        # The directive node holds its newline; keep the range on its own line.
+        while end > node.start_byte and unit.data[end - 1:end] in (b"\n", b"\r"):
+            end -= 1
+        out.append(Include(inner.strip(), angle, node.start_byte, end, path.start_byte, path.end_byte))
+    ctx.cache["lib_includes"] = out
+    return out
+
+
+def names(ctx) -> list[Name]:
+    """Every identifier-like token of the file and its macro bodies, in file order, members excluded."""
+    cached = ctx.cache.get("lib_names")
+    if cached is not None:
+        return cached
+    out = []
+    seen = set()
+    for unit in ctx.units:
+        for node in iter_nodes(unit.root, NAME_TYPES):
+            parent = node.parent
+            if parent is not None and parent.type in ("preproc_include", "preproc_def", "preproc_function_def") \
+                    and parent.child_by_field_name("name") == node:
+                continue  # the name a macro defines is not a use
+            leading = False
+            if node.type == "namespace_identifier" and parent is not None and parent.type == "qualified_identifier":
+                grand = parent.parent
+                leading = not (grand is not None and grand.type == "qualified_identifier"
+                               and grand.child_by_field_name("name") == parent)
+            start, end = unit.file_range(node)
+            if (start, end) in seen:
+                continue
+            seen.add((start, end))
+            out.append(Name(unit.text(node), node.type, start, end, leading))
+    out.sort(key=lambda n: n.start)
+    ctx.cache["lib_names"] = out
+    return out
+
+
+def span(item) -> tuple[int, int]:
+    """Where to report an Include (the directive up to its path, not a trailing comment) or a Name."""
+    if isinstance(item, Include):
+        return item.start, item.path_end
+    return item.start, item.end
+
+
+def is_last_unit(ctx) -> bool:
+    return ctx.unit is ctx.units[-1]
+
+
+def header_matches(include: Include, patterns) -> bool:
+    """`patterns` are globs on the path as written: "cudnn.h", "nvtx3/*", "<cuda/*" (angle form only)."""
+    for p in patterns:
+        angle_only = p.startswith("<")
+        pat = p[1:] if angle_only else p
+        if angle_only and not include.angle:
+            continue
+        if fnmatch.fnmatchcase(include.path, pat):
+            return True
+        # A bare file name also matches in a subdirectory ("nccl.h" in <nccl/nccl.h> or "third_party/nccl.h").
+        if "/" not in pat and fnmatch.fnmatchcase(include.path.rsplit("/", 1)[-1], pat):
+            return True
+    return False
+
+
+def unguarded(ctx, start: int) -> bool:
+    """Not inside an `#if` branch that only builds for AMD or only for NVIDIA beside a HIP branch."""
+    return ctx.platform_kind(start) is None
+
+
+@dataclass(frozen=True)
+class Library:
+    """A whole library that needs a manual port: how to recognise it in a file."""
+
+    key: str
+    title: str
+    headers: tuple[str, ...] = ()
+    name_pattern: str = ""  # regex on identifiers (full match)
+    namespaces: tuple[str, ...] = ()  # leading namespaces (`cutlass` in cutlass::gemm::...)
+
+    @staticmethod
+    def from_table(key: str, table: dict) -> "Library":
+        return Library(key, table["title"], tuple(table.get("headers", ())), table.get("names", ""),
+                       tuple(table.get("namespaces", ())))
+
+
+def first_use(ctx, lib: Library):
+    """Where a file first uses `lib`: ("include", Include) or ("name", Name), or None.
+
+    An include is the place to report; only a file without one (the header comes through another
+    header) is reported at its first name. A file whose only includes sit in platform branches has
+    been ported already: nothing to report.
+    """
+    incs = [i for i in includes(ctx) if header_matches(i, lib.headers)]
+    if incs:
+        for inc in incs:
+            if unguarded(ctx, inc.start):
+                return "include", inc
+        return None
+    pattern = re.compile(lib.name_pattern) if lib.name_pattern else None
+    for n in names(ctx):
+        hit = (pattern is not None and n.kind != "namespace_identifier" and pattern.fullmatch(n.text)) or \
+              (n.leading_namespace and n.text in lib.namespaces)
+        if hit and unguarded(ctx, n.start):
+            return "name", n
+    return None

@@ -1,0 +1,38 @@
+"""A library that needs a manual port, reported once per file: at its include, or at its first name."""
+from __future__ import annotations
+
+from hiplint import CudaRule, Impact, Severity
+
+from ._scan import Library, first_use, is_last_unit, load_table, span
+
+
+class WholeLibraryRule(CudaRule):
+    """Base class: subclasses set `library` (a key of [libraries] in libraries.toml) and the texts."""
+
+    library: str = ""
+    severity = Severity.WARNING
+    impact = Impact.COMPILE
+
+    def lib(self) -> Library:
+        return Library.from_table(self.library, load_table("libraries.toml")["libraries"][self.library])
+
+    def amd_side(self) -> str:
+        return load_table("libraries.toml")["libraries"][self.library].get("amd", "")
+
+    def message(self, where: str, text: str) -> str:
+        lib = self.lib()
+        what = f"`#include <{text}>`" if where == "include" else f"first use of {lib.title} (`{text}`)"
+        return f"{what}: {lib.title} has no drop-in HIP rename; port to {self.amd_side()}"
+
+    def fix_for(self, ctx, where, item):
+        return None
+
+    def check_unit(self, ctx) -> None:
+        if not is_last_unit(ctx):
+            return  # all units are scanned together once, after the last
+        found = first_use(ctx, self.lib())
+        if found is None:
+            return
+        where, item = found
+        text = item.path if where == "include" else item.text
+        ctx.report_range(*span(item), self.message(where, text), fix=self.fix_for(ctx, where, item))

@@ -1,0 +1,90 @@
+import re
+
+from hiplint import CudaRule, Fix, Impact, Severity
+from hiplint.model import Edit
+from hiplint.rules.libs._scan import Library, first_use, includes, is_last_unit, names, span
+
+from ._values import table
+
+
+class Bf16TypeMapping(CudaRule):
+    """bf16 types: hipify maps `__nv_bfloat16` to the legacy `hip_bfloat16`, not to `__hip_bfloat16`.
+
+    ## What it does
+    - In HIP code that uses the legacy `hip_bfloat16` (or includes `hip/hip_bfloat16.h`) together with
+      the CUDA-compatible bf16 API (`__hip_bfloat16`, `__float2bfloat16`, `__bfloat162float`,
+      `__floats2bfloat162_rn`, ...), reports each `hip_bfloat16` and the legacy include.
+    - In CUDA code, reports the `cuda_bf16.h` include (info), a checklist note about the mapping.
+
+    ## Why it breaks on AMD
+    HIP has two bf16 types. `hip_bfloat16` (`hip/hip_bfloat16.h`) is the older struct; `__hip_bfloat16`
+    (`hip/hip_bf16.h`) "is meant to match cuda_bf16.h", with the same intrinsics. They are distinct
+    types without conversions between them. hipify-perl (ROCm 6.x) renames `__nv_bfloat16` to
+    `hip_bfloat16` but the intrinsics to their `__hip_bfloat16` forms, so ported code mixes the two
+    and fails to compile (or needs casts through `.data`). Every ROCm version with both headers.
+
+    ## Example
+    ```cuda
+    #include <hip/hip_bf16.h>
+    #include <hip/hip_bfloat16.h>
+    __global__ void k(const float* x, hip_bfloat16* y) { y[threadIdx.x] = __float2bfloat16(x[threadIdx.x]); }
+    ```
+
+    ## Use instead
+    ```cuda
+    #include <hip/hip_bf16.h>
+    __global__ void k(const float* x, __hip_bfloat16* y) { y[threadIdx.x] = __float2bfloat16(x[threadIdx.x]); }
+    ```
+
+    ## Fix
+    Unsafe: `hip_bfloat16` becomes `__hip_bfloat16` and `hip/hip_bfloat16.h` becomes `hip/hip_bf16.h`.
+    The types are layout-compatible (16 bits) but not API-compatible: code that uses the legacy
+    struct's `.data` member, its float constructor or its rounding helpers needs review, so the fix is
+    applied only with `--unsafe-fixes`. CUDA files get no fix (the note is about what hipify will do).
+
+    ## References
+    - ROCm/legacy-rocm-build#2534 ("hip_bf16.h is meant to match cuda_bf16.h"; the two types do not convert): https://github.com/ROCm/legacy-rocm-build/issues/2534
+    - HIPIFY PR #1086 (`__nv_bfloat16` -> `hip_bfloat16`): https://github.com/ROCm/HIPIFY/pull/1086
+    - HIP bfloat16 reference (`hip_bf16.h`): https://rocm.docs.amd.com/projects/HIP/en/docs-6.3.3/reference/fp8_numbers.html
+    """
+
+    code = "MEM010"
+    name = "bf16-type-mapping"
+    summary = "legacy hip_bfloat16 mixed with the CUDA-compatible __hip_bfloat16 API"
+    severity = Severity.ERROR
+    impact = Impact.COMPILE
+    fix_availability = "sometimes"
+    checklist = "Use __hip_bfloat16 from hip/hip_bf16.h for every CUDA __nv_bfloat16 (not the legacy hip_bfloat16)."
+
+    def check_unit(self, ctx):
+        if not is_last_unit(ctx):
+            return
+        bf = table()["bf16"]
+        modern = re.compile(bf["modern_names"])
+        all_names = names(ctx)
+        legacy_uses = [n for n in all_names if n.text == bf["legacy_type"] and n.kind != "namespace_identifier"]
+        legacy_includes = [i for i in includes(ctx) if i.path == bf["legacy_header"]]
+        mixes = any(modern.fullmatch(n.text) for n in all_names) or \
+            any(i.path == bf["modern_header"] for i in includes(ctx))
+        if (legacy_uses or legacy_includes) and mixes:
+            for inc in legacy_includes:
+                fix = Fix.unsafe(f"include <{bf['modern_header']}>",
+                                 Edit(inc.path_start, inc.path_end, f"<{bf['modern_header']}>"))
+                ctx.report_range(*span(inc), f"`{bf['legacy_header']}` declares the legacy hip_bfloat16; this "
+                                                     f"file uses the cuda_bf16.h-compatible API from `{bf['modern_header']}`",
+                                 fix=fix)
+            for n in legacy_uses:
+                fix = Fix.unsafe(f"use {bf['modern_type']}", Edit(n.start, n.end, bf["modern_type"]))
+                ctx.report_range(n.start, n.end, f"`hip_bfloat16` is the legacy struct, distinct from `{bf['modern_type']}` "
+                                                 f"that the bf16 intrinsics here take and return (no conversion between them)",
+                                 fix=fix)
+            return
+        # The CUDA-side note goes on the include only: bf16 names spread through every file of a project.
+        lib = Library("cuda_bf16", "CUDA bf16", tuple(bf["cuda_headers"]))
+        found = first_use(ctx, lib)
+        if found is not None:
+            where, item = found
+            what = f"`#include <{item.path}>`"
+            ctx.report_range(*span(item),
+                             f"{what}: hipify maps `__nv_bfloat16` to the legacy `hip_bfloat16`; port it to `__hip_bfloat16` "
+                             f"(hip/hip_bf16.h), which matches cuda_bf16.h", severity=Severity.INFO)

@@ -1,0 +1,78 @@
+from hiplint import CudaRule, Impact, Severity
+
+ALLOCATIONS = frozenset({"cudaMallocManaged", "hipMallocManaged", "cuMemAllocManaged"})
+HINTS = frozenset({"cudaMemAdvise", "hipMemAdvise", "cudaMemPrefetchAsync", "hipMemPrefetchAsync",
+                   "cudaMemAdvise_v2", "cudaMemPrefetchAsync_v2", "cuMemAdvise", "cuMemPrefetchAsync"})
+
+
+class ManagedMemoryXnack(CudaRule):
+    """Managed (unified) memory: on AMD, page migration needs XNACK, which is off by default.
+
+    ## What it does
+    Finds `cudaMallocManaged` / `hipMallocManaged` allocations, `__managed__` variables, and the
+    migration hints `cudaMemAdvise` / `cudaMemPrefetchAsync` (and `hip` spellings).
+
+    ## Why it breaks on AMD
+    On NVIDIA, managed memory migrates pages on demand between host and GPU. On AMD that needs
+    XNACK (GPU page-fault retry) enabled in the driver and the process (`HSA_XNACK=1`), a kernel
+    with HMM support, and code objects built for an `xnack+` or `xnack`-any target. Without it
+    (the default on most systems), managed memory is pinned host memory that kernels access over the
+    interconnect with no migration: correct but far slower, and prefetch and advice do not move data.
+    With XNACK enabled, the first touch page-faults. Oversubscribing GPU memory only works with
+    XNACK. MI300A (an APU) shares memory physically and behaves differently again. gfx90a and gfx942
+    support XNACK; RDNA targets (gfx1100) do not. Every ROCm version.
+
+    ## Example
+    ```cuda
+    __global__ void scale(float* x, int n);
+    void run(int n) {
+        float* x;
+        cudaMallocManaged(&x, n * sizeof(float));
+        scale<<<(n + 255) / 256, 256>>>(x, n);
+    }
+    ```
+
+    ## Use instead
+    ```cuda
+    __global__ void scale(float* x, int n);
+    void run(const float* host, int n) {
+        float* x;
+        cudaMalloc(&x, n * sizeof(float));
+        cudaMemcpy(x, host, n * sizeof(float), cudaMemcpyHostToDevice);
+        scale<<<(n + 255) / 256, 256>>>(x, n);
+    }
+    ```
+    Or keep managed memory, document the `HSA_XNACK=1` requirement, build `xnack+` code objects, and
+    check `hipDeviceAttributeManagedMemory` and `hipDeviceAttributeConcurrentManagedAccess` at run time.
+
+    ## References
+    - HIP unified memory management (XNACK, HMM, behaviour without XNACK): https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_runtime_api/memory_management/unified_memory.html
+    - ROCm, GPU memory and XNACK: https://rocm.docs.amd.com/en/latest/conceptual/gpu-memory.html
+    - CUDA unified memory programming: https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#unified-memory-programming
+    """
+
+    code = "MEM005"
+    name = "managed-memory-xnack"
+    summary = "managed memory migrates only with XNACK enabled on AMD"
+    severity = Severity.WARNING
+    impact = Impact.PERFORMANCE
+    checklist = "For each managed allocation: switch hot data to explicit device memory, or require HSA_XNACK=1 with xnack+ code objects and check hipDeviceAttributeManagedMemory/ConcurrentManagedAccess."
+    query = """
+    ((call_expression function: (identifier) @fn) @call (#match? @fn "^(cuda|hip|cu)(Mem|MallocManaged)"))
+    (declaration (type_qualifier) @q) @decl
+    """
+
+    def check(self, ctx, captures):
+        if "decl" in captures:
+            if any(ctx.text(q) == "__managed__" for q in captures["q"]):
+                ctx.report(captures["decl"][0], "`__managed__` variable: on AMD it migrates only with XNACK enabled "
+                                                "(HSA_XNACK=1, xnack+ build); otherwise every access crosses the interconnect")
+            return
+        fn = ctx.text(captures["fn"][0])
+        call = captures["call"][0]
+        if fn in ALLOCATIONS:
+            ctx.report(call, f"`{fn}`: on AMD managed memory migrates only with XNACK enabled (HSA_XNACK=1, xnack+ "
+                             f"build); otherwise it is host memory accessed over the interconnect")
+        elif fn in HINTS:
+            ctx.report(call, f"`{fn}`: without XNACK, AMD does not migrate managed memory, so this hint has no effect",
+                       severity=Severity.INFO)

@@ -1,0 +1,98 @@
+import re
+
+from hiplint import CudaRule, Impact, Severity
+
+from ._values import table
+
+# CUDA's texture and surface functions (CUDA programming guide, "Texture Functions" and "Surface
+# Functions"); exact names, so user helpers such as `tex2DBicubic` are not mistaken for them.
+SAMPLING = re.compile(r"^(tex1Dfetch|tex(1D|2D|3D|1DLayered|2DLayered|Cubemap|CubemapLayered)(Lod|Grad)?|"
+                      r"tex2Dgather|tex2D_sparse|tex2DLod_sparse|tex2DGrad_sparse|tex3D_sparse|tex3DLod_sparse|tex3DGrad_sparse|"
+                      r"surf(1D|2D|3D|1DLayered|2DLayered|Cubemap|CubemapLayered)(read|write))$")
+GUARD_MACRO = "__HIP_NO_IMAGE_SUPPORT"
+
+
+def _image_less(settings) -> list[str]:
+    unsupported = set(table()["images"]["unsupported"])
+    return [a for a in settings.targets if a in unsupported]
+
+
+class TextureOnGfx94x(CudaRule):
+    """Texture or surface sampling in device code built for gfx940-gfx942 (MI300), which has no image hardware.
+
+    ## What it does
+    When the configured targets include gfx940, gfx941 or gfx942, finds device calls of the texture
+    and surface functions: `tex1D`, `tex1Dfetch`, `tex2D`, `tex3D`, `tex2DLayered`, `tex2Dgather`,
+    `tex*Lod`, `tex*Grad`, `texCubemap*`, `surf1Dread`, `surf2Dwrite`, `surf3D*`, ... Calls inside an
+    `#if` on `__HIP_NO_IMAGE_SUPPORT` are left alone.
+
+    ## Why it breaks on AMD
+    MI300 (gfx940/gfx941/gfx942) has no image instructions. The compiler defines
+    `__HIP_NO_IMAGE_SUPPORT` to 1 for these targets and HIP declares the texture and surface
+    functions unavailable there ("The image/texture API not supported on the device"), so a kernel
+    that samples a texture does not compile for gfx942, even if it is only meant for other GPUs in a
+    fat binary. `hipDeviceAttributeImageSupport` is 0 on these devices. Other targets (gfx90a, gfx1100)
+    support textures. Every ROCm version.
+
+    ## Example
+    ```cuda
+    __global__ void k(cudaTextureObject_t t, float* out) {
+        out[threadIdx.x] = tex1Dfetch<float>(t, threadIdx.x);
+    }
+    ```
+
+    ## Use instead
+    ```cuda
+    __global__ void k(const float* __restrict__ in, float* out) {
+        out[threadIdx.x] = __ldg(&in[threadIdx.x]);
+    }
+    ```
+    Or keep the texture path for other targets behind `#if !defined(__HIP_NO_IMAGE_SUPPORT) || !__HIP_NO_IMAGE_SUPPORT`
+    with a global-memory fallback, and check `hipDeviceAttributeImageSupport` on the host.
+
+    ## References
+    - HIP C++ language extensions, texture functions ("use `__HIP_NO_IMAGE_SUPPORT`", `hipDeviceAttributeImageSupport`): https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html
+    - HIP headers: `hip/amd_detail/texture_fetch_functions.h`, `host_defines.h` (unavailable attribute when images are not supported): https://github.com/ROCm/clr
+    - AMD GPU specifications (MI300 series): https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html
+    """
+
+    code = "MEM004"
+    name = "texture-on-gfx94x"
+    summary = "texture/surface sampling does not compile for gfx940-gfx942 (no image support)"
+    severity = Severity.ERROR
+    impact = Impact.COMPILE
+    checklist = "Give texture/surface kernels a global-memory path for gfx942 (guard with __HIP_NO_IMAGE_SUPPORT, check hipDeviceAttributeImageSupport)."
+    query = """
+    ((call_expression function: [(identifier) @fn (template_function name: (identifier) @fn)]) @call
+     (#match? @fn "^(tex|surf)"))
+    """
+
+    def enabled_for(self, settings) -> bool:
+        return super().enabled_for(settings) and bool(_image_less(settings))
+
+    def check(self, ctx, captures):
+        fn = ctx.text(captures["fn"][0])
+        if not SAMPLING.match(fn):
+            return
+        call = captures["call"][0]
+        if _guarded(ctx, call):
+            return
+        archs = _image_less(ctx.settings)
+        targets = ", ".join(archs)
+        verb = "has" if len(archs) == 1 else "have"
+        ctx.report(call, f"`{fn}`: {targets} {verb} no image hardware (__HIP_NO_IMAGE_SUPPORT); texture and surface "
+                         f"functions are unavailable there and the kernel does not compile")
+
+
+def _guarded(ctx, node) -> bool:
+    n = node.parent
+    while n is not None:
+        if n.type in ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_else"):
+            cond = n.child_by_field_name("condition") or n.child_by_field_name("name")
+            head = n if cond is None else cond
+            if GUARD_MACRO in ctx.text(head):
+                return True
+            if n.type == "preproc_else" and n.parent is not None and GUARD_MACRO in ctx.text(n.parent).split("\n", 1)[0]:
+                return True
+        n = n.parent
+    return False

