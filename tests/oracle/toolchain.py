@@ -73,6 +73,32 @@ def plain_rename(text: str, add_runtime: bool = True) -> str:
     return text
 
 
+# Vendor libraries this oracle does not install. A file including one of their headers cannot be compiled
+# on that side here; the tests skip that side and name the header. Checked on disk, so installing a
+# library later brings its fixtures into the oracle without a change here.
+CUDA_LIBRARIES_NOT_SET_UP = ("cudnn", "nccl", "cufft", "NvInfer", "NvOnnxParser", "cutlass", "cute", "nvrtc",
+                             "cusparse", "npp", "nvjpeg", "cudss", "cutensor")
+HIP_LIBRARIES_NOT_IN_DEBIAN = ("hipcub", "hipblas", "hipblaslt", "hipsolver", "hipfft", "hipsparse", "rocblas",
+                               "rocsolver", "rocfft", "rccl", "miopen", "roctracer", "rocwmma", "rocthrust",
+                               "thrust", "migraphx", "hip_fp8.h", "hip_bf16.h", "hipsparselt", "ck")
+CUDA_INCLUDE_DIRS = (CUDA_INCLUDE, Path("/usr/local/cuda/include"), Path("/usr/local/cuda/targets/x86_64-linux/include"))
+HIP_INCLUDE_DIRS = (Path("/usr/include"),)
+
+
+def missing_library_headers(text: str, side: str) -> list[str]:
+    """Library headers `text` includes that this oracle does not have ("cuda" or "hip" side)."""
+    libraries = CUDA_LIBRARIES_NOT_SET_UP if side == "cuda" else HIP_LIBRARIES_NOT_IN_DEBIAN
+    dirs = CUDA_INCLUDE_DIRS if side == "cuda" else HIP_INCLUDE_DIRS
+    out = []
+    for name in re.findall(r"#\s*include\s*<([^>]+)>", text):
+        stems = [part.split(".")[0] for part in name.split("/")]
+        named = any(name.endswith("/" + lib) or name == lib if lib.endswith(".h") else
+                    any(stem.startswith(lib) for stem in stems) for lib in libraries)
+        if named and not any((d / name).exists() for d in dirs):
+            out.append(name)
+    return out
+
+
 @dataclass
 class Result:
     ok: bool
