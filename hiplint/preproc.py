@@ -33,6 +33,9 @@ CUDA_MACROS = frozenset({
 # Defined by nvcc in one compilation pass only (device), and never for AMD: false on HIP, unknown on CUDA.
 CUDA_PASS_MACROS = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_FEAT_SM90_ALL", "__CUDA_ARCH_SPECIFIC__"})
 
+# Defined in one pass of an AMD build only (device): a branch on them is no platform alternative.
+HIP_PASS_MACROS = ("__HIP_DEVICE_COMPILE__",)
+
 HIP, CUDA = "hip", "cuda"
 
 
@@ -65,6 +68,8 @@ class _Eval:
         return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
     def defined(self, name: str, world: str):
+        if name in HIP_PASS_MACROS:
+            return None if world == HIP else False  # AMD device pass only: unknown for AMD overall
         if name in self.hip_macros:
             return world == HIP
         if name in CUDA_MACROS:
@@ -119,6 +124,11 @@ class _Eval:
         return None
 
 
+def condition_truth(node: Node, data: bytes, world: str, hip_macros: frozenset[str] = HIP_MACROS):
+    """Three-valued truth of a `#if` condition node in `world` ("hip" or "cuda"); None when unknown."""
+    return _Eval(data, hip_macros).truth(node, world)
+
+
 @dataclass(frozen=True)
 class Region:
     start: int
@@ -149,7 +159,8 @@ def _tests_hip_macro(branch: Node, data: bytes, hip_macros: frozenset[str]) -> b
     if cond is None:
         return False
     for ident in iter_nodes(cond, {"identifier"}):
-        if data[ident.start_byte:ident.end_byte].decode("utf-8", "replace") in hip_macros:
+        name = data[ident.start_byte:ident.end_byte].decode("utf-8", "replace")
+        if name in hip_macros and name not in HIP_PASS_MACROS:
             return True
     return False
 
@@ -165,6 +176,7 @@ class PlatformMap:
             prior = {HIP: True, CUDA: True}
             names_hip = False  # does the chain so far test a HIP macro (an explicit AMD alternative)?
             branch = node
+            chain = []  # (start, end, taken, platform alternative) per branch
             while branch is not None:
                 t = branch.type
                 if t in ("preproc_if", "preproc_elif"):
@@ -184,14 +196,21 @@ class PlatformMap:
                 taken = {w: _and(prior[w], cond[w]) for w in (HIP, CUDA)}
                 start = _body_start(branch) if t != "preproc_else" else (branch.child(0).end_byte if branch.child(0) else branch.start_byte)
                 end = _body_end(branch) if t != "preproc_else" else branch.end_byte
-                if taken[CUDA] is False and taken[HIP] is not False:
-                    regions.append(Region(start, end, "hip"))
-                elif taken[HIP] is False and (taken[CUDA] is True or (taken[CUDA] is None and names_hip)):
-                    # Kept from AMD builds by a HIP macro test (`#elif CUDART_VERSION >= ...` after
-                    # `#if defined(__HIP_PLATFORM_AMD__)`, or `&& !defined(USE_ROCM)`): NVIDIA-side code.
-                    regions.append(Region(start, end, "nvidia"))
+                cond_node = branch.child_by_field_name("condition") or branch.child_by_field_name("name")
+                platform = cond_node is not None and not any(m in ev.text(cond_node) for m in HIP_PASS_MACROS)
+                chain.append((start, end, taken, platform, names_hip))
                 prior = {w: _and(prior[w], _not(cond[w])) for w in (HIP, CUDA)}
                 branch = branch.child_by_field_name("alternative")
+            # A branch AMD never compiles is NVIDIA-only when nvcc surely compiles it, or when the chain
+            # has a HIP branch beside it (`#if AMD ... #elif __CUDA_ARCH__ >= 800 ... #else ...`).
+            # Also NVIDIA-side: a branch kept from AMD builds by a HIP macro test earlier in the chain
+            # (`#elif CUDART_VERSION >= ...` after `#if defined(__HIP_PLATFORM_AMD__)`, `&& !defined(USE_ROCM)`).
+            has_hip = any(t[CUDA] is False and t[HIP] is not False and plat for _, _, t, plat, _ in chain)
+            for start, end, taken, _, hip_named in chain:
+                if taken[CUDA] is False and taken[HIP] is not False:
+                    regions.append(Region(start, end, "hip"))
+                elif taken[HIP] is False and (taken[CUDA] is True or (taken[CUDA] is None and (has_hip or hip_named))):
+                    regions.append(Region(start, end, "nvidia"))
         regions.sort(key=lambda r: (r.start, -r.end))
         self.regions = regions
         self._starts = [r.start for r in regions]

@@ -63,8 +63,12 @@ def _opt_out(path: Path) -> tuple[str, str] | None:
     return (m.group("kind"), m.group("why")) if m else None
 
 
+HIP_INCLUDE = re.compile(r'#\s*include\s*[<"]hip/hip_runtime(_api)?\.h[>"]')
+
+
 def _is_hip_source(path: Path) -> bool:
-    return path.suffix == ".hip"
+    """Already HIP (a .hip file, or one that includes hip/hip_runtime.h): not compiled with nvcc, not renamed."""
+    return path.suffix == ".hip" or bool(HIP_INCLUDE.search(path.read_text(encoding="utf-8", errors="replace")))
 
 
 def _text(path: Path) -> str:

@@ -34,3 +34,8 @@ def test_cuda_arch_is_not_a_platform_switch():
 def test_elif_chain():
     src = "#if defined(__NVCC__)\nint x_a;\n#elif defined(__HIPCC__)\nint x_b;\n#else\nint x_c;\n#endif\n"
     assert kinds(src) == {"A": "nvidia", "B": "hip", "C": None}
+
+
+def test_hip_device_pass_is_not_a_platform_switch():
+    # AMD's host pass compiles the #else: it must stay visible to the rules.
+    assert kinds("#ifdef __HIP_DEVICE_COMPILE__\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": "hip", "B": None}

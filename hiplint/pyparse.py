@@ -1,0 +1,218 @@
+"""Python files for rules: parse once with libcst, share the result through `ctx.cache`.
+
+    py = pyparse.get(ctx)          # None when the file is not valid Python (PY000 reports that)
+    for call in py.nodes(cst.Call): ...
+    start, end = py.span(node)     # byte offsets into the file, for ctx.report_range
+    py.names(node)                 # {"torch.version.cuda", ...}: dotted text plus import-resolved names
+
+`get` also sets `ctx.cache["next_statement"]`, which the engine uses so that an own-line
+`# hiplint: ignore[...]` covers the whole next statement (or a compound statement's header).
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper
+
+CACHE_KEY = "python"
+ERROR_KEY = "python_syntax_error"
+
+
+@dataclass
+class SyntaxProblem:
+    line: int
+    column: int  # 1-based
+    message: str
+
+
+class _Collector(cst.CSTVisitor):
+    """One pass over the tree: nodes by type, parent links and import aliases (cheaper than libcst's providers)."""
+
+    def __init__(self):
+        self.by_type: dict[type, list[cst.CSTNode]] = {}
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.aliases: dict[str, str] = {}
+        self._stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.by_type.setdefault(type(node), []).append(node)
+        if self._stack:
+            self.parents[node] = self._stack[-1]
+        self._stack.append(node)
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted(alias.name) or ""
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self.aliases[alias.asname.name.value] = full
+                else:
+                    top = full.split(".")[0]
+                    self.aliases.setdefault(top, top)
+        elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None \
+                and not isinstance(node.names, cst.ImportStar):
+            base = dotted(node.module) or ""
+            for alias in node.names:
+                name = dotted(alias.name) or ""
+                local = alias.asname.name.value if alias.asname is not None and \
+                    isinstance(alias.asname.name, cst.Name) else name
+                self.aliases[local] = f"{base}.{name}"
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()
+
+
+class PyModule:
+    """A parsed file. Byte spans and line ranges are computed on first use: most files report nothing."""
+
+    def __init__(self, module: cst.Module, source, collector: _Collector):
+        self.module = module
+        self.source = source
+        self.by_type = collector.by_type
+        self.parents = collector.parents
+        self.aliases = collector.aliases
+        self._spans = None
+
+    # Positions -----------------------------------------------------------------------------------
+    def span(self, node: cst.CSTNode) -> tuple[int, int]:
+        if self._spans is None:
+            self._spans = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(ByteSpanPositionProvider)
+        s = self._spans[node]
+        return s.start, s.start + s.length
+
+    def lines(self, node: cst.CSTNode) -> tuple[int, int]:
+        start, end = self.span(node)
+        return self.source.line_of(start), self.source.line_of(max(start, end - 1))
+
+    # Tree ------------------------------------------------------------------------------------------
+    def nodes(self, *types) -> list:
+        out = []
+        for t in types:
+            out.extend(self.by_type.get(t, ()))
+        return out
+
+    def parent(self, node: cst.CSTNode):
+        return self.parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode):
+        n = self.parents.get(node)
+        while n is not None:
+            yield n
+            n = self.parents.get(n)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    # Names -----------------------------------------------------------------------------------------
+    def names(self, node: cst.CSTNode) -> set[str]:
+        """The dotted source text of a Name/Attribute, plus the same with its first part resolved through
+        the file's imports (`th.version.cuda` -> `torch.version.cuda` after `import torch as th`)."""
+        d = dotted(node)
+        if not d:
+            return set()
+        first, _, rest = d.partition(".")
+        full = self.aliases.get(first)
+        if full is None or full == first:
+            return {d}
+        return {d, f"{full}.{rest}" if rest else full}
+
+    def is_name(self, node: cst.CSTNode, *candidates: str) -> bool:
+        return bool(self.names(node) & set(candidates))
+
+
+def dotted(node) -> str | None:
+    """`a.b.c` for Name/Attribute chains, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def string_value(node) -> str | None:
+    """The value of a plain string literal (or implicitly concatenated ones), else None."""
+    if isinstance(node, cst.SimpleString):
+        try:
+            v = node.evaluated_value
+        except Exception:
+            return None
+        return v if isinstance(v, str) else None
+    if isinstance(node, cst.ConcatenatedString):
+        a, b = string_value(node.left), string_value(node.right)
+        return a + b if a is not None and b is not None else None
+    return None
+
+
+def fstring_prefix(node) -> str | None:
+    """The literal text before the first `{}` of an f-string (f"-arch={a}" -> "-arch=")."""
+    if isinstance(node, cst.FormattedString):
+        text = ""
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                text += part.value
+            else:
+                break
+        return text
+    return None
+
+
+def get(ctx) -> PyModule | None:
+    """The file's parsed module, parsed once per file; None (and a recorded problem) on a syntax error."""
+    if CACHE_KEY in ctx.cache:
+        return ctx.cache[CACHE_KEY]
+    py = None
+    try:
+        module = cst.parse_module(ctx.source.data)
+        collector = _Collector()
+        module.visit(collector)
+        py = PyModule(module, ctx.source, collector)
+        ctx.cache["next_statement"] = _next_statement(py)
+    except cst.ParserSyntaxError as exc:
+        # The message's "error at L:C" names the offending token; raw_line can be the line after it.
+        m = re.search(r"error at (\d+):(\d+)", exc.message)
+        line, col = (int(m.group(1)), int(m.group(2))) if m else (exc.raw_line, exc.raw_column + 1)
+        ctx.cache[ERROR_KEY] = SyntaxProblem(line, col, exc.message)
+    except RecursionError:
+        ctx.cache[ERROR_KEY] = SyntaxProblem(1, 1, "nesting too deep to analyse")
+    except Exception as exc:  # libcst can reject valid-looking input (encodings, odd tokens): report, don't crash
+        ctx.cache[ERROR_KEY] = SyntaxProblem(1, 1, f"{type(exc).__name__}: {exc}")
+    ctx.cache[CACHE_KEY] = py
+    return py
+
+
+# Suppression support ---------------------------------------------------------------------------
+
+_COMPOUND = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)
+
+
+def _next_statement(py: PyModule):
+    """line -> (first, last) of the statement starting after that line; a compound statement's header only.
+
+    Computed on the first call: only files with an own-line `# hiplint: ignore[...]` need it."""
+    starts: dict[int, tuple[int, int]] = {}
+    ordered: list[int] = []
+
+    def build():
+        for node in py.nodes(cst.SimpleStatementLine, *_COMPOUND):
+            first, last = py.lines(node)
+            if isinstance(node, _COMPOUND):
+                body = getattr(node, "body", None)
+                if isinstance(body, cst.IndentedBlock) and body.body:
+                    last = max(first, py.lines(body.body[0])[0] - 1)
+            starts.setdefault(first, (first, last))
+        ordered.extend(sorted(starts))
+
+    def lines(after_line: int):
+        if not ordered and py.by_type:
+            build()
+        i = bisect.bisect_right(ordered, after_line)
+        if i >= len(ordered):
+            return after_line + 1, after_line + 1
+        return starts[ordered[i]]
+
+    return lines

@@ -1,0 +1,228 @@
+"""Shared analysis for the SYN, NV and ARC rules: function qualifiers, names a file defines itself,
+which NVIDIA-only names are called where, and what an inline-asm template holds."""
+from __future__ import annotations
+
+import re
+
+from hiplint.cparse import iter_nodes
+
+TEMPLATE_WRAPPERS = ("template_function", "template_type", "template_method")
+FUNCTION_QUALIFIERS = frozenset({"__global__", "__device__", "__host__"})
+
+
+def qualifiers(fn) -> set[str]:
+    """`__global__`, `__device__`, `__host__` written on a function definition."""
+    if fn is None or fn.type != "function_definition":
+        return set()
+    return {c.type for c in fn.children if c.type in FUNCTION_QUALIFIERS}
+
+
+def is_device_only(fn) -> bool:
+    """A kernel or a `__device__` function that is not also `__host__`: its body runs only on the GPU."""
+    q = qualifiers(fn)
+    return "__global__" in q or ("__device__" in q and "__host__" not in q)
+
+
+def device_function(ctx, node):
+    """The device-only function around `node`, or None. Macro bodies have no qualifiers: None."""
+    fn = ctx.enclosing(node, ("function_definition",))
+    while fn is not None:
+        if is_device_only(fn):
+            return fn
+        fn = ctx.enclosing(fn, ("function_definition",))
+    return None
+
+
+def file_defined_names(ctx) -> set[str]:
+    """Functions and macros the file defines or declares itself: a user's shim named `__nanosleep`
+    or `__dp4a` is the user's code, not NVIDIA's intrinsic."""
+    key = "cuda_defined_names"
+    names = ctx.cache.get(key)
+    if names is None:
+        names = set()
+        unit = ctx.units[0]
+        for node in iter_nodes(unit.root, {"function_declarator", "preproc_def", "preproc_function_def"}):
+            target = node.child_by_field_name("declarator") if node.type == "function_declarator" else \
+                node.child_by_field_name("name")
+            if target is not None and target.type in ("identifier", "field_identifier"):
+                names.add(unit.text(target))
+        ctx.cache[key] = names
+    return names
+
+
+def call_name(ctx, call) -> str:
+    """The called name of a call_expression without namespace or template arguments ('' if none)."""
+    fn = call.child_by_field_name("function")
+    while fn is not None and fn.type in ("qualified_identifier", "template_function"):
+        fn = fn.child_by_field_name("name")
+    if fn is None or fn.type not in ("identifier", "field_identifier"):
+        return ""
+    return ctx.text(fn)
+
+
+def namespace_of(ctx, node) -> str:
+    """For `a::b::name`, 'a::b'; '' when the name is unqualified."""
+    if node.parent is not None and node.parent.type in TEMPLATE_WRAPPERS:
+        node = node.parent
+    parent = node.parent
+    parts = []
+    while parent is not None and parent.type == "qualified_identifier":
+        scope = parent.child_by_field_name("scope")
+        if scope is not None:
+            parts.insert(0, ctx.text(scope))
+        parent = parent.parent
+    return "::".join(parts)
+
+
+def file_text_has(ctx, pattern: re.Pattern) -> bool:
+    return pattern.search(ctx.source.text) is not None
+
+
+# Inline assembly ---------------------------------------------------------------------------------
+
+# PTX that no AMD target accepts: special registers, declarations and instruction mnemonics.
+PTX_MARKERS = re.compile(
+    r"%(laneid|warpid|nwarpid|smid|nsmid|gridid|clock64|clock|globaltimer\w*|lanemask_\w+|tid|ntid|ctaid|nctaid|"
+    r"cluster\w*|dynamic_smem_size|total_smem_size|pm\d|envreg\d+)\b"
+    r"|(^|[\s;{])\.(reg|pred|shared|global|local|const|param)\b"
+    r"|(^|[\s;{}])@!?%?\w+\s"
+    r"|(^|[\s;{}])(mov|ld|st|cvt|cvta|prmt|bfe|bfi|shf|lop3|vote|shfl|atom|red|fence|membar|ldmatrix|stmatrix|"
+    r"mma|wmma|wgmma|cp|mbarrier|bar|barrier|trap|brkpt|exit|nanosleep|setp|selp|add|sub|mul|mad|fma|min|max|"
+    r"and|or|xor|not|shl|shr|brev|popc|clz|bfind|dp4a|dp2a|tex|suld|sust|isspacep|griddepcontrol|elect|"
+    r"setmaxnreg|tcgen05|activemask|match|redux|prefetch|discard|applypriority|createpolicy|tensormap|"
+    r"multimem|getctarank|mapa|st\.async|red\.async)\.[a-z0-9_.:]+"
+    r"|(^|[\s;{}])(trap|brkpt|exit|pmevent|ret)\s*;",
+    re.M,
+)
+
+# What a PTX template is about, most specific first; each category has one rule that reports it.
+PTX_CATEGORIES = (
+    ("barrier", re.compile(r"(^|[\s;{}])(bar|barrier)\.(sync|arrive|red|warp\.sync|cta)\b|(^|[\s;{}])bar\.sync\b"
+                           r"|(^|[\s;{}])barrier\.(cta\.)?(sync|arrive)")),
+    ("trap", re.compile(r"(^|[\s;{}])(trap|brkpt|pmevent)(\.[a-z]+)?\s*(;|$|\d)")),
+    ("async-copy", re.compile(r"\b(cp\.async|cp\.reduce\.async|mbarrier\.|cp\.async\.bulk|tensormap\.|"
+                              r"griddepcontrol\.)")),
+    ("sm90", re.compile(r"\b(wgmma\.|tcgen05\.|setmaxnreg\.|stmatrix\.|elect\.sync|barrier\.cluster|"
+                        r"mapa\.|getctarank|%cluster\w*|multimem\.)")),
+    ("timer", re.compile(r"%globaltimer|\bnanosleep\.")),
+)
+
+
+def asm_template(ctx, asm) -> str:
+    """The assembly template of a gnu_asm_expression (adjacent string literals joined)."""
+    parts = []
+    for child in asm.children:
+        if child.type == "string_literal":
+            parts.append(_string_body(ctx, child))
+        elif child.type == "concatenated_string":
+            parts.extend(_string_body(ctx, s) for s in child.children if s.type == "string_literal")
+        elif child.type.startswith("gnu_asm_") and child.type != "gnu_asm_qualifier":
+            break
+    return "".join(parts)
+
+
+def _string_body(ctx, lit) -> str:
+    return "".join(ctx.text(c) for c in lit.children if c.type in ("string_content", "escape_sequence"))
+
+
+def is_ptx(template: str) -> bool:
+    t = template.replace("\\n", "\n").replace("\\t", "\t")
+    return PTX_MARKERS.search(t) is not None
+
+
+def ptx_category(template: str) -> str:
+    """'barrier', 'trap', 'async-copy', 'sm90', 'timer' or 'general' for a PTX template."""
+    t = template.replace("\\n", "\n").replace("\\t", "\t")
+    for name, pattern in PTX_CATEGORIES:
+        if pattern.search(t):
+            return name
+    return "general"
+
+
+# Rules that report NVIDIA-only names -----------------------------------------------------------
+def _names_regex(keys) -> str:
+    last = sorted({k.split("::")[-1] for k in keys})
+    return "^(" + "|".join(re.escape(n) for n in last) + ")$"
+
+
+class NamesRuleMixin:
+    """Report uses of names (functions, types, enumerators, qualified `ns::name`), `#include`s of
+    headers and inline-asm templates of one PTX category. Subclasses set NAMES, HEADERS, ASM_CATEGORY
+    and call `names_query()` for their query. Names the file defines itself are not reported."""
+
+    NAMES: dict = {}  # "name" or "ns::name" -> message
+    HEADERS: dict = {}  # "cuda/barrier" -> message
+    ASM_CATEGORY: str | None = None
+    ASM_MESSAGE: str = ""
+    NAME_NODES = ("identifier", "type_identifier", "field_identifier")
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        if "query" not in cls.__dict__:
+            cls.query = cls.names_query() + "\n" + cls.__dict__.get("EXTRA_QUERY", "")
+
+    @classmethod
+    def names_query(cls) -> str:
+        parts = []
+        if cls.NAMES:
+            regex = _names_regex(cls.NAMES).replace("\\", "\\\\")
+            nodes = " ".join(f"({t})" for t in cls.NAME_NODES)
+            parts.append(f'([{nodes}] @name (#match? @name "{regex}"))')
+        if cls.HEADERS:
+            parts.append("(preproc_include path: (_) @include)")
+        if cls.ASM_CATEGORY:
+            parts.append("(gnu_asm_expression) @asm")
+        return "\n".join(parts)
+
+    def check(self, ctx, captures):
+        for node in captures.get("name", ()):
+            self._check_name(ctx, node)
+        for inc in captures.get("include", ()):
+            path = ctx.text(inc).strip('<>"')
+            if path in self.HEADERS:
+                ctx.report(inc, self.HEADERS[path])
+        for asm in captures.get("asm", ()):
+            template = asm_template(ctx, asm)
+            if is_ptx(template) and ptx_category(template) == self.ASM_CATEGORY:
+                ctx.report(asm, self.ASM_MESSAGE)
+
+    def _check_name(self, ctx, node):
+        name = ctx.text(node)
+        if node.parent is not None and node.parent.type in ("preproc_def", "preproc_function_def"):
+            return  # `#define cudaStreamFireAndForget hipStreamFireAndForget`: a mapping, not a use
+        ns = namespace_of(ctx, node)
+        if not ns and name in file_defined_names(ctx):
+            return  # the project's own function or macro of that name
+        key = f"{ns}::{name}" if ns else name
+        message = self.NAMES.get(key)
+        if message is None:
+            # Namespace aliases (`namespace cg = cooperative_groups`) and using-directives resolve here.
+            message = self.NAMES.get(self.qualify(ctx, ns, name) or "")
+        if message is None:
+            return
+        if node.type == "field_identifier" and not self.accept_member(ctx, node, name):
+            return
+        if not self.accept(ctx, node, name):
+            return
+        report_node = node
+        if report_node.parent is not None and report_node.parent.type in TEMPLATE_WRAPPERS:
+            report_node = report_node.parent
+        while report_node.parent is not None and report_node.parent.type == "qualified_identifier":
+            report_node = report_node.parent
+        # One finding per rule and line: `cuda::pipeline<...> p = cuda::make_pipeline();` is one problem.
+        line = ctx.source.line_of(ctx.file_range(report_node)[0])
+        seen = ctx.cache.setdefault(("names_lines", self.code), set())
+        if line in seen:
+            return
+        seen.add(line)
+        ctx.report(report_node, message)
+
+    def qualify(self, ctx, ns: str, name: str) -> str | None:
+        ns = ns.lstrip(":")
+        return f"{ns}::{name}" if ns else name
+
+    def accept_member(self, ctx, node, name) -> bool:
+        return False
+
+    def accept(self, ctx, node, name) -> bool:
+        return True

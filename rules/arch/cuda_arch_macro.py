@@ -1,0 +1,211 @@
+import re
+
+from hiplint import CudaRule, Fix, Impact, Severity
+from hiplint.cparse import iter_nodes
+from hiplint.preproc import HIP, HIP_MACROS, condition_truth
+
+ARCH_MACROS = re.compile(r"\b(__CUDA_ARCH__|__CUDA_ARCH_LIST__|__CUDA_ARCH_FEAT_SM\w+|__CUDA_ARCH_SPECIFIC__|"
+                         r"__CUDA_ARCH_FAMILY_SPECIFIC__)\b")
+VERSION_MACROS = re.compile(r"\b(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__|"
+                            r"__CUDACC_VER_BUILD__)\b")
+HIP_MENTION = re.compile(r"\b(" + "|".join(sorted(map(re.escape, HIP_MACROS))) + r"|__HIP\w*|HIP_\w+|\w*ROCM\w*)\b")
+NOT_DEFINED_ARCH = re.compile(r"!\s*defined\s*\(?\s*__CUDA_ARCH__")
+# A macro body that is a test (a comparison, `defined`, a logical operator), not just the value.
+TEST_LIKE = re.compile(r"\bdefined\b|[<>]=?|[=!]=|&&|\|\|")
+# `defined(__CUDA_ARCH__)` alone, possibly negated: the host/device split.
+SPLIT = re.compile(r"^\s*(!\s*)?(defined\s*\(\s*__CUDA_ARCH__\s*\)|defined\s+__CUDA_ARCH__)\s*$")
+DEVICE_PASS = "(defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__))"
+
+
+class CudaArchMacro(CudaRule):
+    """`#if` tests of `__CUDA_ARCH__` and of CUDA version macros (`CUDART_VERSION`, `__CUDACC_VER_MAJOR__`).
+
+    ## What it does
+    Reports the condition of each `#if`, `#elif`, `#ifdef` and `#ifndef` that tests
+    `__CUDA_ARCH__` (or `__CUDA_ARCH_LIST__`, `__CUDA_ARCH_FEAT_SM*`), `CUDART_VERSION`,
+    `CUDA_VERSION` or `__CUDACC_VER_MAJOR__/MINOR__` (once per condition, not per line inside).
+    A `#define` whose body tests them (`#define HAS_TC (__CUDA_ARCH__ >= 800)`) is reported where
+    it is defined, with the lines that use it; the uses are not reported again (a define that only
+    passes the value on, or sits inside an `#if` on the same macro, is left to that `#if`). Conditions that
+    also test a HIP macro (`__HIP_PLATFORM_AMD__`, `__HIP_DEVICE_COMPILE__`, `USE_ROCM`, ...) are
+    already ported and not reported, nor are conditions inside a branch only NVIDIA compiles.
+
+    ## Why it breaks on AMD
+    HIP-Clang defines none of these macros, and nothing fails: the preprocessor silently picks a
+    branch. `#ifdef __CUDA_ARCH__` (device pass) is false in AMD's device pass, so host code is
+    compiled for the GPU; `#if __CUDA_ARCH__ >= 800` evaluates `0 >= 800` and takes the oldest
+    fallback; `#if CUDART_VERSION >= 11000` takes the path for old CUDA. The AMD equivalents are
+    `__HIP_DEVICE_COMPILE__` for the device pass, feature macros (`__HIP_ARCH_HAS_*__`) or
+    architecture macros (`__gfx942__`, `__GFX9__`, `__GFX11__`) for features, and `HIP_VERSION`
+    for versions. Every AMD target and ROCm version.
+
+    ## Example
+    ```cuda
+    __device__ float fast_exp(float x) {
+    #if __CUDA_ARCH__ >= 750
+        return __expf(x);
+    #else
+        return expf(x);
+    #endif
+    }
+    ```
+
+    ## Use instead
+    ```cuda
+    __device__ float fast_exp(float x) {
+    #if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750) || defined(__HIP_DEVICE_COMPILE__)
+        return __expf(x);
+    #else
+        return expf(x);
+    #endif
+    }
+    ```
+
+    ## Fix
+    Unsafe, only for the plain host/device split: `#ifdef __CUDA_ARCH__` becomes
+    `#if (defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__))` (and the negated forms
+    likewise). It is exact for nvcc, which never defines `__HIP_DEVICE_COMPILE__`, but on AMD it
+    changes which code is compiled (the device branch may hold PTX), so review it.
+
+    ## References
+    - HIP porting guide, "Compiler defines" and "Identifying HIP target platform / device code": https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_porting_guide.html
+    - HIP porting guide, feature macros `__HIP_ARCH_HAS_*__`: same page, "HIP-Clang feature macros"
+    - CUDA C++ Programming Guide, `__CUDA_ARCH__`: https://docs.nvidia.com/cuda/cuda-c-programming-guide/
+    """
+
+    code = "ARC001"
+    name = "cuda-arch-macro"
+    summary = "`#if` on a CUDA architecture/version macro: undefined on AMD, the preprocessor silently picks a branch"
+    severity = Severity.ERROR
+    impact = Impact.SILENT
+    fix_availability = "sometimes"
+    checklist = "Replace __CUDA_ARCH__/CUDART_VERSION tests with __HIP_DEVICE_COMPILE__, __HIP_ARCH_HAS_*__/__gfx*__ and HIP_VERSION where the code is meant to run on AMD."
+    in_macros = False
+    query = ""
+
+    def check_unit(self, ctx):
+        if ctx.unit.is_macro:
+            return
+        root = ctx.unit.root
+        arch_defines: dict[str, object] = {}
+        for node in iter_nodes(root, {"preproc_def", "preproc_function_def"}):
+            value = node.child_by_field_name("value")
+            name = node.child_by_field_name("name")
+            if value is None or name is None:
+                continue
+            text = ctx.text(value)
+            if (ARCH_MACROS.search(text) or VERSION_MACROS.search(text)) and not HIP_MENTION.search(text) \
+                    and TEST_LIKE.search(text) and not self._inside_arch_branch(ctx, node):
+                if ctx.text(name) in ("__CUDA_ARCH__", "CUDART_VERSION", "CUDA_VERSION"):
+                    continue  # a sentinel define, reported below with its own message
+                arch_defines[ctx.text(name)] = node
+        uses = self._uses(ctx, root, arch_defines)
+        for name, node in arch_defines.items():
+            where = sorted(uses.get(name, ()))
+            used = f"; used on line{'s' if len(where) > 1 else ''} {', '.join(map(str, where))}" if where else ""
+            macro = self._macro_in(ctx.text(node.child_by_field_name("value")))
+            ctx.report(node, f"macro `{name}` tests `{macro}`, which AMD never defines: every use of "
+                             f"`{name}` takes the non-CUDA value{used}")
+        for node in iter_nodes(root, {"preproc_def"}):
+            name = node.child_by_field_name("name")
+            if name is not None and ctx.text(name) in ("__CUDA_ARCH__",):
+                ctx.report(node, "defining `__CUDA_ARCH__` by hand makes CUDA-only branches compile for AMD; "
+                                 "test `__HIP_DEVICE_COMPILE__` or `__gfx*__` macros instead")
+        for node in iter_nodes(root, {"preproc_if", "preproc_elif", "preproc_ifdef", "preproc_elifdef"}):
+            self._check_condition(ctx, node)
+
+    def _check_condition(self, ctx, node):
+        if node.type in ("preproc_ifdef", "preproc_elifdef"):
+            cond = node.child_by_field_name("name")
+            negated = node.child(0) is not None and ctx.text(node.child(0)) in ("#ifndef", "#elifndef")
+        else:
+            cond = node.child_by_field_name("condition")
+            negated = False
+        if cond is None:
+            return
+        text = ctx.text(cond)
+        m = ARCH_MACROS.search(text) or VERSION_MACROS.search(text)
+        if m is None or HIP_MENTION.search(text):
+            return
+        macro = m.group(1)
+        if macro in self._defined_here(ctx):
+            return  # the project defines it itself (a version constant of its own)
+        directive = node.child(0)
+        if node.type in ("preproc_elif", "preproc_elifdef") and ctx.platform is not None \
+                and ctx.platform_kind(ctx.file_range(cond)[1]) == "nvidia" and not ctx.settings.report_nvidia_branches:
+            return  # an #elif after a HIP branch: AMD never evaluates it
+        head_end = cond.end_byte
+        if macro == "__CUDA_ARCH__" and (node.type in ("preproc_ifdef", "preproc_elifdef") or SPLIT.match(text)):
+            device_branch = not negated and not text.lstrip().startswith("!")
+            what = ("the device-code branch is skipped in AMD's device pass (host code compiles for the GPU)"
+                    if device_branch else "AMD's device pass takes this host-only branch")
+            ctx.report_range(ctx.file_range(directive)[0], ctx.file_range(cond)[1],
+                             f"`{ctx.text(directive)} {text.strip()}`: {what}; use `__HIP_DEVICE_COMPILE__` too",
+                             fix=self._split_fix(ctx, node, directive, cond, device_branch))
+            return
+        kind = "architecture" if macro.startswith("__CUDA_ARCH") else "CUDA version"
+        on_amd = condition_truth(cond, ctx.source.data, HIP, ctx.settings.hip_macros) if ctx.unit.delta == 0 else None
+        if on_amd is True and NOT_DEFINED_ARCH.search(text):
+            return  # `!defined(__CUDA_ARCH__) || ...`: AMD takes it like nvcc's host pass, which compiles it too
+        if kind == "architecture":
+            taken = {True: "takes this branch", False: "skips this branch"}.get(on_amd, "decides this branch")
+            taken += " as if the architecture were 0"
+        else:
+            taken = {True: "takes this branch", False: "skips this branch"}.get(on_amd, "decides this branch")
+            taken += " as for an old or absent CUDA"
+        ctx.report_range(ctx.file_range(directive)[0], head_end + ctx.unit.delta,
+                         f"`{ctx.text(directive)} {text.strip()}` tests the {kind} macro `{macro}`, undefined on AMD: "
+                         f"the preprocessor silently {taken}")
+
+    def _split_fix(self, ctx, node, directive, cond, device_branch):
+        if node.type not in ("preproc_ifdef", "preproc_if"):
+            return None
+        replacement = "#if " + (DEVICE_PASS if device_branch else "!" + DEVICE_PASS)
+        start = ctx.file_range(directive)[0]
+        end = ctx.file_range(cond)[1]
+        from hiplint.model import Edit
+        return Fix.unsafe("also test __HIP_DEVICE_COMPILE__ (AMD device pass)", Edit(start, end, replacement))
+
+    @staticmethod
+    def _inside_arch_branch(ctx, node) -> bool:
+        """Is `node` inside an #if that already tests a CUDA arch/version macro (reported there)?"""
+        n = node.parent
+        while n is not None:
+            if n.type in ("preproc_if", "preproc_elif", "preproc_ifdef", "preproc_elifdef", "preproc_else"):
+                cond = n.child_by_field_name("condition") or n.child_by_field_name("name")
+                if cond is not None and (ARCH_MACROS.search(ctx.text(cond)) or VERSION_MACROS.search(ctx.text(cond))):
+                    return True
+            n = n.parent
+        return False
+
+    @staticmethod
+    def _defined_here(ctx) -> set[str]:
+        names = ctx.cache.get("arc_defined_macros")
+        if names is None:
+            names = set()
+            for node in iter_nodes(ctx.units[0].root, {"preproc_def", "preproc_function_def"}):
+                name = node.child_by_field_name("name")
+                if name is not None and ctx.units[0].text(name) != "__CUDA_ARCH__":
+                    names.add(ctx.units[0].text(name))
+            ctx.cache["arc_defined_macros"] = names
+        return names
+
+    @staticmethod
+    def _macro_in(text: str) -> str:
+        m = ARCH_MACROS.search(text) or VERSION_MACROS.search(text)
+        return m.group(1) if m else ""
+
+    @staticmethod
+    def _uses(ctx, root, names) -> dict[str, set[int]]:
+        if not names:
+            return {}
+        pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+        uses: dict[str, set[int]] = {}
+        defined_at = {ctx.source.position(ctx.file_range(n)[0])[0] for n in names.values()}
+        for lineno, line in enumerate(ctx.source.text.splitlines(), start=1):
+            if lineno in defined_at:
+                continue
+            code = line.split("//", 1)[0]
+            for m in pattern.finditer(code):
+                uses.setdefault(m.group(1), set()).add(lineno)
+        return uses

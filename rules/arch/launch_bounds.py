@@ -1,0 +1,65 @@
+from hiplint import CudaRule, Impact, Severity
+
+DEFAULT_MIN = ("1", "1u", "1U")
+
+
+class LaunchBoundsMinBlocks(CudaRule):
+    """`__launch_bounds__(maxThreads, minBlocks)`: the second argument means something else on AMD.
+
+    ## What it does
+    Finds `__launch_bounds__` with a second argument (and a third, the CUDA 12 maximum cluster
+    size), and reports that argument. A second argument of `1` is not reported: it constrains
+    nothing on either vendor (HIP's minimum waves per EU defaults to 1).
+
+    ## Why it breaks on AMD
+    HIP defines `__launch_bounds__(T, B)` as `amdgpu_flat_work_group_size(1, T)` plus
+    `amdgpu_waves_per_eu(B)`: B becomes a minimum number of waves per execution unit (SIMD), not
+    a minimum number of resident blocks per multiprocessor. The value written for NVIDIA is
+    usually far too small or too large for that meaning, so the compiler limits registers
+    differently: spills or lower occupancy. HIP's guide converts it as
+    `MIN_WARPS_PER_EXECUTION_UNIT = (MIN_BLOCKS_PER_MULTIPROCESSOR * MAX_THREADS_PER_BLOCK) / 32`
+    (HIPIFY does not rewrite it). The three-argument form has no HIP definition and does not
+    compile. All AMD targets and ROCm versions.
+
+    ## Example
+    ```cuda
+    __global__ void __launch_bounds__(256, 4) gemm_tile(float* c) { c[threadIdx.x] = 0.f; }
+    ```
+
+    ## Use instead
+    ```cuda
+    #if defined(__HIP_PLATFORM_AMD__)
+    #define GEMM_BOUNDS __launch_bounds__(256)
+    #else
+    #define GEMM_BOUNDS __launch_bounds__(256, 4)
+    #endif
+    __global__ void GEMM_BOUNDS gemm_tile(float* c) { c[threadIdx.x] = 0.f; }
+    ```
+
+    ## References
+    - HIP kernel language, "`__launch_bounds__`" and "Porting from CUDA `__launch_bounds`": https://rocm.docs.amd.com/projects/HIP/en/latest/reference/kernel_language.html
+    - ROCm/clr `hipamd/include/hip/amd_detail/amd_hip_runtime.h` (`launch_bounds_impl1`: `amdgpu_waves_per_eu`)
+    - Clang attribute reference, `amdgpu_waves_per_eu`: https://clang.llvm.org/docs/AttributeReference.html
+    """
+
+    code = "ARC004"
+    name = "launch-bounds-min-blocks"
+    summary = "`__launch_bounds__` second argument is min waves per EU on AMD, not min blocks per SM"
+    severity = Severity.WARNING
+    impact = Impact.PERFORMANCE
+    checklist = "Convert __launch_bounds__ min-blocks to waves per EU ((B*T)/warpSize per the HIP guide) or drop it on AMD."
+    query = "(launch_bounds) @lb"
+
+    def check(self, ctx, captures):
+        lb = captures["lb"][0]
+        args = [c for c in lb.named_children if c.type != "comment"]
+        if len(args) >= 3:
+            ctx.report(args[2], "`__launch_bounds__` with three arguments (max cluster size) does not compile with HIP",
+                       severity=Severity.ERROR)
+        if len(args) >= 2:
+            t, b = ctx.text(args[0]), ctx.text(args[1])
+            if b.strip() in DEFAULT_MIN:
+                return  # 1 asks for nothing on either vendor: HIP's default is 1 wave per EU
+            ctx.report(args[1], f"`{b}` is read as a minimum of waves per execution unit on AMD "
+                                f"(amdgpu_waves_per_eu), not blocks per multiprocessor; the HIP guide's conversion "
+                                f"is ({b} * {t}) / 32")

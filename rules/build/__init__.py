@@ -1,0 +1,1 @@
+"""BLD: build files (CMake, Makefiles) and nvcc command lines."""

@@ -1,0 +1,162 @@
+"""CMake files through tree-sitter-cmake: commands with their arguments and option tokens.
+
+Each command knows whether it sits inside an `if()`/`elseif()` chain (or a function/macro) whose
+condition or name mentions HIP/ROCm; such code already handles AMD and the build rules skip it.
+Arguments are split into tokens on blanks and `;` (CMake lists), with generator-expression
+wrappers (`$<$<COMPILE_LANGUAGE:CUDA>:--use_fast_math>`) peeled off; offsets are file bytes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ._vendor import is_hip_text
+
+HIP_LANGUAGE_ARCH_VARS = ("CMAKE_HIP_ARCHITECTURES", "HIP_ARCHITECTURES", "GPU_TARGETS", "AMDGPU_TARGETS")
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    import tree_sitter_cmake
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_cmake.language()))
+
+
+@dataclass
+class Token:
+    text: str
+    start: int
+    end: int
+    genex: str = ""  # the generator-expression conditions around it, e.g. "$<COMPILE_LANGUAGE:CUDA>"
+
+
+@dataclass
+class Command:
+    name: str  # lower case
+    start: int
+    end: int
+    args: list = field(default_factory=list)  # [Token] one per argument (quotes removed)
+    aware: bool = False
+
+    def tokens(self) -> list[Token]:
+        out = []
+        for a in self.args:
+            out.extend(split_argument(a))
+        return out
+
+    def arg_texts(self) -> list[str]:
+        return [a.text for a in self.args]
+
+
+def _peel_genex(text: str, start: int) -> tuple[str, int, str]:
+    """`$<$<COMPILE_LANGUAGE:CUDA>:-Xptxas>` -> ("-Xptxas", offset, "$<COMPILE_LANGUAGE:CUDA>")."""
+    cond = ""
+    while text.startswith("$<"):
+        depth = 0
+        i = 0
+        split = -1
+        while i < len(text):
+            if text.startswith("$<", i):
+                depth += 1
+                i += 2
+                continue
+            ch = text[i]
+            if ch == ">":
+                depth -= 1
+            elif ch == ":" and depth == 1:
+                split = i
+                break
+            i += 1
+        if split < 0:
+            break
+        cond += text[2:split]
+        text, start = text[split + 1:], start + len(text[:split + 1].encode())
+    # Closing brackets of the wrappers removed here (or in an earlier argument of the same genex).
+    while text.endswith(">") and text.count("<") < text.count(">"):
+        text = text[:-1]
+    return text, start, cond
+
+
+def split_argument(arg: Token) -> list[Token]:
+    out = []
+    text = arg.text
+    i = 0
+    for piece in _pieces(text):
+        idx = text.index(piece, i)
+        i = idx + len(piece)
+        inner, off, cond = _peel_genex(piece, arg.start + len(text[:idx].encode()))
+        j = 0
+        for sub in _pieces(inner):
+            k = inner.index(sub, j)
+            j = k + len(sub)
+            s = off + len(inner[:k].encode())
+            out.append(Token(sub, s, s + len(sub.encode()), arg.genex + cond))
+    return out
+
+
+def _pieces(text: str) -> list[str]:
+    return [p for p in text.replace(";", " ").split() if p]
+
+
+def _argument(node, data: bytes) -> Token:
+    child = node.children[0] if node.children else node
+    if child.type == "quoted_argument":
+        inner = [c for c in child.children if c.type == "quoted_element"]
+        if inner:
+            s, e = inner[0].start_byte, inner[0].end_byte
+        else:
+            s = e = child.start_byte + 1
+    elif child.type == "bracket_argument":
+        inner = [c for c in child.children if c.type == "bracket_argument_content"]
+        s, e = (inner[0].start_byte, inner[0].end_byte) if inner else (child.start_byte, child.start_byte)
+    else:
+        s, e = child.start_byte, child.end_byte
+    return Token(data[s:e].decode("utf-8", "replace"), s, e)
+
+
+def parse(data: bytes) -> list[Command]:
+    tree = _parser().parse(data)
+    commands: list[Command] = []
+    stack = [(tree.root_node, False)]
+    while stack:
+        node, aware = stack.pop()
+        if node.type in ("if_condition", "function_def", "macro_def"):
+            heads = [c for c in node.children if c.type in ("if_command", "elseif_command", "function_command",
+                                                              "macro_command")]
+            if any(is_hip_text(data[h.start_byte:h.end_byte].decode("utf-8", "replace")) for h in heads):
+                aware = True
+        if node.type in ("normal_command", "if_command", "elseif_command"):
+            ident = node.children[0] if node.children else None
+            name = data[ident.start_byte:ident.end_byte].decode("utf-8", "replace").lower() if ident else ""
+            cmd = Command(name, node.start_byte, node.end_byte, aware=aware)
+            for c in node.children:
+                if c.type == "argument_list":
+                    cmd.args = [_argument(a, data) for a in c.children if a.type == "argument"]
+            commands.append(cmd)
+        for c in reversed(node.children):
+            stack.append((c, aware))
+    commands.sort(key=lambda c: c.start)
+    return commands
+
+
+def get(ctx) -> list[Command]:
+    if "cmake" not in ctx.cache:
+        ctx.cache["cmake"] = parse(ctx.source.data)
+    return ctx.cache["cmake"]
+
+
+def enables_hip_language(commands: list[Command]) -> bool:
+    for c in commands:
+        if c.name == "enable_language" and "HIP" in c.arg_texts():
+            return True
+        if c.name == "project" and "HIP" in c.arg_texts()[1:]:
+            return True
+    return False
+
+
+def sets_hip_architectures(commands: list[Command]) -> bool:
+    for c in commands:
+        if any(t.text.strip("${}") in HIP_LANGUAGE_ARCH_VARS for t in c.tokens()):
+            return True
+    return False

@@ -1,0 +1,151 @@
+"""Makefiles as logical lines of tokens, with comments removed and conditionals tracked.
+
+There is no Makefile grammar that serves here (tree-sitter-make leaves recipes as shell text), so this
+is a small tokenizer: backslash continuations are joined, `#` comments dropped, words split on
+blanks outside quotes (quotes removed from the token, offsets kept), and every line knows whether
+it sits inside an `ifeq`/`ifdef` block whose condition names HIP/ROCm (then it is ROCm-aware and
+the build rules leave it alone).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from ._vendor import is_hip_text
+
+ASSIGN = re.compile(r"^\s*(?:override\s+|export\s+|private\s+)*(?P<var>[A-Za-z_][\w.-]*)\s*(?:\+|\?|::?|!)?=")
+CONDITIONAL = re.compile(r"^\s*(?:else\s+)?(ifeq|ifneq|ifdef|ifndef)\b")
+ELSE = re.compile(r"^\s*else\b")
+ENDIF = re.compile(r"^\s*endif\b")
+NVCC_VAR = re.compile(r"NVCC|CUDA|^CU_?|NV_?FLAGS|GPU", re.I)
+
+
+@dataclass
+class MakeLine:
+    first_line: int  # 1-based
+    start: int  # byte offset of the logical line
+    tokens: list = field(default_factory=list)  # [(text, start, end)]
+    recipe: bool = False
+    variable: str | None = None  # the variable this line assigns
+    value_start: int = 0  # byte offset just after the assignment operator
+    aware: bool = False  # inside a conditional that handles HIP/ROCm
+    nvcc_context: bool = False  # runs nvcc or sets nvcc flags
+
+    def words(self) -> list[str]:
+        return [t[0] for t in self.tokens]
+
+    def command_tokens(self) -> list:
+        """The tokens that can hold options: the value of an assignment, else the whole line."""
+        return self.value_tokens() if self.variable is not None else self.tokens
+
+    def value_tokens(self) -> list:
+        """The words after `VAR =` (a word glued to the operator, `VAR?=nvcc`, is cut at the operator)."""
+        out = []
+        for text, s, e in self.tokens:
+            if e <= self.value_start:
+                continue
+            if s < self.value_start:
+                text, s = text[self.value_start - s:], self.value_start
+            if text:
+                out.append((text, s, e))
+        return out
+
+
+def _tokens(data: bytes, start: int, end: int, recipe: bool) -> list:
+    """Split bytes [start, end) into (text, start, end) words; stop at a comment."""
+    out = []
+    i = start
+    word_start = None
+    buf = bytearray()
+    quote = None
+    while i < end:
+        c = data[i:i + 1]
+        if quote:
+            if c == quote:
+                quote = None
+            else:
+                buf += c
+            i += 1
+            continue
+        if c == b"\\" and i + 1 < end and data[i + 1:i + 2] == b"\n":
+            if word_start is not None:
+                out.append((buf.decode("utf-8", "replace"), word_start, i))
+                word_start, buf = None, bytearray()
+            i += 2
+            continue
+        if c == b"#" and (not recipe or word_start is None) and (i == start or data[i - 1:i] != b"\\"):
+            break
+        if c in (b" ", b"\t", b"\n", b"\r"):
+            if word_start is not None:
+                out.append((buf.decode("utf-8", "replace"), word_start, i))
+                word_start, buf = None, bytearray()
+            i += 1
+            continue
+        if word_start is None:
+            word_start = i
+        if c in (b'"', b"'"):
+            quote = c
+        else:
+            buf += c
+        i += 1
+    if word_start is not None:
+        out.append((buf.decode("utf-8", "replace"), word_start, i))
+    return out
+
+
+def parse(source) -> list[MakeLine]:
+    data = source.data
+    lines: list[MakeLine] = []
+    n = source.line_count()
+    ln = 1
+    while ln <= n:
+        start = source.line_starts[ln - 1]
+        first = ln
+        end = source.line_starts[ln] if ln < n else len(data)
+        # Join continuation lines.
+        while data[start:end].rstrip(b"\r\n").endswith(b"\\") and ln < n:
+            ln += 1
+            end = source.line_starts[ln] if ln < n else len(data)
+        recipe = data[start:start + 1] == b"\t"
+        ml = MakeLine(first, start, _tokens(data, start, end, recipe), recipe)
+        if not recipe:
+            m = ASSIGN.match(data[start:end].decode("utf-8", "replace"))
+            if m:
+                ml.variable = m.group("var")
+                ml.value_start = start + len(m.group(0).encode())
+        lines.append(ml)
+        ln += 1
+    _mark_conditionals(lines)
+    for ml in lines:
+        words = ml.words()
+        runs_nvcc = any(os.path.basename(w) == "nvcc" or w in ("$(NVCC)", "${NVCC}") for w in words)
+        ml.nvcc_context = runs_nvcc or bool(ml.variable and NVCC_VAR.search(ml.variable))
+    return lines
+
+
+def _mark_conditionals(lines: list[MakeLine]) -> None:
+    stack: list[list] = []  # [first index, hip-aware so far]
+    blocks: list[tuple[int, int, bool]] = []
+    for i, ml in enumerate(lines):
+        text = " ".join(ml.words())
+        if ml.recipe:
+            continue
+        if CONDITIONAL.match(text) and not ELSE.match(text):
+            stack.append([i, is_hip_text(text)])
+        elif ELSE.match(text) and stack:
+            if CONDITIONAL.match(text) and is_hip_text(text):
+                stack[-1][1] = True
+        elif ENDIF.match(text) and stack:
+            first, aware = stack.pop()
+            blocks.append((first, i, aware))
+    for first, last, aware in blocks:
+        if aware:
+            for ml in lines[first:last + 1]:
+                ml.aware = True
+
+
+def get(ctx) -> list[MakeLine]:
+    if "make" not in ctx.cache:
+        ctx.cache["make"] = parse(ctx.source)
+    return ctx.cache["make"]

@@ -1,0 +1,23 @@
+"""Words that mean "the AMD/ROCm path" in conditions of build files and Python code."""
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+HIP_WORDS = frozenset({"hip", "amd", "cdna", "rdna"})
+HIP_SUBSTRINGS = ("rocm", "amdgpu", "gcnarch", "hipcc", "amdclang")
+
+
+def is_hip_word(identifier: str) -> bool:
+    """IS_HIP_EXTENSION, use_rocm, isROCm, is_hip, gcnArchName, gfx942: yes. ship, chip, hipster: no."""
+    low = identifier.lower()
+    if any(s in low for s in HIP_SUBSTRINGS):
+        return True
+    parts = [p.lower() for p in _WORD.findall(identifier)]
+    return any(p in HIP_WORDS or re.fullmatch(r"gfx[0-9a-f]*", p) for p in parts)
+
+
+def is_hip_text(text: str) -> bool:
+    """Whether any identifier-like word of a condition names HIP/ROCm."""
+    return any(is_hip_word(w) for w in _IDENT.findall(text))

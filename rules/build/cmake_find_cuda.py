@@ -1,0 +1,73 @@
+from hiplint import FileRule, Impact, Severity
+
+from . import _cmake
+
+CUDA_PACKAGES = {"CUDA": "the FindCUDA module (deprecated since CMake 3.10)", "CUDAToolkit": "the CUDA toolkit"}
+FINDCUDA_COMMANDS = ("cuda_add_executable", "cuda_add_library", "cuda_compile", "cuda_wrap_srcs",
+                     "cuda_include_directories", "cuda_add_cublas_to_target", "cuda_add_cufft_to_target")
+
+
+class CMakeFindCuda(FileRule):
+    """CMake looks for the CUDA toolkit (or uses FindCUDA macros) with no ROCm path.
+
+    ## What it does
+    Finds `find_package(CUDA ...)`, `find_package(CUDAToolkit ...)` and the FindCUDA commands
+    (`cuda_add_executable`, `cuda_add_library`, `cuda_compile`, ...). Not reported inside an `if()`
+    chain whose condition names HIP or ROCm, or in a file that also calls `find_package(hip)`.
+
+    ## Why it breaks on AMD
+    On a ROCm machine there is no CUDA toolkit: `find_package(CUDA REQUIRED)` stops the configure
+    step, and without `REQUIRED` the GPU part of the project is silently left out. The HIP runtime
+    and libraries are found with their own packages: `find_package(hip)` (imported targets
+    `hip::host`, `hip::device`), `find_package(hipblas)` (`roc::hipblas`), `find_package(hipfft)`
+    (`hip::hipfft`) and so on. The FindCUDA macros have no HIP counterpart other than CMake's HIP
+    language with plain `add_executable`/`add_library`. Applies to every ROCm version.
+
+    ## Example
+    ```cmake
+    find_package(CUDAToolkit REQUIRED)
+    cuda_add_library(ops ops.cu)
+    ```
+
+    ## Use instead
+    ```cmake
+    if(USE_ROCM)
+      find_package(hip REQUIRED)
+      find_package(hipblas REQUIRED)
+    else()
+      find_package(CUDAToolkit REQUIRED)
+    endif()
+    add_library(ops ops.cu)
+    ```
+
+    ## References
+    - ROCm, "Using CMake" (find_package(hip), imported targets hip::host and hip::device): https://rocm.docs.amd.com/en/latest/conceptual/cmake-packages.html
+    - CMake FindCUDA (deprecated): https://cmake.org/cmake/help/latest/module/FindCUDA.html
+    - CMake FindCUDAToolkit: https://cmake.org/cmake/help/latest/module/FindCUDAToolkit.html
+    """
+
+    code = "BLD003"
+    name = "cmake-find-cuda"
+    summary = "CMake requires the CUDA toolkit; on ROCm find the HIP packages instead (find_package(hip), hipblas, ...)"
+    severity = Severity.ERROR
+    impact = Impact.COMPILE
+    languages = frozenset({"cmake"})
+    checklist = "Find the ROCm packages on AMD builds: find_package(hip) and one find_package per library (hipblas, hipfft, ...)."
+
+    def check_file(self, ctx):
+        commands = _cmake.get(ctx)
+        if any(c.name == "find_package" and c.args and c.args[0].text.lower() == "hip" for c in commands):
+            return
+        for cmd in commands:
+            if cmd.aware:
+                continue
+            if cmd.name == "find_package" and cmd.args and cmd.args[0].text in CUDA_PACKAGES:
+                arg = cmd.args[0]
+                ctx.report_range(arg.start, arg.end,
+                                 f"`find_package({arg.text})` looks for {CUDA_PACKAGES[arg.text]}, which a ROCm "
+                                 "machine does not have: find `hip` (hip::host, hip::device) and the hip* library "
+                                 "packages on AMD builds")
+            elif cmd.name in FINDCUDA_COMMANDS:
+                ctx.report_range(cmd.start, cmd.start + len(cmd.name),
+                                 f"`{cmd.name}` is a FindCUDA macro with no HIP counterpart: use CMake's HIP "
+                                 "language (`enable_language(HIP)`) with add_executable/add_library")

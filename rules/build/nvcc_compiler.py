@@ -1,0 +1,68 @@
+import os
+
+from hiplint import FileRule, Impact, Severity
+
+from . import _make
+
+
+class NvccCompiler(FileRule):
+    """A Makefile compiles with nvcc.
+
+    ## What it does
+    Finds `nvcc` used as the compiler in a Makefile: in a variable (`NVCC = nvcc`,
+    `NVCC ?= $(CUDA_HOME)/bin/nvcc`, `CXX = nvcc`) or at the start of a recipe command. Lines in a
+    conditional that names HIP/ROCm (`ifeq ($(BACKEND),hip)`) are not reported, nor `$(shell nvcc ...)`
+    probes.
+
+    ## Why it breaks on AMD
+    nvcc only produces code for NVIDIA GPUs and is not installed on ROCm systems. HIP sources are
+    compiled with `hipcc` (or `amdclang++ -x hip`) and AMD targets chosen with `--offload-arch`.
+    nvcc's options differ too (see BLD005 and BLD006), so the flag variables usually need a HIP
+    variant as well. Applies to every ROCm version.
+
+    ## Example
+    ```make
+    NVCC ?= nvcc
+    saxpy: saxpy.cu
+    	$(NVCC) -O3 -o $@ $<
+    ```
+
+    ## Use instead
+    ```make
+    HIPCC ?= hipcc
+    saxpy: saxpy.cu
+    	$(HIPCC) -O3 --offload-arch=gfx942 -o $@ $<
+    ```
+
+    ## References
+    - HIP porting guide (hipcc, compiling ported code): https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_porting_guide.html
+    - hipcc: https://rocm.docs.amd.com/projects/HIPCC/en/latest/
+    """
+
+    code = "BLD007"
+    name = "nvcc-compiler"
+    summary = "the build compiles with nvcc; on ROCm compile with hipcc (or amdclang++ -x hip)"
+    severity = Severity.ERROR
+    impact = Impact.COMPILE
+    languages = frozenset({"make"})
+    checklist = "Compile the GPU sources with hipcc on AMD (a HIPCC variable beside NVCC, selected by a make variable)."
+
+    def check_file(self, ctx):
+        for line in _make.get(ctx):
+            if line.aware or not line.tokens:
+                continue
+            if line.variable is not None:
+                # NVCC = nvcc / NVCC ?= $(CUDA_HOME)/bin/nvcc: the first word after the assignment operator.
+                candidates = line.value_tokens()[:1]
+            elif line.recipe:
+                # The command word of each shell command on the line (`cd out && nvcc ...`).
+                candidates = [t for i, t in enumerate(line.tokens)
+                              if i == 0 or line.tokens[i - 1][0] in ("&&", "||", ";", "|")]
+            else:
+                candidates = []
+            for text, start, end in candidates:
+                word = text.lstrip("@-+")
+                if os.path.basename(word) == "nvcc":
+                    ctx.report_range(start + (len(text) - len(word)), end,
+                                     "nvcc builds for NVIDIA GPUs only; on ROCm compile with `hipcc` (or "
+                                     "`amdclang++ -x hip`) and choose targets with `--offload-arch=gfxNNN`")

@@ -1,0 +1,58 @@
+from hiplint import FileRule, Impact, Severity
+
+from . import _nvcc, _options
+
+
+class NvccOnlyFlags(FileRule):
+    """nvcc-only compiler options in a build file.
+
+    ## What it does
+    Finds nvcc options in Makefiles and CMake files (compile-option commands, `CMAKE_CUDA_FLAGS`,
+    `CUDA_NVCC_FLAGS`, Makefile variables and recipe lines): `--use_fast_math`,
+    `--expt-relaxed-constexpr`, `--extended-lambda`, `-Xptxas`, `-Xcompiler`, `-lineinfo`,
+    `-rdc=true`, `-maxrregcount`, `--default-stream`, `-ccbin`, `--ftz`/`--prec-div`/`--fmad`,
+    `-Xcudafe`, `--keep`, `-res-usage`, `-x cu`, and, on nvcc lines only, `-G`, `-dc`, `-dlink`, `-t`.
+    The message names what hipcc does with the option and the HIP counterpart. Not reported inside
+    a conditional that names HIP/ROCm, nor (in CMake) options that only reach the CUDA language when
+    the project also enables HIP.
+
+    ## Why it breaks on AMD
+    hipcc hands options it does not know to ROCm's clang. Most of these are unknown to clang and
+    stop the build (`clang: error: unknown argument: '--expt-relaxed-constexpr'`). Some are worse:
+    clang reads `-use_fast_math` as `-u se_fast_math` (so no fast math, silently; hipcc only adds
+    `-DHIP_FAST_MATH`), `-lineinfo` as the library `-l ineinfo`, and `-G` as a MIPS option that
+    swallows the next argument; `-dc` and `-dlink` are ignored, so no relocatable device code is
+    built. Checked with clang 19 (`-x hip --offload-arch=gfx942`); hipcc behaves the same because it
+    forwards these options unchanged. Applies to every ROCm version.
+
+    ## Example
+    ```cmake
+    set(CUDA_NVCC_FLAGS "--use_fast_math --expt-relaxed-constexpr -Xptxas -v")
+    ```
+
+    ## Use instead
+    ```cmake
+    set(HIP_FLAGS "-ffast-math -Rpass-analysis=kernel-resource-usage")
+    ```
+
+    ## References
+    - hipcc argument handling (`-use_fast_math` adds `-DHIP_FAST_MATH`, the rest goes to clang): https://github.com/ROCm/llvm-project/blob/amd-staging/amd/hipcc/src/hipBin_amd.h
+    - HIP compiler options (`-fgpu-rdc`, `-ffast-math`, `--offload-arch`): https://rocm.docs.amd.com/projects/llvm-project/en/latest/reference/rocmcc.html
+    - clang CUDA/HIP options (`-fgpu-default-stream`, `-fgpu-flush-denormals-to-zero`, `-fcuda-host-device-constexpr`): https://clang.llvm.org/docs/ClangCommandLineReference.html
+    - nvcc options: https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html
+    """
+
+    code = "BLD005"
+    name = "nvcc-only-flags"
+    summary = "nvcc-only compiler option: hipcc/clang rejects or misreads it"
+    severity = Severity.ERROR
+    impact = Impact.COMPILE
+    languages = frozenset({"cmake", "make"})
+    checklist = "Translate nvcc options for hipcc: --use_fast_math -> -ffast-math, -rdc=true -> -fgpu-rdc, -lineinfo -> -gline-tables-only; drop --expt-*, -Xptxas, -ccbin."
+
+    def check_file(self, ctx):
+        for use in _options.option_uses(ctx):
+            if use.option.kind == "arch":
+                continue
+            ctx.report_range(use.start, use.end, _nvcc.describe(use),
+                             severity=None if use.option.breaks else Severity.WARNING)

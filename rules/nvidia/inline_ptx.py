@@ -1,0 +1,108 @@
+import re
+
+from hiplint import CudaRule, Impact, Severity
+from .._cuda import asm_template, is_ptx, ptx_category
+
+# PTX -> what HIP offers instead (HIP headers: amd_device_functions.h, amd_warp_functions.h).
+PTX_HINTS = (
+    (re.compile(r"%laneid"), "`__lane_id()`"),
+    (re.compile(r"%smid"), "`__smid()`"),
+    (re.compile(r"%clock64|%clock\b"), "`clock64()` (counts at `clockInstructionRate`, see NV006)"),
+    (re.compile(r"%warpid"), "`threadIdx` arithmetic with `warpSize` (`%warpid` is not stable on NVIDIA either)"),
+    (re.compile(r"%lanemask_(lt|le|gt|ge|eq)"), "`__lanemask_lt()` and friends (64-bit masks on wave64)"),
+    (re.compile(r"\bprmt\b"), "`__byte_perm()`"),
+    (re.compile(r"\bbfe\."), "`__bitextract_u32()` / `__bitextract_u64()`"),
+    (re.compile(r"\bbfi\."), "`__bitinsert_u32()` / `__bitinsert_u64()`"),
+    (re.compile(r"\bshf\.(l|r)"), "`__funnelshift_l()` / `__funnelshift_r()`"),
+    (re.compile(r"\bbrev\."), "`__brev()`"),
+    (re.compile(r"\bpopc\."), "`__popc()`"),
+    (re.compile(r"\bclz\."), "`__clz()`"),
+    (re.compile(r"\blop3\."), "a C expression of `&`, `|`, `^`, `~`"),
+    (re.compile(r"\bld\.global\.nc|\bld\.global"), "a plain load or `__ldg()`"),
+    (re.compile(r"\bst\.global"), "a plain store or `__builtin_nontemporal_store()`"),
+    (re.compile(r"\bmembar\.gl|\bfence\.[a-z.]*gpu"), "`__threadfence()`"),
+    (re.compile(r"\bmembar\.cta|\bfence\.[a-z.]*cta"), "`__threadfence_block()`"),
+    (re.compile(r"\bmembar\.sys|\bfence\.[a-z.]*sys"), "`__threadfence_system()`"),
+    (re.compile(r"\bvote\.[a-z.]*ballot"), "`__ballot()` (64-bit on wave64)"),
+    (re.compile(r"\bvote\.[a-z.]*(any|all)"), "`__any()` / `__all()`"),
+    (re.compile(r"\bshfl\."), "`__shfl*()` with an explicit width"),
+    (re.compile(r"\b(atom|red)\."), "the `atomic*()` functions"),
+    (re.compile(r"\b(ldmatrix|mma|wmma)\."), "rocWMMA or the MFMA/WMMA builtins (LIB rules)"),
+    (re.compile(r"\bcvt\."), "a C cast or the `__float2*_r*` conversion functions"),
+    (re.compile(r"\bdp4a\.|\bdp2a\."), "`__builtin_amdgcn_sdot4` (see NV003)"),
+)
+MAX_HINTS = 3
+
+
+class InlinePtx(CudaRule):
+    """Inline assembly whose template is PTX.
+
+    ## What it does
+    Finds `asm(...)` and `asm volatile(...)` statements (and the same inside macros) whose template
+    is PTX: special registers such as `%laneid`, `%smid`, `%clock64`, declarations such as `.reg`,
+    and instruction mnemonics such as `mov.u32`, `ld.global`, `cvt.`, `shfl.sync`, `prmt`, `lop3`,
+    `vote.ballot`. The message names the HIP function that does the same job where there is one.
+    Templates about barriers (SYN003), traps (NV007), asynchronous copies (NV004), Hopper-only
+    features (NV005) and `%globaltimer` (NV002) are reported by those rules instead, once.
+
+    ## Why it breaks on AMD
+    PTX is NVIDIA's virtual ISA. HIP-Clang compiles inline assembly for the AMD GPU's own ISA
+    (GCN/CDNA/RDNA), so a PTX template fails to assemble on every AMD target and every ROCm
+    version. HIPIFY leaves `asm` untouched.
+
+    ## Example
+    ```cuda
+    __device__ unsigned lane_id() {
+        unsigned r;
+        asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
+        return r;
+    }
+    ```
+
+    ## Use instead
+    ```cuda
+    __device__ unsigned lane_id() {
+    #if defined(__HIP_PLATFORM_AMD__)
+        return __lane_id();
+    #else
+        unsigned r;
+        asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
+        return r;
+    #endif
+    }
+    ```
+    Code in an `#if` branch that only NVIDIA compiles, beside a HIP branch, is not reported
+    (unless `report-nvidia-branches = true`).
+
+    ## Fix
+    None. No rewrite is valid on both vendors: `__lane_id()` and the other HIP functions do not
+    exist in CUDA, and the PTX does not assemble for AMD. Put the HIP form in a platform branch.
+
+    ## References
+    - HIP kernel language, "In-line assembly": https://rocm.docs.amd.com/projects/HIP/en/latest/reference/kernel_language.html
+    - HIP device functions `__lane_id`, `__smid`, `__byte_perm`, `__bitextract_u32`, `__funnelshift_l`: ROCm/clr `hipamd/include/hip/amd_detail/amd_device_functions.h`, `amd_warp_functions.h`
+    - PTX ISA (special registers, instructions): https://docs.nvidia.com/cuda/parallel-thread-execution/
+    """
+
+    code = "NV001"
+    name = "inline-ptx"
+    summary = "inline PTX assembly does not assemble for AMD GPUs"
+    severity = Severity.ERROR
+    impact = Impact.COMPILE
+    checklist = "Replace inline PTX with HIP device functions or builtins behind `#if defined(__HIP_PLATFORM_AMD__)`."
+    query = "(gnu_asm_expression) @asm"
+
+    def check(self, ctx, captures):
+        for asm in captures.get("asm", ()):
+            template = asm_template(ctx, asm)
+            if not is_ptx(template) or ptx_category(template) != "general":
+                continue
+            flat = template.replace("\\n", "\n").replace("\\t", "\t")
+            hints = []
+            for pattern, hint in PTX_HINTS:
+                if pattern.search(flat) and hint not in hints:
+                    hints.append(hint)
+            msg = "inline PTX does not assemble for AMD GPUs"
+            if hints:
+                msg += "; HIP offers " + ", ".join(hints[:MAX_HINTS])
+            ctx.report(asm, msg)

@@ -1,0 +1,112 @@
+"""Is this Python code already ROCm-aware? Shared by the PY rules.
+
+Code counts as handling ROCm when a condition around it (an `if`/`elif`/`while`/conditional
+expression test, or a boolean operation it is part of) mentions a HIP/ROCm marker, when an earlier
+statement of the same block leaves early on ROCm (`if torch.version.hip: return ...`), or when it
+sits in a function whose name says it is the HIP/ROCm variant (`def _flags_rocm():`).
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from hiplint.pyparse import PyModule, dotted, string_value
+from hiplint.rules.build._vendor import is_hip_word
+
+# Names that mean "this is the AMD path" when they appear in a condition.
+HIP_DOTTED = frozenset({"torch.version.hip", "torch.utils.cpp_extension.IS_HIP_EXTENSION",
+                        "torch.utils.cpp_extension.ROCM_HOME"})
+# A condition on this means "CUDA build only" (it is None on ROCm builds).
+CUDA_BUILD_DOTTED = frozenset({"torch.version.cuda"})
+
+
+def mentions_hip(py: PyModule, node: cst.CSTNode, also=frozenset()) -> bool:
+    """Whether an expression mentions ROCm: torch.version.hip, IS_HIP_EXTENSION, is_rocm(), "hip", "gfx942"..."""
+    found = False
+
+    class V(cst.CSTVisitor):
+        def visit_Attribute(self, n):
+            nonlocal found
+            if py.names(n) & (HIP_DOTTED | also) or is_hip_word(n.attr.value):
+                found = True
+            return not found
+
+        def visit_Name(self, n):
+            nonlocal found
+            if is_hip_word(n.value) or py.names(n) & (HIP_DOTTED | also):
+                found = True
+            return False
+
+        def visit_SimpleString(self, n):
+            nonlocal found
+            v = string_value(n)
+            if v is not None and (v.lower() in ("hip", "rocm", "amd") or v.lower().startswith("gfx")):
+                found = True
+            return False
+
+    node.visit(V())
+    return found
+
+
+_TESTED = (cst.If, cst.While, cst.IfExp)
+_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+def _leaves_early(block) -> bool:
+    body = getattr(block, "body", ())
+    if isinstance(block, cst.SimpleStatementSuite):
+        stmts = body
+    elif body and isinstance(body[-1], cst.SimpleStatementLine):
+        stmts = body[-1].body
+    else:
+        return False
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, _EXITS):
+        return True
+    # sys.exit(...) / exit(...)
+    return isinstance(last, cst.Expr) and isinstance(last.value, cst.Call) and \
+        (dotted(last.value.func) or "") in ("sys.exit", "exit", "quit", "os._exit")
+
+
+def handles_rocm(py: PyModule, node: cst.CSTNode, cuda_build_guard: bool = True) -> bool:
+    """Whether `node` is inside code that already distinguishes ROCm from CUDA.
+
+    With `cuda_build_guard`, a condition on `torch.version.cuda` (None on ROCm) counts too: code under
+    `if torch.version.cuda:` only runs on CUDA builds.
+    """
+    also = CUDA_BUILD_DOTTED if cuda_build_guard else frozenset()
+    child = node
+    for anc in py.ancestors(node):
+        # The guard is the part that does not contain the node: the test of an `if` around it, the
+        # other operand of an `and`/`or` it belongs to.
+        if isinstance(anc, _TESTED) and anc.test is not child and mentions_hip(py, anc.test, also):
+            return True
+        if isinstance(anc, cst.BooleanOperation):
+            other = anc.right if anc.left is child else anc.left
+            if mentions_hip(py, other, also):
+                return True
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef)) and is_hip_word(anc.name.value):
+            return True
+        # An earlier statement of the same block that leaves on ROCm guards everything after it. (Not
+        # `if not torch.version.cuda: raise`: that exit is itself the bug PY001 reports.)
+        body = getattr(anc, "body", None)
+        if isinstance(body, (list, tuple)) and child in body:
+            for stmt in body[:body.index(child)]:
+                if isinstance(stmt, cst.If) and mentions_hip(py, stmt.test) and _leaves_early(stmt.body):
+                    return True
+        child = anc
+    return False
+
+
+def file_mentions(py: PyModule, needles) -> bool:
+    """Whether any identifier, attribute or string literal of the file contains one of `needles`."""
+    low = [n.lower() for n in needles]
+    for n in py.nodes(cst.Name):
+        if any(x in n.value.lower() for x in low):
+            return True
+    for n in py.nodes(cst.SimpleString):
+        v = string_value(n)
+        if v and any(x in v.lower() for x in low):
+            return True
+    return False

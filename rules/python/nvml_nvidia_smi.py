@@ -1,0 +1,128 @@
+import os
+
+import libcst as cst
+
+from hiplint import FileRule, Impact, Severity
+from hiplint import pyparse
+
+from ._vendor import file_mentions, handles_rocm
+
+# Python packages that only talk to NVIDIA's driver (NVML or the nvidia-smi tool).
+NVIDIA_PACKAGES = {
+    "pynvml": "NVML bindings",
+    "py3nvml": "NVML bindings",
+    "nvidia_smi": "NVML bindings (nvidia-ml-py3)",
+    "GPUtil": "a wrapper around the nvidia-smi tool",
+}
+RUNNERS = frozenset({"subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
+                     "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput", "os.system",
+                     "os.popen", "shutil.which", "run", "check_output", "check_call", "Popen", "getoutput"})
+# A file that mentions any of these already talks to AMD's tools.
+AMD_TOOLS = ("amdsmi", "amd-smi", "rocm-smi", "rocm_smi", "rsmi")
+
+
+def _command_word(py, node):
+    """The first word of a command given as a string or a list/tuple literal."""
+    if isinstance(node, (cst.List, cst.Tuple)) and node.elements:
+        first = node.elements[0].value
+        return first, pyparse.string_value(first)
+    v = pyparse.string_value(node)
+    if v is not None:
+        return node, (v.split() or [""])[0]
+    prefix = pyparse.fstring_prefix(node)
+    if prefix:
+        return node, (prefix.split() or [""])[0]
+    return None, None
+
+
+class NvmlAndNvidiaSmi(FileRule):
+    """NVIDIA-only GPU management from Python: NVML bindings and the nvidia-smi tool.
+
+    ## What it does
+    Finds imports of `pynvml`, `py3nvml`, `nvidia_smi` and `GPUtil`, `nvidia-smi` run through
+    `subprocess` / `os.system` / `os.popen` (as a string or as the first element of an argument
+    list), `shutil.which("nvidia-smi")` used as a GPU probe, and reads of `/proc/driver/nvidia`.
+    Not reported in a file that already uses AMD's tools (`amdsmi`, `amd-smi`, `rocm-smi`) or inside a
+    condition that names HIP/ROCm or `torch.version.cuda`.
+
+    ## Why it breaks on AMD
+    NVML and nvidia-smi come with NVIDIA's driver; on a ROCm machine `pynvml.nvmlInit()` raises
+    (`NVMLError_LibraryNotFound`), `nvidia-smi` is not found, and a `which("nvidia-smi")` probe
+    concludes that there is no GPU. Code that picks free GPUs, reads memory or sets clocks this way
+    fails or silently falls back to the CPU. AMD's counterparts are the `amdsmi` Python package
+    (`amdsmi_init()`, `amdsmi_get_processor_handles()`, ...) and the `amd-smi` tool (older:
+    `rocm-smi`); their output formats differ, so this is a port, not a rename. All ROCm versions.
+
+    ## Example
+    ```python
+    import subprocess
+
+    import pynvml
+
+    def free_memory(i):
+        pynvml.nvmlInit()
+        return pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(i)).free
+
+    print(subprocess.check_output(["nvidia-smi", "--query-gpu=name", "--format=csv"]))
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    def free_memory(i):
+        free, total = torch.cuda.mem_get_info(i)  # works on CUDA and ROCm builds
+        return free
+    ```
+
+    ## References
+    - AMD SMI Python API (amdsmi_init, amdsmi_get_processor_handles): https://rocm.docs.amd.com/projects/amdsmi/en/latest/reference/amdsmi-py-api.html
+    - AMD SMI command line tool (amd-smi): https://rocm.docs.amd.com/projects/amdsmi/en/latest/how-to/amdsmi-cli-tool.html
+    - NVML API reference: https://docs.nvidia.com/deploy/nvml-api/index.html
+    """
+
+    code = "PY004"
+    name = "nvml-and-nvidia-smi"
+    summary = "NVIDIA-only GPU management (NVML, nvidia-smi); on ROCm use amdsmi / amd-smi or torch.cuda APIs"
+    severity = Severity.ERROR
+    impact = Impact.RUNTIME
+    languages = frozenset({"python"})
+    checklist = "Replace NVML/nvidia-smi queries with torch.cuda APIs where they exist, else with amdsmi (Python) or amd-smi."
+
+    def check_file(self, ctx):
+        py = pyparse.get(ctx)
+        if py is None or file_mentions(py, AMD_TOOLS):
+            return
+        for node in py.nodes(cst.Import, cst.ImportFrom):
+            for mod, anchor in self._imported(py, node):
+                top = mod.split(".")[0]
+                if top in NVIDIA_PACKAGES and not handles_rocm(py, node):
+                    start, end = py.span(anchor)
+                    ctx.report_range(start, end,
+                                     f"`{top}` is {NVIDIA_PACKAGES[top]}, NVIDIA-only: on ROCm use the `amdsmi` "
+                                     "package (or torch.cuda APIs such as mem_get_info)")
+        for call in py.nodes(cst.Call):
+            func = pyparse.dotted(call.func) or ""
+            if func not in RUNNERS or not call.args:
+                continue
+            anchor, word = _command_word(py, call.args[0].value)
+            if word and os.path.basename(word) == "nvidia-smi" and not handles_rocm(py, call):
+                start, end = py.span(anchor)
+                what = "probes for" if func.endswith("which") else "runs"
+                ctx.report_range(start, end,
+                                 f"this {what} `nvidia-smi`, which ROCm machines do not have: use `amd-smi` "
+                                 "(output differs) or the `amdsmi` Python package")
+        for s in py.nodes(cst.SimpleString):
+            v = pyparse.string_value(s)
+            if v and v.startswith("/proc/driver/nvidia") and not handles_rocm(py, s):
+                start, end = py.span(s)
+                ctx.report_range(start, end, "`/proc/driver/nvidia` exists only with NVIDIA's driver; on ROCm "
+                                             "query the GPU through amdsmi or torch.cuda")
+
+    @staticmethod
+    def _imported(py, node):
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                yield pyparse.dotted(alias.name) or "", alias
+        elif node.module is not None and not node.relative:
+            yield pyparse.dotted(node.module) or "", node.module

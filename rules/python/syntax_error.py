@@ -1,0 +1,49 @@
+from hiplint import FileRule, Impact, Severity
+from hiplint import pyparse
+
+
+class PythonSyntaxError(FileRule):
+    """A Python file hiplint could not parse, so no Python rule checked it.
+
+    ## What it does
+    Reports, once per file and on the offending line, a Python file that libcst cannot parse
+    (Python 2 code, a merge conflict, a template with placeholders). The scan goes on; the other
+    Python rules see nothing of this file.
+
+    ## Why it breaks on AMD
+    It does not by itself. It says where hiplint's Python checks (`torch.version.cuda`, capability
+    gates, extension flags, ...) did not run, so a clean result for this file is no evidence. A
+    separate code from `HL001` (C/C++ parse errors, off by default) because a Python file that does
+    not parse is rarely noise: every rule misses the whole file, not one region.
+
+    ## Example
+    ```python
+    print "building the CUDA extension"
+    ```
+
+    ## Use instead
+    ```python
+    print("building the CUDA extension")
+    ```
+
+    ## References
+    - libcst parser (Python 3.0 - 3.13 grammar): https://libcst.readthedocs.io/en/latest/parser.html
+    """
+
+    code = "PY000"
+    name = "python-syntax-error"
+    summary = "this Python file could not be parsed; hiplint's Python rules did not check it"
+    severity = Severity.WARNING
+    impact = Impact.PORTABILITY
+    languages = frozenset({"python"})
+
+    def check_file(self, ctx):
+        if pyparse.get(ctx) is not None:
+            return
+        problem = ctx.cache[pyparse.ERROR_KEY]
+        line = min(max(problem.line, 1), ctx.source.line_count())
+        start = ctx.source.byte_of_line(line)
+        end = start + len(ctx.source.line_text(line).encode())
+        first_line = problem.message.strip().splitlines()[0] if problem.message.strip() else "syntax error"
+        first_line = first_line.removeprefix("parser error: ").split(": expected", 1)[0]
+        ctx.report_range(start, end, f"not valid Python 3 ({first_line}); hiplint's Python rules did not check this file")

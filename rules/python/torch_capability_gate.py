@@ -1,0 +1,171 @@
+import libcst as cst
+
+from hiplint import FileRule, Impact, Severity
+from hiplint import pyparse
+
+from ._vendor import handles_rocm
+
+CAPABILITY_CALLS = frozenset({"torch.cuda.get_device_capability"})
+PROPERTIES_CALLS = frozenset({"torch.cuda.get_device_properties"})
+COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual,
+               cst.In, cst.NotIn)
+# What ROCm builds of PyTorch report (major, minor from hipDeviceProp_t, derived from the gfx name).
+ROCM_CAPABILITIES = "MI200/gfx90a (9, 0), MI300/gfx942 (9, 4), MI350/gfx950 (9, 5), RDNA3/gfx1100 (11, 0)"
+
+
+def _is_number_like(node) -> bool:
+    """An int/float literal, or a tuple/list/set of them (or of such tuples)."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.expression, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return bool(node.elements) and all(_is_number_like(e.value) for e in node.elements)
+    return False
+
+
+class TorchCapabilityGate(FileRule):
+    """A compute-capability gate with NVIDIA numbers, taken on ROCm too.
+
+    ## What it does
+    Finds `torch.cuda.get_device_capability()` (and `get_device_properties(d).major`/`.minor`)
+    compared with numbers: `get_device_capability() >= (8, 0)`, `get_device_capability()[0] >= 9`,
+    and the same through a variable in the same function (`major, minor = ...; if major >= 8:`,
+    `cap = ...; cap == (9, 0)`, `props = ...; props.major * 10 + props.minor >= 80`). Not reported
+    where the code already separates ROCm (a condition or boolean expression naming
+    `torch.version.hip`, `is_hip()`, `gcnArchName`..., an earlier `if torch.version.hip: return`, or a
+    function named for ROCm).
+
+    ## Why it breaks on AMD
+    ROCm builds of PyTorch answer `get_device_capability()` with the major/minor of the gfx
+    architecture: MI200 (gfx90a) reports (9, 0), MI300X/MI325X (gfx942) (9, 4), MI350 (gfx950)
+    (9, 5), RDNA3 (gfx1100) (11, 0). Those numbers pass gates written for Hopper (`>= (9, 0)`) or
+    Ampere (`>= (8, 0)`), so code selects NVIDIA-only kernels (FlashAttention 3, FP8 or TMA paths,
+    cuBLASLt workspaces) on AMD GPUs, which then fail or give wrong results; equality gates
+    (`== (9, 0)`) match MI200 as if it were an H100. Silent on every ROCm version.
+
+    ## Example
+    ```python
+    import torch
+
+    def use_fp8_kernels():
+        major, minor = torch.cuda.get_device_capability()
+        return major >= 9
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    def use_fp8_kernels():
+        if torch.version.hip:
+            return torch.cuda.get_device_properties(0).gcnArchName.startswith(("gfx942", "gfx950"))
+        major, minor = torch.cuda.get_device_capability()
+        return major >= 9
+    ```
+
+    ## References
+    - PyTorch, HIP (ROCm) semantics: https://pytorch.org/docs/stable/notes/hip.html
+    - torchtitan fix: FA3 selected on MI350X because (9, 5) >= (9, 0): https://github.com/pytorch/torchtitan/pull/4778
+    - ROCm/pytorch: Navi passed a `>= (9, 4)` gate meant for MI300: https://github.com/ROCm/pytorch/pull/1846
+    - AMD GPU specifications (gfx name per product): https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html
+    """
+
+    code = "PY002"
+    name = "torch-capability-gate"
+    summary = "compute-capability gate with NVIDIA numbers: ROCm reports gfx-derived numbers (MI300 is (9, 4))"
+    severity = Severity.ERROR
+    impact = Impact.SILENT
+    languages = frozenset({"python"})
+    checklist = "Separate AMD in capability gates: branch on torch.version.hip and match get_device_properties(d).gcnArchName."
+
+    def check_file(self, ctx):
+        py = pyparse.get(ctx)
+        if py is None:
+            return
+        sources = [c for c in py.nodes(cst.Call) if py.names(c.func) & (CAPABILITY_CALLS | PROPERTIES_CALLS)]
+        if not sources:
+            return
+        tracked = self._tracked_names(py, sources)
+        # One more step: `sm = major * 10 + minor` makes `sm` a capability too.
+        for assign in py.nodes(cst.Assign):
+            if self._derives(py, assign.value, tracked):
+                for target in assign.targets:
+                    for name in _bound_names(target.target):
+                        tracked.setdefault(_scope_key(py, assign), {}).setdefault(name, "cap")
+        reported = set()
+        for comp in py.nodes(cst.Comparison):
+            if not any(isinstance(t.operator, COMPARISONS) for t in comp.comparisons):
+                continue
+            operands = [comp.left] + [t.comparator for t in comp.comparisons]
+            derived = [o for o in operands if self._derives(py, o, tracked)]
+            if not derived or not any(_is_number_like(o) for o in operands if o not in derived):
+                continue
+            if handles_rocm(py, comp) or id(comp) in reported:
+                continue
+            reported.add(id(comp))
+            start, end = py.span(comp)
+            ctx.report_range(start, end,
+                             "compute-capability gate with NVIDIA numbers: ROCm builds report "
+                             f"{ROCM_CAPABILITIES}, so this selects an NVIDIA code path on AMD GPUs; branch on "
+                             "`torch.version.hip` and check `get_device_properties(d).gcnArchName`")
+
+    @staticmethod
+    def _tracked_names(py, sources):
+        """Names bound to a capability tuple, its parts, or a device-properties object, per scope."""
+        tracked: dict[str, set] = {}
+        for call in sources:
+            node, parent = call, py.parent(call)
+            if isinstance(parent, cst.Subscript):
+                node, parent = parent, py.parent(parent)
+            if isinstance(parent, cst.Attribute) and parent.attr.value in ("major", "minor"):
+                node, parent = parent, py.parent(parent)
+            if isinstance(parent, cst.AssignTarget):
+                continue
+            if isinstance(parent, cst.Assign) and parent.value is node:
+                kind = "props" if py.names(call.func) & PROPERTIES_CALLS and node is call else "cap"
+                for target in parent.targets:
+                    for name in _bound_names(target.target):
+                        tracked.setdefault(_scope_key(py, parent), {})[name] = kind
+        return tracked
+
+    def _derives(self, py, node, tracked) -> bool:
+        """Does this expression come from a capability call (directly or through a tracked name)?"""
+        names = tracked.get(_scope_key(py, node), {})
+        for n in _walk(node):
+            if isinstance(n, cst.Call) and py.names(n.func) & CAPABILITY_CALLS:
+                return True
+            if isinstance(n, cst.Attribute) and n.attr.value in ("major", "minor"):
+                v = n.value
+                if isinstance(v, cst.Call) and py.names(v.func) & PROPERTIES_CALLS:
+                    return True
+                if isinstance(v, cst.Name) and names.get(v.value) == "props":
+                    return True
+            if isinstance(n, cst.Name) and names.get(n.value) == "cap":
+                parent = py.parent(n)
+                if not (isinstance(parent, cst.Attribute) and parent.attr is n):
+                    return True
+        return False
+
+
+def _bound_names(target):
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for e in target.elements:
+            yield from _bound_names(e.value)
+
+
+def _scope_key(py, node):
+    for anc in py.ancestors(node):
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+            return id(anc)
+    return 0
+
+
+def _walk(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)

@@ -1,0 +1,229 @@
+import libcst as cst
+
+from hiplint import Edit, FileRule, Fix, Impact, Severity
+from hiplint import pyparse
+
+from ._vendor import handles_rocm
+
+TORCH_VERSION_CUDA = "torch.version.cuda"
+# Calls that fail on None: float("12.1"), Version(...), packaging.version.parse(...).
+VERSION_PARSERS = frozenset({"float", "int", "Version", "parse", "parse_version", "LooseVersion", "StrictVersion",
+                             "version.parse", "version.Version", "packaging.version.parse", "packaging.version.Version",
+                             "pkg_resources.parse_version", "distutils.version.LooseVersion", "tuple", "map", "list"})
+ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+TRUTH_TESTS = (cst.If, cst.While, cst.IfExp, cst.Assert)
+GUARDED_USES = frozenset({TORCH_VERSION_CUDA, "torch.cuda.get_device_capability", "torch.cuda.get_device_properties"})
+
+
+class TorchVersionCudaNone(FileRule):
+    """`torch.version.cuda` used as if it were never None.
+
+    ## What it does
+    Finds `torch.version.cuda` (also through `import torch as th` or `from torch.version import cuda`)
+    where `None` breaks or misleads:
+    - parsed as a version: `float(torch.version.cuda)`, `Version(torch.version.cuda)`,
+      `packaging.version.parse(...)`, `torch.version.cuda.split(".")`, `torch.version.cuda[0]`;
+    - ordered: `torch.version.cuda >= "11.8"`, `"12" in torch.version.cuda`;
+    - tested for truth as "this is a GPU build": `if torch.version.cuda:`, `not torch.version.cuda`,
+      `assert torch.version.cuda`, where the guarded code does not itself use the CUDA version.
+
+    Not reported: `is None` / `is not None` and `==` / `!=` comparisons; a truth test that guards a
+    use of the version or an NVIDIA-only check (`if torch.version.cuda and float(torch.version.cuda)
+    >= 11.8`, `torch.version.cuda and torch.cuda.get_device_capability() >= (9, 0)`); version uses
+    under such a guard; code in a branch or boolean expression that mentions `torch.version.hip` (or
+    another HIP/ROCm marker) or after an early `if torch.version.hip: return`.
+
+    ## Why it breaks on AMD
+    PyTorch's ROCm builds reuse the `torch.cuda` API but set `torch.version.hip` and leave
+    `torch.version.cuda` as `None`. `float(None)`, `None.split(".")` and `None >= "11.8"` raise
+    `TypeError`/`AttributeError` on every ROCm build (all ROCm versions, all AMD GPUs). A truth test
+    silently classifies a working ROCm GPU build as CPU-only, so the GPU path is never taken.
+
+    ## Example
+    ```python
+    import torch
+
+    if torch.version.cuda:
+        device = "cuda"
+    CUDA_MAJOR = int(torch.version.cuda.split(".")[0])
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    if torch.version.cuda or torch.version.hip:
+        device = "cuda"
+    CUDA_MAJOR = int(torch.version.cuda.split(".")[0]) if torch.version.cuda else None
+    ```
+
+    ## Fix
+    For a truth test only, an unsafe fix rewrites `torch.version.cuda` to
+    `torch.version.cuda or torch.version.hip` (parenthesized where needed). It is unchanged on
+    CUDA builds (`torch.version.hip` is None there) but takes the GPU branch on ROCm builds, which is
+    the point, and also means that branch now runs on AMD: review that it holds nothing
+    NVIDIA-specific (nvcc, NVML). Version parsing has no automatic fix: what the code should do on
+    ROCm is a decision.
+
+    ## References
+    - PyTorch, HIP (ROCm) semantics ("torch.version.hip", "torch.version.cuda is None"): https://pytorch.org/docs/stable/notes/hip.html
+    - torch.utils.cpp_extension: IS_HIP_EXTENSION is `torch.version.hip is not None and ROCM_HOME is not None`: https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py
+    """
+
+    code = "PY001"
+    name = "torch-version-cuda-none"
+    summary = "torch.version.cuda is None on ROCm builds of PyTorch (torch.version.hip is set instead)"
+    severity = Severity.ERROR
+    impact = Impact.RUNTIME
+    fix_availability = "sometimes"
+    languages = frozenset({"python"})
+    checklist = "Handle torch.version.cuda being None on ROCm: test `torch.version.cuda or torch.version.hip` for GPU builds, guard version parsing."
+
+    def check_file(self, ctx):
+        py = pyparse.get(ctx)
+        if py is None:
+            return
+        for node in py.nodes(cst.Attribute, cst.Name):
+            if not self._is_version_cuda(py, node):
+                continue
+            kind, anchor = self._usage(py, node)
+            if kind is None:
+                continue
+            # A truth test is the subject here; other uses are fine under `if torch.version.cuda:`.
+            if handles_rocm(py, node, cuda_build_guard=kind != "truth"):
+                continue
+            start, end = py.span(anchor)
+            if kind == "truth":
+                fix = self._truth_fix(py, node)
+                ctx.report_range(start, end,
+                                 "`torch.version.cuda` is None on ROCm builds, so this test treats a ROCm GPU build "
+                                 "as CPU-only; also accept `torch.version.hip` (or use `torch.cuda.is_available()`)",
+                                 fix=fix)
+            else:
+                ctx.report_range(start, end,
+                                 f"`torch.version.cuda` is None on ROCm builds: {kind} raises on AMD; check "
+                                 "`torch.version.hip` first or guard with `if torch.version.cuda:`")
+
+    @staticmethod
+    def _is_version_cuda(py, node) -> bool:
+        parent = py.parent(node)
+        if isinstance(node, cst.Name):
+            # `cuda` imported from torch.version; not the attr part of an Attribute.
+            if isinstance(parent, cst.Attribute) and parent.attr is node:
+                return False
+            if isinstance(parent, (cst.ImportAlias, cst.ImportFrom)):
+                return False
+            if TORCH_VERSION_CUDA not in py.names(node):
+                return False
+            # A parameter of an enclosing function shadows the import (`def f(cuda=True): if cuda: ...`).
+            for anc in py.ancestors(node):
+                if isinstance(anc, (cst.FunctionDef, cst.Lambda)) and any(
+                        p.name.value == node.value for p in _params(anc.params)):
+                    return False
+            return True
+        return TORCH_VERSION_CUDA in py.names(node)
+
+    def _usage(self, py, node):
+        """(what goes wrong, node to report) or (None, None) when the use is None-safe."""
+        parent = py.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return f"`.{parent.attr.value}` on it", parent
+        if isinstance(parent, cst.Subscript) and parent.value is node:
+            return "indexing it", parent
+        if isinstance(parent, cst.Arg):
+            call = py.parent(parent)
+            if isinstance(call, cst.Call) and (pyparse.dotted(call.func) or "") in VERSION_PARSERS:
+                return f"`{pyparse.dotted(call.func)}()` of it", call
+            if isinstance(call, cst.Call) and pyparse.dotted(call.func) == "bool":
+                return ("truth", call) if not self._guards_version_use(py, call) else (None, None)
+            return None, None
+        if isinstance(parent, cst.Comparison):
+            return self._comparison(py, node, parent)
+        if isinstance(parent, cst.ComparisonTarget):
+            return self._comparison(py, node, py.parent(parent))
+        if self._truth_position(py, node):
+            return ("truth", node) if not self._guards_version_use(py, node) else (None, None)
+        return None, None
+
+    @staticmethod
+    def _comparison(py, node, comp):
+        if not isinstance(comp, cst.Comparison):
+            return None, None
+        operands = [comp.left] + [t.comparator for t in comp.comparisons]
+        idx = next(i for i, o in enumerate(operands) if o is node)
+        ops = [t.operator for t in comp.comparisons]
+        touching = ([ops[idx - 1]] if idx > 0 else []) + ([ops[idx]] if idx < len(ops) else [])
+        if any(isinstance(o, ORDERING) for o in touching):
+            return "an ordering comparison with it", comp
+        if idx > 0 and isinstance(ops[idx - 1], (cst.In, cst.NotIn)):
+            return "`in` on it", comp
+        return None, None
+
+    @staticmethod
+    def _truth_position(py, node) -> bool:
+        """Is `node`'s value used only for its truth (if/while/assert test, `not`, and/or in such a test)?"""
+        cur = node
+        for anc in py.ancestors(node):
+            if isinstance(anc, TRUTH_TESTS) and anc.test is cur:
+                return True
+            if isinstance(anc, cst.UnaryOperation) and isinstance(anc.operator, cst.Not):
+                return True
+            if isinstance(anc, cst.BooleanOperation):
+                cur = anc
+                continue
+            return False
+        return False
+
+    @staticmethod
+    def _guards_version_use(py, node) -> bool:
+        """`torch.version.cuda and float(torch.version.cuda) > 11` or `if torch.version.cuda: v = torch.version.cuda`."""
+        top = node
+        for anc in py.ancestors(node):
+            if isinstance(anc, (cst.BooleanOperation, cst.UnaryOperation)):
+                top = anc
+                continue
+            break
+        scope = py.parent(top)
+        guarded = []
+        if isinstance(top, cst.BooleanOperation):
+            guarded.append(top)
+        if isinstance(scope, (cst.If, cst.While)) and scope.test is top:
+            guarded.append(scope.body)
+        elif isinstance(scope, cst.IfExp) and scope.test is top:
+            guarded.append(scope.body)
+        for g in guarded:
+            for other in _descendants(g):
+                if other is node or not isinstance(other, cst.Attribute):
+                    continue
+                # The test guards a use of the version, or an NVIDIA-only check (capability numbers).
+                if py.names(other) & GUARDED_USES:
+                    return True
+        return False
+
+    @staticmethod
+    def _truth_fix(py, node):
+        if not isinstance(node, cst.Attribute) or node.attr.value != "cuda":
+            return None
+        text = py.code(node)
+        hip = text[: -len("cuda")] + "hip"
+        parent = py.parent(node)
+        direct = (isinstance(parent, TRUTH_TESTS) and parent.test is node) or isinstance(parent, cst.Arg)
+        new = f"{text} or {hip}" if direct else f"({text} or {hip})"
+        start, end = py.span(node)
+        return Fix.unsafe("also accept torch.version.hip (ROCm builds)", Edit(start, end, new))
+
+
+def _params(params: cst.Parameters):
+    out = list(params.params) + list(params.kwonly_params) + list(params.posonly_params)
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            out.append(star)
+    return out
+
+
+def _descendants(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)

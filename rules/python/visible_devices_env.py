@@ -1,0 +1,125 @@
+import libcst as cst
+
+from hiplint import FileRule, Impact, Severity
+from hiplint import pyparse
+
+from ._vendor import handles_rocm
+
+CUDA_VAR = "CUDA_VISIBLE_DEVICES"
+HIP_VAR = "HIP_VISIBLE_DEVICES"
+ROCR_VAR = "ROCR_VISIBLE_DEVICES"
+VARIABLES = (CUDA_VAR, HIP_VAR, ROCR_VAR)
+READERS = frozenset({"os.environ.get", "os.getenv", "environ.get", "getenv"})
+WRITERS = frozenset({"os.environ.setdefault", "os.putenv", "environ.setdefault", "putenv"})
+
+
+def env_access(py, node):
+    """'read', 'write' or None for a mention of an environment variable name."""
+    parent = py.parent(node)
+    if isinstance(node, cst.Name):  # keyword argument: os.environ.update(CUDA_VISIBLE_DEVICES="0")
+        return "write" if isinstance(parent, cst.Arg) and parent.keyword is node else None
+    if isinstance(parent, cst.Index):
+        sub = py.parent(py.parent(parent))
+        if not isinstance(sub, cst.Subscript):
+            return None
+        holder = py.parent(sub)
+        if isinstance(holder, (cst.AssignTarget, cst.Del)) or (isinstance(holder, cst.AugAssign) and holder.target is sub):
+            return "write"
+        return "read" if pyparse.dotted(sub.value) in ("os.environ", "environ") else None
+    if isinstance(parent, cst.Arg):
+        call = py.parent(parent)
+        func = pyparse.dotted(call.func) if isinstance(call, cst.Call) else None
+        if func in READERS and call.args and call.args[0] is parent:
+            return "read"
+        if func in WRITERS and call.args and call.args[0] is parent:
+            return "write"
+        return None
+    if isinstance(parent, cst.DictElement) and parent.key is node:
+        return "write"
+    if isinstance(parent, cst.Comparison):
+        return "read" if any(isinstance(t.operator, (cst.In, cst.NotIn)) and
+                             pyparse.dotted(t.comparator) in ("os.environ", "environ") for t in parent.comparisons) else None
+    return None
+
+
+class VisibleDevicesEnv(FileRule):
+    """GPU selection through CUDA_VISIBLE_DEVICES where ROCm's variables decide.
+
+    ## What it does
+    Two cases, per file:
+    - the file sets `ROCR_VISIBLE_DEVICES` and also sets `CUDA_VISIBLE_DEVICES` or
+      `HIP_VISIBLE_DEVICES` (in `os.environ`, an `env` dict for a subprocess, `setdefault`,
+      `putenv`): each CUDA/HIP write is reported;
+    - the file reads `CUDA_VISIBLE_DEVICES` (`os.environ[...]`, `.get`, `os.getenv`, `in os.environ`)
+      and never mentions `HIP_VISIBLE_DEVICES` or `ROCR_VISIBLE_DEVICES`: each read is reported.
+    Setting only `CUDA_VISIBLE_DEVICES` is fine (HIP honours it) and is not reported; neither is code
+    inside a condition that names HIP/ROCm.
+
+    ## Why it breaks on AMD
+    On AMD GPUs three layers filter devices: `ROCR_VISIBLE_DEVICES` (the ROCm runtime, applied
+    first), then `HIP_VISIBLE_DEVICES` or its alias `CUDA_VISIBLE_DEVICES` (the HIP runtime), whose
+    indices count only the GPUs ROCR left. Setting both with physical GPU ids double-filters:
+    `ROCR_VISIBLE_DEVICES=2` plus `CUDA_VISIBLE_DEVICES=2` leaves no GPU. AMD recommends
+    `ROCR_VISIBLE_DEVICES` on Linux, so launchers that follow it leave `CUDA_VISIBLE_DEVICES` unset,
+    and code that reads only `CUDA_VISIBLE_DEVICES` to count or assign GPUs sees all of them.
+    Applies to every ROCm version.
+
+    ## Example
+    ```python
+    import os
+
+    def local_gpus():
+        ids = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+        return [int(i) for i in ids.split(",") if i]
+    ```
+
+    ## Use instead
+    ```python
+    import os
+
+    def local_gpus():
+        ids = os.environ.get("CUDA_VISIBLE_DEVICES") or os.environ.get("HIP_VISIBLE_DEVICES") or \\
+            os.environ.get("ROCR_VISIBLE_DEVICES", "")
+        return [int(i) for i in ids.split(",") if i]
+    ```
+
+    ## References
+    - HIP environment variables, GPU isolation (order, alias, recommendation): https://rocm.docs.amd.com/projects/HIP/en/latest/reference/env_variables.html
+    - ROCm GPU isolation techniques: https://rocm.docs.amd.com/en/latest/conceptual/gpu-isolation.html
+    - PyTorch on ROCm counts devices with both variables set (ROCR applied first): https://github.com/ROCm/pytorch/pull/1895
+    """
+
+    code = "PY005"
+    name = "visible-devices-env"
+    summary = "GPU selection via CUDA_VISIBLE_DEVICES: on ROCm, ROCR_VISIBLE_DEVICES is applied first and HIP indices are relative to it"
+    severity = Severity.WARNING
+    impact = Impact.RUNTIME
+    languages = frozenset({"python"})
+    checklist = "Decide which variable selects GPUs on AMD (AMD recommends ROCR_VISIBLE_DEVICES on Linux); never set ROCR and CUDA/HIP to the same physical ids."
+
+    def check_file(self, ctx):
+        py = pyparse.get(ctx)
+        if py is None:
+            return
+        uses = []  # (variable, access, node)
+        for node in py.nodes(cst.SimpleString, cst.Name):
+            var = pyparse.string_value(node) if isinstance(node, cst.SimpleString) else node.value
+            if var not in VARIABLES:
+                continue
+            access = env_access(py, node)
+            uses.append((var, access, node))
+        mentioned = {v for v, _, _ in uses}
+        writes = {v for v, a, _ in uses if a == "write"}
+        for var, access, node in uses:
+            if handles_rocm(py, node, cuda_build_guard=False):
+                continue
+            start, end = py.span(node)
+            if access == "write" and var in (CUDA_VAR, HIP_VAR) and ROCR_VAR in writes:
+                ctx.report_range(start, end,
+                                 f"`{var}` is set together with `{ROCR_VAR}`: HIP applies it after ROCR, counting "
+                                 "only the GPUs ROCR left, so the same physical ids select the wrong GPU or none; "
+                                 "set one of them")
+            elif access == "read" and var == CUDA_VAR and not ({HIP_VAR, ROCR_VAR} & mentioned):
+                ctx.report_range(start, end,
+                                 f"reads only `{CUDA_VAR}`: on ROCm the GPUs are often chosen with `{ROCR_VAR}` "
+                                 f"(AMD's recommendation on Linux) or `{HIP_VAR}`, leaving it unset; read those too")

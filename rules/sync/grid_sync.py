@@ -1,0 +1,115 @@
+import re
+
+from hiplint import CudaRule, Impact, Severity
+from hiplint.cparse import iter_nodes
+from ._cg import cg_namespace
+from .._cuda import namespace_of
+
+COOPERATIVE_LAUNCH = re.compile(
+    r"\b(cudaLaunchCooperativeKernel|cudaLaunchCooperativeKernelMultiDevice|hipLaunchCooperativeKernel|"
+    r"hipLaunchCooperativeKernelMultiDevice|hipExtLaunchCooperativeKernel|cudaLaunchAttributeCooperative|"
+    r"hipLaunchAttributeCooperative|cuLaunchCooperativeKernel|hipModuleLaunchCooperativeKernel|"
+    r"CU_LAUNCH_ATTRIBUTE_COOPERATIVE)\b")
+
+
+class GridSyncWithoutCooperativeLaunch(CudaRule):
+    """Grid-wide `sync()` of cooperative groups in a file with no cooperative launch.
+
+    ## What it does
+    Finds `this_grid().sync()`, `grid.sync()` on a `grid_group` (declared as one, or set from
+    `this_grid()`), and `cg::sync(grid)`, in files that never call `cudaLaunchCooperativeKernel`
+    (or `hipLaunchCooperativeKernel`, or set `cudaLaunchAttributeCooperative`).
+
+    ## Why it breaks on AMD
+    A grid barrier needs every block of the grid resident at once, which only a cooperative
+    launch checks and guarantees. Launched with `<<<>>>`, `grid.sync()` is undefined on both
+    vendors, but grids sized for NVIDIA residency often happened to fit; on AMD the residency
+    rules differ (64 KiB LDS per workgroup on CDNA, 64-lane waves, a different number of compute
+    units per device and partition), so blocks that are not resident never arrive and the kernel
+    hangs. HIP's cooperative-groups documentation requires `hipLaunchCooperativeKernel` for grid
+    synchronization, and HIP 7.0 added parameter validation to it. The launch may live in another
+    file: then suppress with a reason, or check that file.
+
+    ## Example
+    ```cuda
+    #include <cooperative_groups.h>
+    namespace cg = cooperative_groups;
+    __global__ void two_pass(float* d) {
+        d[blockIdx.x] += 1.f;
+        cg::this_grid().sync();
+    }
+    void run(float* d) { two_pass<<<1024, 256>>>(d); }
+    ```
+
+    ## Use instead
+    ```cuda
+    #include <cooperative_groups.h>
+    namespace cg = cooperative_groups;
+    __global__ void two_pass(float* d) {
+        d[blockIdx.x] += 1.f;
+        cg::this_grid().sync();
+    }
+    void run(float* d, int blocks) {
+        void* args[] = {&d};
+        cudaLaunchCooperativeKernel((void*)two_pass, blocks, 256, args, 0, 0);
+    }
+    ```
+    Size `blocks` with `cudaOccupancyMaxActiveBlocksPerMultiprocessor` times the number of
+    multiprocessors, and check `cudaDevAttrCooperativeLaunch`.
+
+    ## References
+    - HIP cooperative groups, "Grid group" and synchronization: https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_runtime_api/cooperative_groups.html
+    - HIP changelog, HIP 7.0 "Behavior changes" (`hipLaunchCooperativeKernel` validation): ROCm/clr `CHANGELOG.md`
+    - CUDA C++ Programming Guide, "Grid Synchronization": https://docs.nvidia.com/cuda/cuda-c-programming-guide/
+    """
+
+    code = "SYN005"
+    name = "grid-sync-without-cooperative-launch"
+    summary = "grid-wide sync without a cooperative launch in this file"
+    severity = Severity.WARNING
+    impact = Impact.HANG
+    checklist = "Launch kernels that call grid.sync() with hipLaunchCooperativeKernel and a grid sized from hipOccupancyMaxActiveBlocksPerMultiprocessor."
+    query = """
+    (call_expression function: (field_expression argument: (_) @obj field: (field_identifier) @m (#eq? @m "sync"))) @call
+    (call_expression function: (qualified_identifier name: (identifier) @fn (#eq? @fn "sync")) arguments: (argument_list (identifier) @obj)) @call
+    """
+
+    def check(self, ctx, captures):
+        call = captures["call"][0]
+        obj = captures["obj"][0]
+        if "fn" in captures and not cg_namespace(ctx, namespace_of(ctx, captures["fn"][0])):
+            return
+        if not self._is_grid(ctx, call, obj):
+            return
+        if self._has_cooperative_launch(ctx):
+            return
+        ctx.report(call, f"`{ctx.text(call)}` needs a cooperative launch (all blocks resident); this file has "
+                         f"no cudaLaunchCooperativeKernel: on AMD non-resident blocks never arrive and the kernel hangs")
+
+    @staticmethod
+    def _has_cooperative_launch(ctx) -> bool:
+        """A cooperative launch named in code (not in a comment or string), macro bodies included."""
+        found = ctx.cache.get("syn_coop_launch")
+        if found is None:
+            found = False
+            for unit in ctx.units:
+                for node in iter_nodes(unit.root, {"identifier"}):
+                    if COOPERATIVE_LAUNCH.fullmatch(unit.text(node)):
+                        found = True
+                        break
+                if found:
+                    break
+            ctx.cache["syn_coop_launch"] = found
+        return found
+
+    @staticmethod
+    def _is_grid(ctx, call, obj) -> bool:
+        text = ctx.text(obj)
+        if re.search(r"\bthis_grid\s*\(\s*\)$", text):
+            return True
+        if obj.type != "identifier":
+            return False
+        scope = ctx.function_scope(call)
+        name = re.escape(text)
+        return re.search(r"\bgrid_group\s*&?\s*" + name + r"\b|\b" + name + r"\s*=\s*[\w:]*this_grid\s*\(",
+                         ctx.text(scope)) is not None

@@ -1,0 +1,190 @@
+"""Python and build-file rules end to end: discovery, suppressions, robustness, helpers."""
+import json
+import textwrap
+
+from hiplint.config import Settings
+from hiplint.rules.build import _cmake, _nvcc
+from hiplint.rules.build._vendor import is_hip_word
+from hiplint.testing import linter_for
+
+
+def _lint(name: str, text: str, *codes: str):
+    settings = Settings().with_overrides(extend_select=codes) if codes else Settings()
+    lang = {"py": "python", "txt": "cmake", "cmake": "cmake"}.get(name.rsplit(".", 1)[-1], "make")
+    result = linter_for(settings).lint_bytes(name, textwrap.dedent(text).encode(), lang)
+    assert not result.internal_error, result.notes
+    return result.findings
+
+
+def _codes(findings):
+    return sorted((f.line, f.code) for f in findings)
+
+
+def test_scan_discovers_python_cmake_and_make_files(tmp_path, cli):
+    (tmp_path / "setup.py").write_text("import torch\nV = float(torch.version.cuda)\n")
+    (tmp_path / "CMakeLists.txt").write_text("project(p LANGUAGES CXX CUDA)\n")
+    (tmp_path / "cmake").mkdir()
+    (tmp_path / "cmake" / "flags.cmake").write_text("set(CMAKE_CUDA_FLAGS \"--use_fast_math\")\n")
+    (tmp_path / "Makefile").write_text("NVCC = nvcc\n")
+    (tmp_path / "rules.mk").write_text("LIBS = -lcudart\n")
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "Makefile").write_text("NVCC = nvcc\n")
+    (tmp_path / "pyproject.toml").write_text('[tool.hiplint]\nextend-exclude = ["vendor"]\n')
+    proc = cli("scan", "--output-format", "json", ".", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    found = {(f["path"], f["code"]) for f in json.loads(proc.stdout)}
+    assert found == {("setup.py", "PY001"), ("CMakeLists.txt", "BLD001"), ("cmake/flags.cmake", "BLD005"),
+                     ("Makefile", "BLD007"), ("rules.mk", "BLD004")}
+
+
+def test_python_syntax_error_is_one_finding_not_a_crash(tmp_path, cli):
+    (tmp_path / "old.py").write_text("import pynvml\nprint 'hello'\nx = float(torch.version.cuda)\n")
+    proc = cli("scan", "--output-format", "json", "old.py", cwd=tmp_path)
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr
+    findings = json.loads(proc.stdout)
+    assert [(f["code"], f["line"]) for f in findings] == [("PY000", 2)]
+
+
+def test_own_line_ignore_covers_the_whole_python_statement():
+    src = """\
+    from torch.utils.cpp_extension import CUDAExtension
+    # hiplint: ignore[PY003] built only in the CUDA image
+    EXT = CUDAExtension("e", ["e.cu"],
+                        extra_compile_args={"nvcc": ["--use_fast_math"]})
+    OTHER = CUDAExtension("o", ["o.cu"], extra_compile_args={"nvcc": ["-lineinfo"]})
+    """
+    assert _codes(_lint("setup.py", src)) == [(5, "PY003")]
+
+
+def test_own_line_ignore_before_a_compound_statement_covers_its_header_only():
+    src = """\
+    import torch
+    # hiplint: ignore[PY001] intended
+    for part in torch.version.cuda.split("."):
+        y = float(torch.version.cuda)
+    """
+    assert _codes(_lint("a.py", src)) == [(4, "PY001")]
+    src2 = """\
+    import torch
+    # hiplint: ignore[PY001] intended
+    if torch.version.cuda:
+        pass
+    X = float(torch.version.cuda)
+    """
+    assert _codes(_lint("a.py", src2)) == [(5, "PY001")]
+
+
+def test_hash_suppressions_work_in_cmake_and_makefiles():
+    cmake = """\
+    project(p LANGUAGES CXX CUDA)  # hiplint: ignore[BLD001] CUDA-only subproject
+    # hiplint: ignore[BLD004]
+    target_link_libraries(app CUDA::cudart)
+    target_link_libraries(app CUDA::cublas)
+    set(X 1)  # hiplint: ignore[BLD006]
+    """
+    assert _codes(_lint("CMakeLists.txt", cmake, "HL100")) == [(4, "BLD004"), (5, "HL100")]
+    make = """\
+    LIBS = -lcudart  # hiplint: ignore[BLD004]
+    NVCC = nvcc
+    """
+    assert _codes(_lint("Makefile", make)) == [(2, "BLD007")]
+
+
+def test_unparseable_build_files_do_not_crash():
+    garbage = "if(\n)))(( $<$<: \"unterminated\nproject(x LANGUAGES CUDA\n\\\n"
+    _lint("CMakeLists.txt", garbage)
+    _lint("Makefile", "ifeq (\n\telse\nendif endif\n\"quote -arch=sm_80\n")
+
+
+def test_makefile_conditionals_naming_hip_are_left_alone():
+    make = """\
+    ifeq ($(GPU),amd)
+    CC = hipcc
+    else ifeq ($(GPU),nvidia)
+    CC = nvcc
+    FLAGS = -arch=sm_80
+    endif
+    NVCC = nvcc
+    """
+    assert _codes(_lint("Makefile", make)) == [(7, "BLD007")]
+
+
+def test_cmake_generator_expressions_are_peeled():
+    cmds = _cmake.parse(b"target_compile_options(t PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)\n")
+    toks = cmds[0].tokens()
+    assert [t.text for t in toks] == ["t", "PRIVATE", "--expt-relaxed-constexpr"]
+    assert "COMPILE_LANGUAGE:CUDA" in toks[2].genex
+
+
+def test_nvcc_scan_needs_an_nvidia_arch_value_and_nvcc_context_for_generic_flags():
+    def uses(words, ctx):
+        return [(u.token, u.value) for u in _nvcc.scan([(w, i, i) for i, w in enumerate(words)], ctx)]
+
+    assert uses(["-arch", "x86_64", "-G", "-dc"], False) == []
+    assert uses(["-arch", "sm_80", "-G", "-dc"], True) == [("-arch", "sm_80"), ("-G", ""), ("-dc", "")]
+    assert uses(["-x", "c++", "-x", "cu"], True) == [("-x", "cu")]
+
+
+def test_hip_words():
+    assert all(is_hip_word(w) for w in ("IS_HIP_EXTENSION", "use_rocm", "isROCm", "is_hip", "gcnArchName", "gfx942"))
+    assert not any(is_hip_word(w) for w in ("ship", "chip", "hipster", "chipset", "is_cuda", "torch"))
+
+
+def test_capability_gate_needs_numbers_and_capability_origin():
+    src = """\
+    import torch
+    cap = torch.cuda.get_device_capability()
+    a = cap >= (8, 0)
+    b = cap == other_cap
+    name = torch.cuda.get_device_name()
+    c = name >= "A"
+    """
+    assert _codes(_lint("a.py", src)) == [(3, "PY002")]
+
+
+def test_triton_rule_is_off_for_wave32_only_targets():
+    src = "threads = num_warps * 32\n"
+    assert _codes(_lint("k.py", src)) == [(1, "PY007")]
+    settings = Settings().with_overrides(targets=("gfx1100",))
+    result = linter_for(settings).lint_bytes("k.py", src.encode(), "python")
+    assert [f.code for f in result.findings] == []
+
+
+def test_extension_flags_follow_variables_in_scope_only_and_skip_vendor_guarded_extensions():
+    src = """\
+    from torch.utils.cpp_extension import IS_HIP_EXTENSION, CUDAExtension
+
+    def add_gencodes(cc_flag):
+        cc_flag += ["-gencode", "arch=compute_90,code=sm_90"]
+
+    cc_flag = ["-O3"]
+    add_gencodes(cc_flag)
+    if not IS_HIP_EXTENSION:
+        nvcc_flags = ["--use_fast_math"]
+        ext = CUDAExtension("a", ["a.cu"], extra_compile_args={"nvcc": nvcc_flags + cc_flag})
+    plain = CUDAExtension("b", ["b.cu"], extra_compile_args={"nvcc": cc_flag + ["-Xcompiler", "-fPIC"]})
+    """
+    findings = _lint("setup.py", src)
+    assert [(f.line, f.code, f.severity.value) for f in findings] == [(11, "PY003", "warning")]
+
+
+def test_imported_cuda_version_name_shadowed_by_a_parameter_is_not_reported():
+    src = """\
+    from torch.version import cuda
+
+    def build(cuda=True):
+        if cuda:
+            return 1
+
+    MAJOR = cuda.split(".")[0]
+    """
+    assert _codes(_lint("a.py", src)) == [(7, "PY001")]
+
+
+def test_makefile_values_glued_to_the_assignment_operator_are_scanned():
+    make = """\
+    NVCCFLAGS=-arch=sm_80 --use_fast_math
+    LIBS:=-lcudart
+    NVCC?=nvcc
+    """
+    assert _codes(_lint("Makefile", make)) == [(1, "BLD005"), (1, "BLD006"), (2, "BLD004"), (3, "BLD007")]
