@@ -3,7 +3,10 @@
 Each pass lints, takes the applicable fixes in order, skips any that overlaps one already taken or
 reuses an isolation key, applies them, and re-parses: a pass that adds parse errors is undone and
 its fixes are tried one at a time, the offenders dropped and reported. Passes repeat until nothing
-changes (at most MAX_PASSES). Line endings are kept: inserted newlines follow the file's style.
+changes (at most MAX_PASSES; a result seen before means the fixes go round in a cycle, and the run
+stops there). Edits outside the file or running backwards are a rule bug: the fix is dropped and
+reported. Line endings are kept: inserted newlines follow the file's style. Bytes outside the edits
+are never decoded, so any encoding (Latin-1 comments, say) survives.
 """
 from __future__ import annotations
 
@@ -49,6 +52,10 @@ def apply_edits(data: bytes, fixes: list[Fix]) -> bytes:
     return b"".join(out)
 
 
+def edits_valid(fix: Fix, size: int) -> bool:
+    return all(0 <= e.start <= e.end <= size for e in fix.edits)
+
+
 def choose(findings: list[Finding], threshold: Applicability) -> list[Finding]:
     """Non-overlapping fixes, first come first served, one per isolation key."""
     taken: list[tuple[int, int]] = []
@@ -92,9 +99,18 @@ def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability) -> FixOutc
     outcome = FixOutcome(data)
     base_errors = _errors(data, lang)
     refused: set[tuple[str, str]] = set()
+    seen = {data}
     for n in range(MAX_PASSES):
         findings = lint(outcome.data)
-        candidates = [f for f in findings if f.fix is not None and (f.code, f.fix.title + f.source_line) not in refused]
+        candidates = []
+        for f in findings:
+            if f.fix is None or (f.code, f.fix.title + f.source_line) in refused or f.fix.applicability < threshold:
+                continue
+            if not edits_valid(f.fix, len(outcome.data)):
+                refused.add((f.code, f.fix.title + f.source_line))
+                outcome.dropped.append(f"{f.path}:{f.line}:{f.column}: {f.code} fix dropped: its edit lies outside the file")
+                continue
+            candidates.append(f)
         chosen = choose(candidates, threshold)
         if not chosen:
             outcome.remaining = findings
@@ -119,10 +135,17 @@ def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability) -> FixOutc
             outcome.remaining = findings
             outcome.passes = n
             return outcome
+        if new in seen:  # the fixes undo each other: stop rather than go round
+            outcome.dropped.append(f"{chosen[0].path}: fixes go round in a cycle ({', '.join(sorted({f.code for f in chosen}))}); "
+                                   f"stopped after {n + 1} passes")
+            outcome.passes = n + 1
+            break
+        seen.add(new)
         outcome.data = new
         outcome.applied.extend(chosen)
+    else:
+        outcome.passes = MAX_PASSES
     outcome.converged = False
-    outcome.passes = MAX_PASSES
     outcome.remaining = lint(outcome.data)
     return outcome
 
@@ -135,10 +158,19 @@ def unified_diff(path: str, before: bytes, after: bytes) -> str:
     return "".join(l if l.endswith("\n") else l + "\n\\ No newline at end of file\n" for l in lines)
 
 
-def write_atomic(path: str, data: bytes) -> None:
-    """Temporary file in the same directory, permissions copied, then rename over the original."""
+def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
+    """Temporary file in the same directory, permissions copied, then rename over the original.
+
+    With `expected`, the file must still hold those bytes (it was not edited while we linted it).
+    """
     if os.path.islink(path):
         raise OSError(f"{path}: refusing to write through a symbolic link")
+    if not os.path.isfile(path):
+        raise OSError(f"{path}: not a regular file")
+    if expected is not None:
+        with open(path, "rb") as fh:
+            if fh.read() != expected:
+                raise OSError(f"{path}: changed on disk while it was being fixed; left alone")
     directory = os.path.dirname(os.path.abspath(path))
     mode = stat.S_IMODE(os.stat(path).st_mode)
     fd, tmp = tempfile.mkstemp(prefix=".hiplint-", dir=directory)

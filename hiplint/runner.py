@@ -71,7 +71,7 @@ def process_file(linter: Linter, sp: SourcePath, mode: FixMode) -> FileResult:
             result.diff = unified_diff(sp.display, data, outcome.data)
         else:
             try:
-                write_atomic(sp.path, outcome.data)
+                write_atomic(sp.path, outcome.data, expected=data)
             except OSError as exc:
                 result.notes.append(f"{sp.display}: not written: {exc.strerror or exc}")
                 result.fixed = []

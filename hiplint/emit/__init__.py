@@ -66,5 +66,5 @@ def render(fmt: str, report: Report) -> str:
     return EMITTERS[fmt](report)
 
 
-from hiplint.emit import text, jsonfmt  # noqa: E402,F401  (registration)
+from hiplint.emit import text, jsonfmt, checklist  # noqa: E402,F401  (registration)
 from hiplint.emit import sarif, github, gitlab, junit, jsonlines  # noqa: E402,F401  (registration)

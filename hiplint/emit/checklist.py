@@ -1,0 +1,108 @@
+"""`checklist`: a Markdown migration checklist to paste into an issue or a CI job summary.
+
+Totals first (files, findings by category and severity, what was fixed automatically, what is left
+by hand), then one section per category, most harmful first (compile breaks, then silent wrong
+results: `Impact.order`), with a checkbox per remaining site. Findings of one rule in one file share
+a checkbox that lists their lines, so a large repository gives a list a team can work through.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from hiplint.emit import Report, emitter, rule_url
+from hiplint.model import Applicability, Finding, Severity
+
+SEVERITIES = (Severity.ERROR, Severity.WARNING, Severity.INFO)
+MAX_LINES_LISTED = 12  # a grouped checkbox names this many lines, then "and N more"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _todo(group: list[Finding]) -> str:
+    """What to do: the rule's manual step, else the message (the same for the whole group)."""
+    first = group[0]
+    if first.checklist:
+        return _one_line(first.checklist)
+    messages = {f.message for f in group}
+    return _one_line(first.message if len(messages) == 1 else first.message + " (and similar)")
+
+
+def _lines(group: list[Finding]) -> str:
+    lines = sorted({f.line for f in group})
+    shown = ", ".join(str(n) for n in lines[:MAX_LINES_LISTED])
+    if len(lines) > MAX_LINES_LISTED:
+        shown += f" and {len(lines) - MAX_LINES_LISTED} more"
+    return shown
+
+
+def _fixable(group: list[Finding]) -> str:
+    levels = {f.fix.applicability for f in group if f.fix is not None}
+    if Applicability.SAFE in levels:
+        return " *(fix: `hiplint fix`)*"
+    if Applicability.UNSAFE in levels:
+        return " *(fix, review it: `hiplint fix --unsafe-fixes`)*"
+    return ""
+
+
+def _item(group: list[Finding]) -> str:
+    f = group[0]
+    if len(group) == 1:
+        where = f"`{f.path}:{f.line}`"
+    else:
+        where = f"`{f.path}` lines {_lines(group)} ({len(group)}×)"
+    return f"- [ ] {where} [{f.code}]({rule_url(f.code)}) {f.severity.value}: {_todo(group)}{_fixable(group)}"
+
+
+def _groups(findings: list[Finding]) -> list[list[Finding]]:
+    by_key: dict[tuple[str, str], list[Finding]] = defaultdict(list)
+    for f in findings:
+        by_key[(f.path, f.code)].append(f)
+    groups = [sorted(g, key=Finding.sort_key) for g in by_key.values()]
+    # Worst first, then by place.
+    groups.sort(key=lambda g: (-max(f.severity.rank for f in g), g[0].path, g[0].line, g[0].code))
+    return groups
+
+
+@emitter("checklist")
+def checklist(report: Report) -> str:
+    left = report.findings
+    fixed = report.fixed
+    out = ["# CUDA to AMD migration checklist", ""]
+    files_with = len({f.path for f in left})
+    out.append(f"{_plural(report.files_scanned, 'file')} scanned: "
+               f"**{_plural(len(left), 'finding')} left by hand** in {_plural(files_with, 'file')}, "
+               f"{len(fixed)} fixed automatically.")
+    out.append("")
+    impacts = sorted({f.impact for f in left}, key=lambda i: i.order)
+    if left:
+        out.append("| Category | " + " | ".join(s.value for s in SEVERITIES) + " | total |")
+        out.append("|---|" + "---:|" * (len(SEVERITIES) + 1))
+        for impact in impacts:
+            counts = Counter(f.severity for f in left if f.impact == impact)
+            out.append(f"| {impact.title} | " + " | ".join(str(counts.get(s, 0)) for s in SEVERITIES)
+                       + f" | {sum(counts.values())} |")
+        totals = Counter(f.severity for f in left)
+        out.append("| **Total** | " + " | ".join(f"**{totals.get(s, 0)}**" for s in SEVERITIES)
+                   + f" | **{len(left)}** |")
+        out.append("")
+    if fixed:
+        by_rule = Counter(f.code for f in fixed)
+        out.append("Fixed automatically: " + ", ".join(f"[{c}]({rule_url(c)}) ×{n}" for c, n in sorted(by_rule.items())) + ".")
+        out.append("")
+    if not left:
+        out.append("Nothing left to do by hand.")
+        return "\n".join(out) + "\n"
+    for impact in impacts:
+        part = [f for f in left if f.impact == impact]
+        groups = _groups(part)
+        out.append(f"## {impact.title} ({_plural(len(part), 'finding')}, {_plural(len(groups), 'item')})")
+        out.append("")
+        out.extend(_item(g) for g in groups)
+        out.append("")
+    return "\n".join(out)

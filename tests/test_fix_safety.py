@@ -1,0 +1,205 @@
+"""Applying fixes never corrupts a file (hiplint/fix.py), with rules whose fixes misbehave on purpose."""
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from hiplint.config import Settings
+from hiplint.cparse import error_ranges, new_parser
+from hiplint.engine import Linter
+from hiplint.fix import MAX_PASSES, fix_bytes, write_atomic
+from hiplint.model import Applicability
+from hiplint.runner import FixMode, run
+
+sys.path.insert(0, str(ROOT / "tests" / "packs"))
+import hiplint_testpack as pack  # noqa: E402
+
+ALL_RULES = pack.PACK + pack.MISBEHAVING
+
+
+def linter(*rules):
+    return Linter(Settings(root=Path.cwd()), list(rules or ALL_RULES))
+
+
+def fix(data: bytes, *rules, unsafe=False):
+    lin = linter(*rules)
+    return fix_bytes(lambda d: lin.lint_bytes("t.cu", d, "cuda").findings, data, "cuda",
+                     Applicability.UNSAFE if unsafe else Applicability.SAFE)
+
+
+def parse_errors(data: bytes) -> int:
+    return len(error_ranges(new_parser().parse(data).root_node))
+
+
+def test_overlapping_edits_are_resolved_over_passes():
+    src = b"void f(int a) {\n    wrap(a);\n}\n"
+    out = fix(src, pack.OverlappingWrap, pack.ArgV2)
+    # Pass 1 takes the whole-call fix and skips the overlapping argument fix; pass 2 renames the argument.
+    assert out.data == b"void f(int a) {\n    unwrapped(a_v2);\n}\n"
+    assert out.converged and out.passes == 2
+    assert [f.code for f in out.applied] == ["TST010", "TST011"]
+
+
+def test_a_fix_that_adds_parse_errors_is_dropped_and_reported_others_kept():
+    src = b"void f() {\n    break_me();\n    old_api(1);\n}\n"
+    out = fix(src, pack.ParseBreaker, pack.RenameOldApi)
+    assert out.data == b"void f() {\n    break_me();\n    new_api(1);\n}\n"
+    assert parse_errors(out.data) == 0
+    assert len(out.dropped) == 1 and "TST020" in out.dropped[0] and "parse error" in out.dropped[0]
+    assert [f.code for f in out.applied] == ["TST001"]
+
+
+def test_existing_parse_errors_do_not_block_fixes():
+    src = b"void f() {\n    old_api(1);\n}\nint broken( = ;\n"
+    before = parse_errors(src)
+    assert before > 0
+    out = fix(src, pack.RenameOldApi)
+    assert b"new_api(1)" in out.data and parse_errors(out.data) <= before
+
+
+def test_fixes_that_cycle_stop_and_say_so():
+    src = b"void f() {\n    ping();\n}\n"
+    out = fix(src, pack.PingPong)
+    assert not out.converged
+    assert out.passes < MAX_PASSES
+    assert any("cycle" in d and "TST030" in d for d in out.dropped)
+    assert out.data in (b"void f() {\n    ping();\n}\n", b"void f() {\n    pong();\n}\n")
+
+
+def test_edits_outside_the_file_are_dropped_not_applied():
+    src = b"void f() {\n    bad_edit();\n}\n"
+    out = fix(src, pack.OutOfRange)
+    assert out.data == src
+    assert len(out.dropped) == 2 and all("outside the file" in d for d in out.dropped)
+
+
+def test_display_only_fixes_are_never_applied():
+    src = b"void f() { mystery(1); }\n"
+    assert fix(src, pack.Mystery, unsafe=True).data == src
+
+
+def test_unsafe_fixes_need_the_unsafe_threshold():
+    src = b"void f() { legacy_rng(1); old_api(2); }\n"
+    assert fix(src, pack.ModernRng, pack.RenameOldApi).data == b"void f() { legacy_rng(1); new_api(2); }\n"
+    assert fix(src, pack.ModernRng, pack.RenameOldApi, unsafe=True).data == b"void f() { modern_rng(1); new_api(2); }\n"
+
+
+def test_crlf_line_endings_are_kept_also_in_inserted_lines():
+    src = b"void f() {\r\n    needs_note();\r\n    old_api(1);\r\n}\r\n"
+    out = fix(src, pack.AddLine, pack.RenameOldApi)
+    assert out.data == b"void f() {\r\n    noted();\r\n    with_note();\r\n    new_api(1);\r\n}\r\n"
+    assert out.data.count(b"\n") == out.data.count(b"\r\n")
+
+
+def test_lf_file_stays_lf():
+    out = fix(b"void f() {\n    needs_note();\n}\n", pack.AddLine)
+    assert b"\r" not in out.data and b"noted();\n" in out.data
+
+
+def test_latin1_bytes_outside_the_edits_are_untouched():
+    src = "// Auteur : Séverine Müller, année 2019\nvoid f() {\n    old_api(1); /* déjà */\n}\n".encode("latin-1")
+    out = fix(src, pack.RenameOldApi)
+    assert out.data == src.replace(b"old_api", b"new_api")
+    assert b"\xe9" in out.data and b"\xfc" in out.data
+
+
+def test_utf8_bom_is_kept():
+    src = b"\xef\xbb\xbfvoid f() { old_api(1); }\n"
+    assert fix(src, pack.RenameOldApi).data == b"\xef\xbb\xbfvoid f() { new_api(1); }\n"
+
+
+def test_second_run_changes_nothing():
+    src = b"void f(int a) {\n    wrap(a);\n    old_api(a);\n    needs_note();\n}\n"
+    first = fix(src, pack.OverlappingWrap, pack.ArgV2, pack.RenameOldApi, pack.AddLine)
+    assert first.converged and first.data != src
+    second = fix(first.data, pack.OverlappingWrap, pack.ArgV2, pack.RenameOldApi, pack.AddLine)
+    assert second.data == first.data and not second.applied and second.passes == 0
+
+
+# Writing files ---------------------------------------------------------------------------------
+
+def test_write_atomic_keeps_permissions_and_leaves_no_temporary(tmp_path):
+    p = tmp_path / "k.cu"
+    p.write_bytes(b"old")
+    os.chmod(p, 0o640)
+    write_atomic(str(p), b"new")
+    assert p.read_bytes() == b"new"
+    assert stat.S_IMODE(p.stat().st_mode) == 0o640
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["k.cu"]
+
+
+def test_write_atomic_failure_keeps_the_original(tmp_path, monkeypatch):
+    p = tmp_path / "k.cu"
+    p.write_bytes(b"old")
+
+    def boom(src, dst):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        write_atomic(str(p), b"new")
+    assert p.read_bytes() == b"old"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["k.cu"]
+
+
+def test_write_atomic_refuses_symlinks_and_changed_files(tmp_path):
+    target = tmp_path / "real.cu"
+    target.write_bytes(b"old")
+    link = tmp_path / "link.cu"
+    link.symlink_to(target)
+    with pytest.raises(OSError, match="symbolic link"):
+        write_atomic(str(link), b"new")
+    with pytest.raises(OSError, match="changed on disk"):
+        write_atomic(str(target), b"new", expected=b"something else")
+    assert target.read_bytes() == b"old" and link.is_symlink()
+
+
+def _scan_fix(paths, tmp_path):
+    settings = Settings(root=tmp_path).with_overrides(respect_gitignore=False)
+    return run([str(p) for p in paths], settings, list(pack.PACK), FixMode(enabled=True), jobs=1)
+
+
+def test_fixing_a_tree_writes_only_regular_files_inside_it(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "shared.cu").write_bytes(b"void g() { old_api(1); }\n")
+    tree = tmp_path / "tree"
+    (tree / "src").mkdir(parents=True)
+    (tree / "src" / "a.cu").write_bytes(b"void f() { old_api(1); }\n")
+    (tree / "src" / "linked.cu").symlink_to(outside / "shared.cu")       # a symlinked file
+    (tree / "vendor").symlink_to(outside, target_is_directory=True)      # a symlinked directory
+    before_outside = (outside / "shared.cu").read_bytes()
+    scan = _scan_fix([tree], tmp_path)
+    assert (tree / "src" / "a.cu").read_bytes() == b"void f() { new_api(1); }\n"
+    assert (outside / "shared.cu").read_bytes() == before_outside
+    assert (tree / "src" / "linked.cu").is_symlink()
+    assert any("symbolic link" in n for n in scan.notes)
+    # No stray temporary files anywhere.
+    assert not [p for p in tmp_path.rglob(".hiplint-*")]
+
+
+def test_fixing_a_named_file_leaves_its_neighbours_alone(tmp_path):
+    a, b = tmp_path / "a.cu", tmp_path / "b.cu"
+    a.write_bytes(b"void f() { old_api(1); }\n")
+    b.write_bytes(b"void f() { old_api(2); }\n")
+    _scan_fix([a], tmp_path)
+    assert b"new_api" in a.read_bytes() and b.read_bytes() == b"void f() { old_api(2); }\n"
+
+
+def test_a_file_edited_during_the_scan_is_not_overwritten(tmp_path, monkeypatch):
+    import hiplint.runner as runner
+    p = tmp_path / "a.cu"
+    p.write_bytes(b"void f() { old_api(1); }\n")
+    real = runner.fix_bytes
+
+    def fix_then_user_edits(*args, **kw):
+        out = real(*args, **kw)
+        p.write_bytes(b"void f() { old_api(1); /* edited meanwhile */ }\n")
+        return out
+    monkeypatch.setattr(runner, "fix_bytes", fix_then_user_edits)
+    scan = _scan_fix([p], tmp_path)
+    assert p.read_bytes() == b"void f() { old_api(1); /* edited meanwhile */ }\n"
+    assert any("changed on disk" in n for n in scan.notes)
+    assert not scan.fixed
