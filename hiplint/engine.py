@@ -17,6 +17,7 @@ from hiplint.source import Source
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # beyond this a "source" is data; say so and move on
 META_CODES = ("HL001", "HL002", "HL100", "HL101", "HL102")
+_QUERIES: dict = {}  # rule set -> (combined Query, owning rule index per pattern)
 
 
 @dataclass
@@ -57,16 +58,23 @@ class Linter:
 
     # Queries: every enabled rule's patterns in one Query, mapped back by pattern index.
     def _compile(self):
-        lang = language()
-        sources = []
-        for rule in self.cuda_rules:
-            try:
-                q = Query(lang, rule.query)
-            except Exception as exc:
-                raise RuntimeError(f"rule {rule.code}: invalid tree-sitter query: {exc}") from None
-            sources.append(rule.query)
-            self._pattern_rule.extend([rule] * q.pattern_count)
-        self._query = Query(lang, "\n".join(sources)) if sources else None
+        # One compiled query per rule set and process: every Linter with the same rules shares it.
+        key = tuple((type(r).__module__, type(r).__qualname__, r.query) for r in self.cuda_rules)
+        cached = _QUERIES.get(key)
+        if cached is None:
+            lang = language()
+            sources, owners = [], []
+            for i, rule in enumerate(self.cuda_rules):
+                try:
+                    q = Query(lang, rule.query)
+                except Exception as exc:
+                    raise RuntimeError(f"rule {rule.code}: invalid tree-sitter query: {exc}") from None
+                sources.append(rule.query)
+                owners.extend([i] * q.pattern_count)
+            cached = (Query(lang, "\n".join(sources)) if sources else None, owners)
+            _QUERIES[key] = cached
+        self._query, owners = cached
+        self._pattern_rule = [self.cuda_rules[i] for i in owners]
         self._parser = new_parser()
 
     def lint_bytes(self, path: str, data: bytes, lang: str) -> FileResult:

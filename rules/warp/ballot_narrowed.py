@@ -52,6 +52,9 @@ class BallotNarrowed(CudaRule):
     hiplint understands (bit intrinsics, masks, bitwise operators, comparisons, conditions); unsafe
     otherwise, or when `__clz`/`__brev` are involved (their 64-bit forms count 64 bits).
     A direct `__popc(__ballot_sync(...))` becomes `__popcll(...)`: safe.
+    "Safe" means exact on NVIDIA and compiling on AMD. In a function that still numbers lanes in 32s
+    (reported by WRP001), a widened mask holds lanes 0-63 while `lane` runs 0-31: fix the lane
+    numbering too before trusting the result on wave64.
 
     ## References
     - HIP C++ language extensions, warp vote and ballot functions ("64-bit return value"): https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html#warp-vote-and-ballot-functions
