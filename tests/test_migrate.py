@@ -37,9 +37,13 @@ def c_sources(root: Path):
 
 
 def comments_and_strings(data: bytes) -> list[bytes]:
-    texts = protected_texts(data)
-    assert texts or not data.strip(), "the check must see something"
-    return texts
+    return protected_texts(data)
+
+
+def test_the_comment_and_string_check_sees_them():
+    data = (FIXTURES / "warp" / "not_warp_code.cu").read_bytes()
+    texts = comments_and_strings(data)
+    assert any(b"hl-ok" in t for t in texts) and any(b"__ballot_sync" in t for t in texts)
 
 
 # The table ------------------------------------------------------------------------------------
@@ -87,6 +91,7 @@ def test_table_rejects_a_name_outside_its_prefix(tmp_path):
 @pytest.mark.parametrize("launch", ["chevron", "ggl"])
 @pytest.mark.parametrize("path", c_sources(FIXTURES), ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_every_fixture_parses_and_keeps_comments_and_strings(path, launch):
+    # (A fixture without comments or strings still has to parse after the migration.)
     data = path.read_bytes()
     out = rewrite_source(data, str(path), launch_syntax=launch).data
     assert parse_error_count(out) <= parse_error_count(data)
