@@ -58,7 +58,7 @@ class TrapBrkptProfTrigger(NamesRuleMixin, CudaRule):
     summary = "`__trap`/`__brkpt`/`__prof_trigger` do not exist in HIP"
     severity = Severity.WARNING
     impact = Impact.COMPILE
-    fix_availability = "sometimes"
+    fix_availability = "none"  # only a display-only suggestion: never applied
     checklist = "Replace `__trap()` with `abort()` behind a platform check (it ends the whole process on AMD); remove `__brkpt`/`__prof_trigger`."
     NAMES = _NAMES
     NAME_NODES = ("identifier",)
