@@ -20,10 +20,10 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from hiplint import __version__
+from hiplint.fix import replace_file
 from hiplint.model import Applicability, Edit, Finding, Fix, Impact, Severity
 
 # Settings that change how findings are shown or gated, not which findings a file has.
@@ -149,17 +149,7 @@ class Cache:
         blob = json.dumps({"format": _FORMAT, "findings": [finding_to_json(f) for f in findings], "notes": notes})
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(blob)
-                os.replace(tmp, path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            replace_file(path, blob.encode("utf-8"))
         except OSError:
             pass  # a read-only or full disk makes the next scan slower, never wrong
 

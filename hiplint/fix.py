@@ -171,15 +171,21 @@ def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
         with open(path, "rb") as fh:
             if fh.read() != expected:
                 raise OSError(f"{path}: changed on disk while it was being fixed; left alone")
+    replace_file(path, data, stat.S_IMODE(os.stat(path).st_mode))
+
+
+def replace_file(path: str, data: bytes, mode: int | None = None) -> None:
+    """Write `data` to a temporary file beside `path`, then rename it over `path`: readers see the old
+    file or the new one, never half of it. Shared by the fixer, `migrate` and the cache."""
     directory = os.path.dirname(os.path.abspath(path))
-    mode = stat.S_IMODE(os.stat(path).st_mode)
     fd, tmp = tempfile.mkstemp(prefix=".hiplint-", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -18,12 +18,11 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 
 from hiplint.cparse import error_ranges, iter_nodes, new_parser, parse_file
-from hiplint.fix import fix_bytes, write_atomic
+from hiplint.fix import fix_bytes, replace_file, write_atomic
 from hiplint.languages import language_of
 from hiplint.model import Applicability, Finding
 from hiplint.preproc import PlatformMap
@@ -281,20 +280,8 @@ def _write_file(path: str, data: bytes, mode: int) -> None:
     if os.path.lexists(path) and not os.path.islink(path):
         write_atomic(path, data)
         return
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".hiplint-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    replace_file(path, data, mode)
 
 
 def _copy_file(src: str, dst: str) -> None:
