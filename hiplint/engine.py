@@ -7,17 +7,18 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Query, QueryCursor
 
-from hiplint import fingerprint, suppress
+from hiplint import fingerprint, suppress, triggers
 from hiplint.context import FileContext
 from hiplint.cparse import error_ranges, language, new_parser, parse_file
 from hiplint.model import Finding, Severity
 from hiplint.preproc import PlatformMap
+from hiplint.queryplan import QueryPlan
 from hiplint.rule import CudaRule, FileRule
 from hiplint.source import Source
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # beyond this a "source" is data; say so and move on
 META_CODES = ("HL001", "HL002", "HL100", "HL101", "HL102")
-_QUERIES: dict = {}  # rule set -> (combined Query, owning rule index per pattern)
+_QUERIES: dict = {}  # rule set -> QueryPlan
 
 
 @dataclass
@@ -48,33 +49,23 @@ class Linter:
             if isinstance(r, FileRule):
                 for lang in r.languages:
                     self.file_rules.setdefault(lang, []).append(r)
-        self.unit_rules = [r for r in self.rules if isinstance(r, CudaRule)]
+        # check_unit is called only where a rule has one: ~110 rules x every macro body adds up.
+        self.unit_rules = [r for r in self.rules if isinstance(r, CudaRule) and type(r).check_unit is not CudaRule.check_unit]
         self._fallback_codes = frozenset(r.code for r in self.rules if r.fallback)
-        self._query = None
-        self._pattern_rule: list[CudaRule] = []
+        self._plan: QueryPlan | None = None
+        self.gating = True  # tests turn it off to show that skipping rules by text changes nothing
         self._parser = None
         self.languages = {"cuda"} if self.unit_rules or self.file_rules.get("cuda") else set()
         self.languages |= set(self.file_rules)
 
-    # Queries: every enabled rule's patterns in one Query, mapped back by pattern index.
+    # Queries: the enabled rules' patterns, split by what a file must contain for them to match.
     def _compile(self):
-        # One compiled query per rule set and process: every Linter with the same rules shares it.
-        key = tuple((type(r).__module__, type(r).__qualname__, r.query) for r in self.cuda_rules)
-        cached = _QUERIES.get(key)
-        if cached is None:
-            lang = language()
-            sources, owners = [], []
-            for i, rule in enumerate(self.cuda_rules):
-                try:
-                    q = Query(lang, rule.query)
-                except Exception as exc:
-                    raise RuntimeError(f"rule {rule.code}: invalid tree-sitter query: {exc}") from None
-                sources.append(rule.query)
-                owners.extend([i] * q.pattern_count)
-            cached = (Query(lang, "\n".join(sources)) if sources else None, owners)
-            _QUERIES[key] = cached
-        self._query, owners = cached
-        self._pattern_rule = [self.cuda_rules[i] for i in owners]
+        # One plan per rule set and process: every Linter with the same rules shares it.
+        key = tuple((type(r).__module__, type(r).__qualname__, r.query, r.triggers) for r in self.cuda_rules + self.unit_rules)
+        plan = _QUERIES.get(key)
+        if plan is None:
+            plan = _QUERIES[key] = QueryPlan.build(self.cuda_rules, self.unit_rules)
+        self._plan = plan
         self._parser = new_parser()
 
     def lint_bytes(self, path: str, data: bytes, lang: str) -> FileResult:
@@ -120,18 +111,21 @@ class Linter:
         root = units[0].root
         ctx.platform = PlatformMap(root, ctx.source.data, self.settings.hip_macros)
         ctx.parse_errors = error_ranges(root)
+        plan = self._plan
+        found = triggers.present(ctx.source.data, plan.triggers) if self.gating else frozenset(s for s, _ in plan.triggers)
+        queries = plan.queries_for(found)
+        unit_rules = [r for r in self.unit_rules if plan.runs(r, found)]
         # Rules with only `check_unit` (no query) run even when no enabled rule has a query.
         for unit in units:
             ctx.unit = unit
-            if self._query is not None:
-                cursor = QueryCursor(self._query)
-                for pattern_index, captures in cursor.matches(unit.root):
-                    rule = self._pattern_rule[pattern_index]
+            for query, owners in queries:
+                for pattern_index, captures in QueryCursor(query).matches(unit.root):
+                    rule = owners[pattern_index]
                     if unit.is_macro and not rule.in_macros:
                         continue
                     ctx.rule = rule
                     self._run(result_holder, rule, lambda: rule.check(ctx, captures))
-            for rule in self.unit_rules:
+            for rule in unit_rules:
                 if unit.is_macro and not rule.in_macros:
                     continue
                 ctx.rule = rule

@@ -37,6 +37,15 @@ class Rule:
     # finding is dropped when a selected non-fallback rule reports the same code text in the file.
     fallback: ClassVar[bool] = False
     pack: ClassVar[str] = "builtin"  # set by the registry
+    # Strings of which a file must contain one for this rule to report anything in it (speed: the
+    # engine then skips the rule's query and check_unit on other files). Leave empty unless every
+    # finding needs one; query patterns with an #eq?/#any-of?/#match? predicate are gated without it
+    # (hiplint.triggers). A test checks that gating changes no finding on any fixture.
+    triggers: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def trigger_bytes(self) -> tuple[bytes, ...]:
+        return tuple(t.encode() for t in self.triggers)
 
     def enabled_for(self, settings) -> bool:
         """Whether the configured targets and ROCm versions make this rule relevant."""

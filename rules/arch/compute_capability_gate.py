@@ -73,6 +73,9 @@ class ComputeCapabilityGate(CudaRule):
     query = """
     (binary_expression operator: ["<" "<=" ">" ">=" "==" "!="]) @cmp
     """
+    # Every gate compares a `major`/`minor` field, or a variable read from a ComputeCapabilityMajor/
+    # Minor (COMPUTE_CAPABILITY_MAJOR/MINOR) attribute, or one computed from those.
+    triggers = ("major", "minor", "Major", "Minor", "MAJOR", "MINOR")
 
     def check(self, ctx, captures):
         cmp = captures["cmp"][0]

@@ -74,6 +74,8 @@ class CudaArchMacro(CudaRule):
     """
 
     code = "ARC001"
+    # Every finding tests or defines one of ARCH_MACROS or VERSION_MACROS.
+    triggers = ("__CUDA_ARCH", "CUDART_VERSION", "CUDA_VERSION", "__CUDACC_VER_")
     name = "cuda-arch-macro"
     summary = "`#if` on a CUDA architecture/version macro: undefined on AMD, the preprocessor silently picks a branch"
     severity = Severity.ERROR

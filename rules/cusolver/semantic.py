@@ -72,6 +72,7 @@ class DevInfoNegativeCheck(CudaRule):
     impact = Impact.SILENT
     checklist = "Check the returned hipsolverStatus_t (HIPSOLVER_STATUS_INVALID_VALUE) for invalid arguments; keep info > 0 checks for singularity/convergence."
     query = """(binary_expression operator: ["<" "<=" "==" ">" ">="]) @cmp"""
+    triggers = ("cusolverDn", "hipsolver", "rocsolver_")  # a solver call in the same function (SOLVER_CALL)
 
     def check(self, ctx, captures):
         cmp = captures["cmp"][0]

@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from hiplint.cparse import iter_nodes
+from hiplint.triggers import regex_literals
 
 NAME_TYPES = frozenset({"identifier", "type_identifier", "namespace_identifier"})
 _DATA_DIR = Path(__file__).resolve().parent
@@ -136,6 +137,20 @@ class Library:
     headers: tuple[str, ...] = ()
     name_pattern: str = ""  # regex on identifiers (full match)
     namespaces: tuple[str, ...] = ()  # leading namespaces (`cutlass` in cutlass::gemm::...)
+
+    def triggers(self) -> tuple[str, ...]:
+        """Strings one of which a file that uses the library contains (its rules run only there):
+        the literal part of each header glob, each namespace, the literal starts of the names regex.
+        Empty when the names regex has no literal start (then the rules run on every file)."""
+        out = [max(re.split(r"[*?\[\]]", h.lstrip("<")), key=len) for h in self.headers]
+        # A leading namespace is followed by `::` (a space before it is the only spelling seen besides).
+        out.extend(f"{ns}{sep}::" for ns in self.namespaces for sep in ("", " "))
+        if self.name_pattern:
+            starts = regex_literals(self.name_pattern)
+            if starts is None:
+                return ()
+            out.extend(starts)
+        return tuple(sorted(set(out)))
 
     @staticmethod
     def from_table(key: str, table: dict) -> "Library":

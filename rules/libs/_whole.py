@@ -13,6 +13,11 @@ class WholeLibraryRule(CudaRule):
     severity = Severity.WARNING
     impact = Impact.COMPILE
 
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        if cls.library:
+            cls.triggers = cls.lib(cls).triggers()
+
     def lib(self) -> Library:
         return Library.from_table(self.library, load_table("libraries.toml")["libraries"][self.library])
 

@@ -55,6 +55,8 @@ class CublasComputeTypesAndMathModes(CudaRule):
     """
 
     code = "LIB003"
+    # check_unit reports the cuBLASLt include; the query patterns gate themselves on their predicates.
+    triggers = Library.from_table("cublaslt", load_table("libraries.toml")["libraries"]["cublaslt"]).triggers()
     name = "cublas-compute-types-and-math-modes"
     summary = "cuBLAS math mode or compute type without the same meaning on hipBLAS"
     severity = Severity.WARNING

@@ -2,6 +2,8 @@ import re
 
 from hiplint import CudaRule, Impact, Severity
 
+from hiplint.triggers import regex_literals
+
 from ._scan import load_table, names
 
 _ERROR_WORDS = ("CUBIN", "Bitcode", "LTOIR", "NVVM")
@@ -67,6 +69,8 @@ class NvrtcAndModuleLoading(CudaRule):
     """
 
     code = "LIB008"
+    # The string-literal pattern reports only in files that use runtime compilation (rtc_marker).
+    triggers = tuple(sorted(regex_literals(_table()["rtc_marker"]) or ()))
     name = "nvrtc-and-module-loading"
     summary = "NVRTC/module-loading code that assumes PTX or cubin"
     severity = Severity.WARNING

@@ -58,6 +58,8 @@ class WmmaToRocwmma(CudaRule):
     """
 
     code = "LIB002"
+    # check_unit reports a file that includes or names WMMA, or uses a `wmma::` namespace.
+    triggers = (*Library.from_table("wmma", _table()["libraries"]["wmma"]).triggers(), "wmma")
     name = "wmma-to-rocwmma"
     summary = "WMMA is not supported by HIP: port to rocWMMA"
     severity = Severity.ERROR

@@ -49,6 +49,8 @@ class Bf16TypeMapping(CudaRule):
     """
 
     code = "MEM010"
+    # The legacy type (or its header hip/hip_bfloat16.h), or the CUDA bf16 header.
+    triggers = (table()["bf16"]["legacy_type"], *Library("cuda_bf16", "", tuple(table()["bf16"]["cuda_headers"])).triggers())
     name = "bf16-type-mapping"
     summary = "legacy hip_bfloat16 mixed with the CUDA-compatible __hip_bfloat16 API"
     severity = Severity.ERROR

@@ -102,6 +102,7 @@ class FpAtomicsOnFineGrainedMemory(CudaRule):
     """
 
     code = "MEM006"
+    triggers = tuple(sorted(FLOAT_ATOMICS))  # every finding is about a float atomic in a kernel of the file
     name = "fp-atomics-on-fine-grained-memory"
     summary = "floating-point atomics on fine-grained host memory can silently lose updates on AMD"
     severity = Severity.WARNING

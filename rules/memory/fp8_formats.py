@@ -3,6 +3,8 @@ import re
 from hiplint import CudaRule, Impact, Severity
 from hiplint.rules.libs._scan import Library, first_use, is_last_unit, names, span
 
+from hiplint.triggers import regex_literals
+
 from ._guards import inside_condition
 from ._values import table
 
@@ -62,6 +64,9 @@ class Fp8FnuzVsOcp(CudaRule):
     """
 
     code = "MEM009"
+    # check_unit reports a CUDA fp8 header or name, or a HIP OCP fp8 name (see memory.toml [fp8]).
+    triggers = (*Library("cuda_fp8", "", tuple(table()["fp8"]["cuda_headers"]), table()["fp8"]["cuda_names"]).triggers(),
+                *(regex_literals(table()["fp8"]["hip_ocp_names"]) or ("",)))
     name = "fp8-fnuz-vs-ocp"
     summary = "fp8 format mismatch: CUDA fp8 is OCP, gfx940-gfx942 only support FNUZ"
     severity = Severity.ERROR

@@ -71,9 +71,11 @@ class LdsAbove64K(CudaRule):
     severity = Severity.ERROR
     impact = Impact.RUNTIME
     checklist = "Re-tile kernels that use more than 64 KiB of shared memory (160 KiB on gfx950) and pick the size at run time from hipDeviceAttributeMaxSharedMemoryPerBlock."
-    query = """
-    (call_expression) @call
-    (function_definition body: (compound_statement)) @fn
+    # Only kernels with static __shared__ arrays, launches and the calls that take a dynamic size.
+    query = f"""
+    ((function_definition body: (compound_statement) @body) @fn (#match? @body "__shared__"))
+    ((call_expression (kernel_call_syntax) @config) @call (#match? @config "^<<<"))
+    ((call_expression function: (_) @name) @call (#match? @name "{'|'.join(sorted({*SET_ATTRIBUTE, *LAUNCH_SMEM_ARG}))}"))
     """
 
     def check(self, ctx, captures):

@@ -52,6 +52,7 @@ class ClockRateTiming(CudaRule):
     """
 
     code = "NV006"
+    triggers = ("clock",)  # check_unit returns at once without a clock()/clock64() call (_CLOCK_CALL)
     name = "clock-rate-timing"
     summary = "cycle counts from clock()/clock64() divided by clockRate: AMD's counter runs at clockInstructionRate"
     severity = Severity.WARNING

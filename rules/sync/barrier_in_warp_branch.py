@@ -68,9 +68,9 @@ class BarrierInWarpUniformBranch(CudaRule):
     impact = Impact.HANG
     wave_sizes = frozenset({64})
     checklist = "Move __syncthreads() out of branches split on 32-thread boundaries, or split on warpSize."
-    query = """
-    (call_expression function: (identifier) @fn) @call
-    (call_expression function: (field_expression field: (field_identifier) @method)) @call
+    query = f"""
+    ((call_expression function: (identifier) @fn) @call (#any-of? @fn {' '.join(f'"{n}"' for n in sorted(BLOCK_BARRIERS))}))
+    ((call_expression function: (field_expression field: (field_identifier) @method)) @call (#eq? @method "sync"))
     """
 
     def check(self, ctx, captures):

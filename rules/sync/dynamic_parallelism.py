@@ -59,9 +59,9 @@ class DynamicParallelism(CudaRule):
     severity = Severity.ERROR
     impact = Impact.COMPILE
     checklist = "Move device-side launches to the host (a launch loop or a hipGraph), or turn the child work into a loop in the parent kernel."
-    query = """
-    (call_expression (kernel_call_syntax)) @launch
-    (call_expression function: (identifier) @fn) @call
+    query = f"""
+    ((call_expression (kernel_call_syntax) @config) @launch (#match? @config "^<<<"))
+    ((call_expression function: (identifier) @fn) @call (#any-of? @fn {' '.join(f'"{n}"' for n in sorted(DEVICE_RUNTIME_CALLS))}))
     ((identifier) @name (#match? @name "^(cudaStreamTailLaunch|cudaStreamFireAndForget|cudaLimitDevRuntimeSyncDepth|cudaLimitDevRuntimePendingLaunchCount)$"))
     """
 

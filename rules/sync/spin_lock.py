@@ -78,6 +78,8 @@ class IntraWarpSpinLock(CudaRule):
     severity = Severity.ERROR
     impact = Impact.HANG
     checklist = "Take device locks from one elected lane per wave (or block), or move the critical section inside the acquiring loop, or go lock-free."
+    # A lock needs one of the LOCK_ATOMICS (all start atomicCAS or atomicExch); a flag wait a __shared__ flag.
+    triggers = ("atomicCAS", "atomicExch", "__shared__")
     query = """
     (while_statement condition: (_) @cond) @loop
     (do_statement condition: (_) @cond) @loop

@@ -1,0 +1,136 @@
+"""The enabled rules' query patterns, compiled once and grouped by what a file must contain.
+
+`QueryPlan.build` compiles every pattern of every rule together once (to validate them and to learn
+each pattern's text and captures), then splits them:
+- patterns with no requirement (see hiplint.triggers) go into one *base* query that runs on every unit;
+- each rule's gated patterns go into one query of their own that runs only on files containing one
+  of the rule's trigger strings.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from tree_sitter import Query
+
+from hiplint import triggers as trig
+from hiplint.cparse import language
+
+# Compiled combinations of gates kept per process. A corpus uses few (most files activate the same
+# handful); the bound keeps a pathological one from holding many queries.
+MAX_COMBINATIONS = 256
+
+
+@dataclass
+class Gate:
+    wants: frozenset[bytes]  # one of these must be in the file
+    patterns: list[str]
+    owners: list = field(default_factory=list)  # rule per pattern
+    query: Query | None = None
+
+
+@dataclass
+class QueryPlan:
+    base: tuple[Query, list] | None
+    gates: list[Gate]
+    triggers: tuple[tuple[bytes, bytes | None], ...]  # what to look for in a file (see _search_order)
+    rule_wants: dict = field(default_factory=dict)  # rule code -> its declared triggers
+    _by_gates: dict = field(default_factory=dict)  # active gate indices -> (Query, owners)
+
+    @classmethod
+    def build(cls, rules, unit_rules=()) -> "QueryPlan":
+        """`rules`: rules with a query; `unit_rules`: rules with a check_unit (their declared triggers)."""
+        lang = language()
+        sources, starts = [], []
+        offset = 0
+        for rule in rules:
+            starts.append(offset)
+            sources.append(rule.query)
+            offset += len(rule.query.encode()) + 1
+        text = "\n".join(sources)
+        try:
+            combined = Query(lang, text)
+        except Exception:
+            for rule in rules:  # name the rule at fault
+                try:
+                    Query(lang, rule.query)
+                except Exception as exc:
+                    raise RuntimeError(f"rule {rule.code}: invalid tree-sitter query: {exc}") from None
+            raise
+        data = text.encode()
+        base_patterns, base_owners = [], []
+        gates: dict[int, Gate] = {}
+        for i in range(combined.pattern_count):
+            start, end = combined.start_byte_for_pattern(i), combined.end_byte_for_pattern(i)
+            rule_index = bisect.bisect_right(starts, start) - 1
+            rule = rules[rule_index]
+            pattern = data[start:end].decode()
+            # The pattern's own predicate is the tightest gate; else what the rule declares.
+            req = trig.pattern_requirement(combined, i, pattern)
+            if req:
+                wants = frozenset(s.encode() for s in req)
+            else:
+                wants = frozenset(rule.trigger_bytes) if rule.triggers else None
+            if wants is None:
+                base_patterns.append(pattern)
+                base_owners.append(rule)
+                continue
+            gate = gates.setdefault(rule_index, Gate(frozenset(), []))
+            gate.wants |= wants
+            gate.patterns.append(pattern)
+            gate.owners.append(rule)
+        base = (Query(lang, "\n".join(base_patterns)), base_owners) if base_patterns else None
+        for gate in gates.values():
+            gate.query = Query(lang, "\n".join(gate.patterns))
+        declared = {r.code: frozenset(r.trigger_bytes) for r in unit_rules if r.triggers}
+        order = _search_order([w for g in gates.values() for w in g.wants] + [w for ws in declared.values() for w in ws])
+        return cls(base, list(gates.values()), order, declared)
+
+    def runs(self, rule, found: frozenset[bytes]) -> bool:
+        """Whether a rule's check_unit runs on a file in which the strings `found` occur."""
+        wants = self.rule_wants.get(rule.code)
+        return wants is None or not found.isdisjoint(wants)
+
+    def queries_for(self, found: frozenset[bytes]) -> list[tuple[Query, list]]:
+        """The queries to run on a file in which the strings `found` occur: the base query and one
+        query of the gated patterns that can match (a query costs a walk of the tree, however
+        many patterns it has, so the active gates are compiled together, once per combination)."""
+        out = [self.base] if self.base is not None else []
+        active = tuple(i for i, g in enumerate(self.gates) if not found.isdisjoint(g.wants))
+        if active:
+            out.append(self._combined(active))
+        return out
+
+    def _combined(self, active: tuple[int, ...]) -> tuple[Query, list]:
+        hit = self._by_gates.get(active)
+        if hit is None:
+            if len(self._by_gates) >= MAX_COMBINATIONS:
+                self._by_gates.pop(next(iter(self._by_gates)))  # the oldest
+            gates = [self.gates[i] for i in active]
+            query = gates[0].query if len(gates) == 1 else \
+                Query(language(), "\n".join(p for g in gates for p in g.patterns))
+            hit = self._by_gates[active] = (query, [o for g in gates for o in g.owners])
+        return hit
+
+
+# Prefix lengths at which strings that share a prefix get it as a common first search: of 400-odd API
+# names most share a few prefixes (cudaDevAttr, curand, cusolverDn), and most files have none of them.
+_PREFIX_STEPS = (4, 7, 10, 14)
+
+
+def _search_order(strings) -> tuple[tuple[bytes, bytes | None], ...]:
+    """Each string with a shorter one inside it (or None), shortest first: a file without 'curand'
+    has no 'curandState', so the longer one is looked for only when the shorter one was found.
+    Prefixes shared by several strings are added as such shorter strings."""
+    strings = set(strings)
+    shared = {}
+    for s in strings:
+        for k in _PREFIX_STEPS:
+            if k < len(s):
+                shared.setdefault(s[:k], set()).add(s)
+    nodes = strings | {p for p, users in shared.items() if len(users) >= 2}
+    order = []
+    for s in sorted(nodes, key=lambda b: (len(b), b)):
+        inside = [t for t, _ in order if t in s]
+        order.append((s, max(inside, key=len) if inside else None))
+    return tuple(order)

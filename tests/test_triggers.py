@@ -1,0 +1,130 @@
+"""Rules skipped by a file's text (hiplint.triggers, hiplint.queryplan): never a changed finding."""
+from __future__ import annotations
+
+import random
+
+import pytest
+from tree_sitter import Query
+
+from conftest import FIXTURES
+from hiplint import CudaRule
+from hiplint.config import Settings
+from hiplint.cparse import language
+from hiplint.engine import Linter
+from hiplint.languages import language_of
+from hiplint.queryplan import QueryPlan, _search_order
+from hiplint.registry import load_registry, select_rules
+from hiplint.testing import fixture_files, fixture_settings, parse_expectations
+from hiplint.triggers import pattern_requirement, present, regex_literals
+
+C_FIXTURES = [p for p in fixture_files(FIXTURES) if language_of(str(p)) == "cuda"]
+
+
+@pytest.mark.parametrize("regex, expected", [
+    ("^(cusolverDn|hipsolverDn)", {"cusolverDn", "hipsolverDn"}),
+    ("^(cu|hip)blas(Lt)?(Gemm|MatmulDesc)", {"cublas", "hipblas"}),
+    ("^__(h|half2)", {"__h", "__half2"}),
+    ("tiled_partition$", {"tiled_partition"}),
+    ("(nv|hip)rtc[A-Z]\\w*|cuLink\\w*", {"nvrtc", "hiprtc", "cuLink"}),
+    ("^__nv_fp8_e[45]m[23]", {"__nv_fp8_e4m2", "__nv_fp8_e4m3", "__nv_fp8_e5m2", "__nv_fp8_e5m3"}),
+    ("^(CUBLAS|HIPBLAS)_", {"CUBLAS_", "HIPBLAS_"}),
+])
+def test_regex_literals(regex, expected):
+    assert regex_literals(regex) == expected
+
+
+@pytest.mark.parametrize("regex", ["^[a-z]+x", "(?i)^cublas", "^(ab|cd)", "^(ab)?cdef", "x|^(a|b)"])
+def test_regex_without_a_usable_literal(regex):
+    assert regex_literals(regex) is None
+
+
+def test_regex_literals_hold_on_matches():
+    # Every string a regex matches contains one of its literals.
+    cases = {"^(cu|hip)blas(Lt)?(Gemm|MatmulDesc)": ["cublasGemmEx", "hipblasLtMatmulDescCreate"],
+             "^__nv_fp8x?[24]?_e[45]m[23]": ["__nv_fp8_e4m3", "__nv_fp8x2_e5m2"]}
+    for regex, samples in cases.items():
+        lits = regex_literals(regex)
+        assert lits is None or all(any(l in s for l in lits) for s in samples)
+
+
+def _requirement(pattern: str):
+    q = Query(language(), pattern)
+    return pattern_requirement(q, 0, pattern)
+
+
+def test_pattern_requirement_from_predicates():
+    assert _requirement('((identifier) @n (#eq? @n "__trap"))') == {"__trap"}
+    assert _requirement('((identifier) @n (#any-of? @n "curand_init" "hiprand_init"))') == {"curand_init", "hiprand_init"}
+    assert _requirement('((call_expression function: (identifier) @f) @c (#match? @f "^cusolverDn"))') == {"cusolverDn"}
+    # The tightest of several predicates.
+    assert _requirement('((identifier) @n (#match? @n "^cu") (#any-of? @n "cudaFoo"))') == {"cudaFoo"}
+
+
+@pytest.mark.parametrize("pattern", [
+    '(call_expression) @c',
+    # A predicate on a capture a match may lack is vacuously true: no gate.
+    '((call_expression function: [(identifier) @a (field_expression) @b]) @c (#eq? @a "zzz"))',
+    '((call_expression function: (identifier)? @a) @c (#match? @a "^zzz"))',
+    '((identifier) @n (#not-eq? @n "cudaMalloc"))',
+    '((identifier) @n (#match? @n "^[a-z]"))',
+])
+def test_no_requirement(pattern):
+    assert _requirement(pattern) is None
+
+
+def test_search_order_finds_exactly_the_strings_present():
+    rng = random.Random(7)
+    words = [b"cuda", b"cudaMalloc", b"cudaMallocManaged", b"curand", b"curandState", b"__shfl", b"__shfl_sync",
+             b"nvcuda", b"wmma", b"major", b"<<<", b"cudaDevAttrA", b"cudaDevAttrB", b"cudaDevAttrC"]
+    order = _search_order(words)
+    assert {s for s, _ in order} >= set(words)
+    for _ in range(300):
+        data = b" ".join(rng.sample(words + [b"x", b"int", b"cu", b"cudaDev"], 5))
+        found = present(data, order)
+        assert {w for w in words if w in data} == found & set(words)
+
+
+def test_a_rule_without_its_triggers_is_not_run():
+    calls = []
+
+    class Counting(CudaRule):
+        """Test rule."""
+        code, name, summary = "TST901", "counting", "test"
+        query = "(call_expression) @call"
+        triggers = ("atomicCAS",)
+
+        def check(self, ctx, captures):
+            calls.append(ctx.text(captures["call"][0]))
+
+        def check_unit(self, ctx):
+            calls.append("unit")
+
+    linter = Linter(Settings(), [Counting])
+    linter.lint_bytes("a.cu", b"void f(int* p) { g(); }\n", "cuda")
+    assert calls == []
+    linter.lint_bytes("b.cu", b"void f(int* p) { atomicCAS(p, 0, 1); }\n", "cuda")
+    assert calls == ["atomicCAS(p, 0, 1)", "unit"]
+
+
+def test_gates_and_base_split():
+    plan = QueryPlan.build([r for r in (c() for c in select_rules(Settings(), load_registry()))
+                            if isinstance(r, CudaRule) and r.query.strip()])
+    gated = {o.code for g in plan.gates for o in g.owners}
+    assert {"SLV001", "RND001", "API001", "MEM001"} <= gated  # table rules and declared triggers
+    base = {o.code for o in plan.base[1]}
+    assert "WRP001" in base  # `threadIdx.x & 31` needs no particular name
+
+
+@pytest.mark.parametrize("path", C_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_gating_changes_no_finding(path):
+    """Every rule, with and without skipping by text, on every C-family fixture: the same findings."""
+    data = path.read_bytes()
+    ex = parse_expectations(data.decode("utf-8", "replace"), hash_comments=False)
+    settings = fixture_settings(ex, path).with_overrides(extend_select=("ALL",) + tuple(sorted(ex.codes)))
+    linter = Linter(settings, select_rules(settings, load_registry()))
+
+    def run(gating):
+        linter.gating = gating
+        return [(f.code, f.line, f.column, f.message) for f in linter.lint_bytes(str(path), data, "cuda").findings]
+
+    assert run(True) == run(False)
