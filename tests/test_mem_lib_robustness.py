@@ -5,7 +5,7 @@ from conftest import FIXTURES
 from hiplint.config import Settings
 from hiplint.testing import linter_for
 
-SOURCES = sorted(p for family in ("memory", "libs") for p in (FIXTURES / family).iterdir()
+SOURCES = sorted(p for family in ("memory", "libs") for p in (FIXTURES / family).rglob("*")
                  if p.is_file() and ".fixed." not in p.name)
 
 
