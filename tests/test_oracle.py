@@ -12,7 +12,7 @@ Compiles run in parallel (one job per core) when the first oracle test asks for 
 Without the toolchain these tests skip with one line; in CI (CI=true) they fail instead, so a broken
 install cannot pass as green. Install: `tests/oracle/setup.sh` (root).
 A fixture can opt out with a reason: `// hl-oracle: cuda-only "why"` (no HIP compile) or
-`// hl-oracle: skip "why"` (no compile at all).
+`// hl-oracle: skip "why"` (no compile at all), or ask for nvcc flags: `// hl-oracle: nvcc-flags "-rdc=true"`.
 """
 from __future__ import annotations
 
@@ -257,6 +257,12 @@ def test_kernel_only_detection():
     assert not tc.is_kernel_only("void h() { hipMalloc(&p, 4); }")
     assert not tc.is_kernel_only("void h() { k<<<1, 1>>>(p); }")
     assert not tc.is_kernel_only("#include <hiprand/hiprand_kernel.h>\n")
+
+
+def test_nvcc_flags_come_from_the_fixture():
+    assert tc.nvcc_flags('// hl-oracle: nvcc-flags "-rdc=true"\n__global__ void k() {}\n') == ["-rdc=true"]
+    assert tc.nvcc_flags('// hl-oracle: nvcc-flags "-rdc=true -DX=1"\n') == ["-rdc=true", "-DX=1"]
+    assert tc.nvcc_flags('// nvcc-flags "-rdc=true" without the marker\n') == []
 
 
 def test_isa_version_numbers():

@@ -92,3 +92,12 @@ def test_cli_option_reports_nvidia_branches(tmp_path, cli):
     assert quiet.returncode == 0, quiet.stdout.decode() + quiet.stderr.decode()
     assert b"NV001" not in quiet.stdout
     assert loud.returncode == 1 and b"lane.cu:6:" in loud.stdout and b"NV001" in loud.stdout
+
+
+def test_static_tile_size_not_a_power_of_two_is_reported():
+    # nvcc rejects such a tile as well, so the compiled fixtures cannot hold one; checked here instead.
+    src = ("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
+           "__global__ void k(float* o) {\n"
+           "    cg::thread_block_tile<24> t = cg::tiled_partition<24>(cg::this_thread_block());\n"
+           "    o[0] = t.size();\n}\n")
+    assert _codes(src, "SYN006") == ["SYN006", "SYN006"]

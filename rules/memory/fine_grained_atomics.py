@@ -54,7 +54,7 @@ class FpAtomicsOnFineGrainedMemory(CudaRule):
     `hipHostMallocNonCoherent` allocations) to kernel launches in the same function, and reports the
     launch argument when the kernel does `atomicAdd`, `atomicSub`, `atomicMax`, `atomicMin` or
     `unsafeAtomicAdd` on the matching `float*` / `double*` parameter. Float atomics on `__managed__`
-    variables are reported in the kernel.
+    variables are reported in the kernel. AMD-only `#if` branches are checked too.
 
     ## Why it breaks on AMD
     HIP pinned host memory is coherent (fine-grained) by default, and managed memory without XNACK is
@@ -107,6 +107,8 @@ class FpAtomicsOnFineGrainedMemory(CudaRule):
     summary = "floating-point atomics on fine-grained host memory can silently lose updates on AMD"
     severity = Severity.WARNING
     impact = Impact.SILENT
+    # The hip* allocations and hipLaunchKernelGGL sit in AMD-only branches of single-source code: wrong there too.
+    report_in_hip_branches = True
     checklist = "Keep float atomics on device memory (or hipHostMallocNonCoherent buffers); never combine -munsafe-fp-atomics/unsafeAtomicAdd with pinned or managed memory."
 
     def check_unit(self, ctx):

@@ -34,6 +34,7 @@ class PointerAttributeEnumValues(CudaRule):
     Finds `attr.type` / `attr.memoryType` (of a `cudaPointerAttributes` or `hipPointerAttribute_t`)
     compared with an integer literal or matched against numeric `case` labels. An error when the
     configured `rocm-version` is older than 6.0; from 6.0 on an info-level portability note.
+    Reported in AMD-only `#if` branches too, where the `hip` spelling usually sits.
 
     ## Why it breaks on AMD
     CUDA numbers its memory types Unregistered=0, Host=1, Device=2, Managed=3. HIP up to ROCm 5.x
@@ -85,6 +86,8 @@ class PointerAttributeEnumValues(CudaRule):
     severity = Severity.ERROR
     impact = Impact.SILENT
     fix_availability = "sometimes"
+    # `hipPointerAttribute_t` comparisons sit in AMD-only branches of single-source code; wrong there too.
+    report_in_hip_branches = True
     checklist = "Compare pointer-attribute memory types only with named enumerators (cudaMemoryTypeDevice, ...), never with numbers."
     query = """
     (binary_expression left: (field_expression) @field right: (number_literal) @num) @cmp

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -214,12 +215,24 @@ def _with_source(text: str, suffix: str, fn, headers: dict[str, Path] | None = N
         return fn(str(src), tmp)
 
 
+# A fixture that needs more nvcc flags says so itself: `// hl-oracle: nvcc-flags "-rdc=true"`
+# (dynamic parallelism needs relocatable device code). Its fixed outputs keep the comment.
+NVCC_FLAGS = re.compile(r'//\s*hl-oracle:\s*nvcc-flags\s*"(?P<flags>[^"]+)"')
+
+
+def nvcc_flags(text: str) -> list[str]:
+    """The extra nvcc flags a file asks for with `// hl-oracle: nvcc-flags "..."`."""
+    return [f for m in NVCC_FLAGS.finditer(text) for f in shlex.split(m.group("flags"))]
+
+
 def compile_cuda(text: str, include_dir: Path | None = None, what: str = "nvcc", headers: dict | None = None) -> Result:
+    extra = nvcc_flags(text)
+
     def go(src, tmp):
-        cmd = [NVCC, f"-arch={CUDA_ARCH}", "-std=c++17", f"-I{CUDA_INCLUDE}", "-x", "cu", "-c", src, "-o", f"{tmp}/out.o"]
+        cmd = [NVCC, f"-arch={CUDA_ARCH}", "-std=c++17", *extra, f"-I{CUDA_INCLUDE}", "-x", "cu", "-c", src, "-o", f"{tmp}/out.o"]
         if include_dir:
             cmd.insert(1, f"-I{include_dir}")
-        return _run(cmd, f"{what} {CUDA_ARCH}", tmp)
+        return _run(cmd, f"{what} {CUDA_ARCH}{''.join(' ' + f for f in extra)}", tmp)
     return _with_source(text, ".cu", go, headers if headers is not None else headers_beside(include_dir))
 
 
