@@ -6,6 +6,7 @@ offsets back to the file so findings and fixes always point at the file.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -61,13 +62,12 @@ def iter_nodes(root: Node, types: frozenset[str] | set[str] | None = None):
 
     With `types` of named node kinds, a compiled tree-sitter query finds them in C: a Python walk
     over every node of a large file costs more than parsing it (benchmark: bench/bench_scan.py).
+    The kinds rules ask for most are indexed once per tree, so asking again for a function body or
+    a condition costs a lookup, not another walk of the tree.
     """
     types = frozenset(types) if types is not None else None
-    if types and root.parent is None and types <= _STRUCTURE_KINDS:
-        index = _structure(root)
-        found = [n for t in types for n in index.get(t, ())]
-        found.sort(key=lambda n: (n.start_byte, -n.end_byte))
-        yield from found
+    if types and types <= _INDEX_KINDS:
+        yield from _from_index(root, types)
         return
     if types:
         query = _kinds_query(types)
@@ -80,21 +80,74 @@ def iter_nodes(root: Node, types: frozenset[str] | set[str] | None = None):
     yield from _walk(root, types)
 
 
-# Kinds that several passes look for over a whole file (suppression comments, #if regions, macro
-# definitions): found by one query and remembered for the most recent tree.
-_STRUCTURE_KINDS = frozenset({"comment", "preproc_if", "preproc_ifdef", "preproc_def", "preproc_function_def"})
-_last_structure: list = [None, None]  # [root node (keeps its tree alive, so never equal to a new one), index]
+# Kinds that rules and passes look for again and again, in whole files and in function bodies:
+# found by one query per tree. Frequent small kinds (identifier, binary_expression) are not indexed:
+# they are asked for in small subtrees, where a query is cheap.
+_INDEX_KINDS = frozenset({
+    "comment", "preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_def",
+    "preproc_function_def", "preproc_include", "function_definition", "function_declarator", "declaration",
+    "parameter_declaration", "init_declarator", "assignment_expression", "update_expression",
+    "call_expression", "using_declaration",
+})
+_INDEX_KEEP = 4  # trees whose index is kept (a file and its macro bodies; older ones are dropped)
+_indexes: dict[int, tuple[Node, dict]] = {}  # root id -> (root, kind -> (starts, nodes)); the root keeps its tree alive
 
 
-def _structure(root: Node) -> dict[str, list[Node]]:
-    if _last_structure[0] is not None and _last_structure[0] == root:
-        return _last_structure[1]
-    query = _kinds_query(_STRUCTURE_KINDS)
-    index: dict[str, list[Node]] = {}
-    for node in QueryCursor(query).captures(root).get("n", []):
-        index.setdefault(node.type, []).append(node)
-    _last_structure[0], _last_structure[1] = root, index
+def _tree_root(node: Node) -> Node:
+    while True:
+        parent = node.parent
+        if parent is None:
+            return node
+        node = parent
+
+
+def _index(root: Node) -> dict:
+    held = _indexes.get(root.id)
+    if held is not None and held[0] == root:
+        return held[1]
+    by_kind: dict[str, list[Node]] = {}
+    for node in QueryCursor(_kinds_query(_INDEX_KINDS)).captures(root).get("n", []):
+        by_kind.setdefault(node.type, []).append(node)
+    index = {}
+    for kind, nodes in by_kind.items():
+        nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
+        index[kind] = ([n.start_byte for n in nodes], nodes)
+    if len(_indexes) >= _INDEX_KEEP:
+        _indexes.pop(next(iter(_indexes)))
+    _indexes[root.id] = (root, index)
     return index
+
+
+def _from_index(sub: Node, types: frozenset[str]) -> list[Node]:
+    index = _index(_tree_root(sub))
+    start, end = sub.start_byte, sub.end_byte
+    found = []
+    for kind in types:
+        entry = index.get(kind)
+        if entry is None:
+            continue
+        starts, nodes = entry
+        i = bisect.bisect_left(starts, start)
+        while i < len(starts) and starts[i] <= end:
+            node = nodes[i]
+            i += 1
+            if node.end_byte > end or (node.start_byte == end and end > start):
+                continue
+            if node.start_byte == start and node.end_byte == end and node.id != sub.id and _is_ancestor(node, sub):
+                continue
+            found.append(node)
+    found.sort(key=lambda n: (n.start_byte, -n.end_byte))
+    return found
+
+
+def _is_ancestor(node: Node, sub: Node) -> bool:
+    """Is `node` (with the same byte range as `sub`) above `sub` in the tree?"""
+    p = sub.parent
+    while p is not None and p.start_byte == sub.start_byte and p.end_byte == sub.end_byte:
+        if p.id == node.id:
+            return True
+        p = p.parent
+    return False
 
 
 @lru_cache(maxsize=256)

@@ -58,6 +58,11 @@ class Linter:
         self.languages = {"cuda"} if self.unit_rules or self.file_rules.get("cuda") else set()
         self.languages |= set(self.file_rules)
 
+    def prepare(self):
+        """Compile the queries now (a parent does it before forking workers, which then share them)."""
+        if self._parser is None:
+            self._compile()
+
     # Queries: the enabled rules' patterns, split by what a file must contain for them to match.
     def _compile(self):
         # One plan per rule set and process: every Linter with the same rules shares it.

@@ -14,8 +14,9 @@ import bisect
 import re
 from dataclasses import dataclass
 
-import libcst as cst
-from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper
+from functools import cache
+
+from hiplint.lazy import libcst as cst
 
 CACHE_KEY = "python"
 ERROR_KEY = "python_syntax_error"
@@ -28,46 +29,52 @@ class SyntaxProblem:
     message: str
 
 
-class _Collector(cst.CSTVisitor):
-    """One pass over the tree: nodes by type, parent links and import aliases (cheaper than libcst's providers)."""
+@cache
+def _collector_class():
+    """The visitor class, made on first use (its base class comes from libcst, imported late)."""
 
-    def __init__(self):
-        self.by_type: dict[type, list[cst.CSTNode]] = {}
-        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
-        self.aliases: dict[str, str] = {}
-        self._stack: list[cst.CSTNode] = []
+    class _Collector(cst.CSTVisitor):
+        """One pass over the tree: nodes by type, parent links and import aliases (cheaper than libcst's providers)."""
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.by_type.setdefault(type(node), []).append(node)
-        if self._stack:
-            self.parents[node] = self._stack[-1]
-        self._stack.append(node)
-        if isinstance(node, cst.Import):
-            for alias in node.names:
-                full = dotted(alias.name) or ""
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    self.aliases[alias.asname.name.value] = full
-                else:
-                    top = full.split(".")[0]
-                    self.aliases.setdefault(top, top)
-        elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None \
-                and not isinstance(node.names, cst.ImportStar):
-            base = dotted(node.module) or ""
-            for alias in node.names:
-                name = dotted(alias.name) or ""
-                local = alias.asname.name.value if alias.asname is not None and \
-                    isinstance(alias.asname.name, cst.Name) else name
-                self.aliases[local] = f"{base}.{name}"
-        return True
+        def __init__(self):
+            self.by_type: dict[type, list[cst.CSTNode]] = {}
+            self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+            self.aliases: dict[str, str] = {}
+            self._stack: list[cst.CSTNode] = []
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._stack.pop()
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            self.by_type.setdefault(type(node), []).append(node)
+            if self._stack:
+                self.parents[node] = self._stack[-1]
+            self._stack.append(node)
+            if isinstance(node, cst.Import):
+                for alias in node.names:
+                    full = dotted(alias.name) or ""
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        self.aliases[alias.asname.name.value] = full
+                    else:
+                        top = full.split(".")[0]
+                        self.aliases.setdefault(top, top)
+            elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None \
+                    and not isinstance(node.names, cst.ImportStar):
+                base = dotted(node.module) or ""
+                for alias in node.names:
+                    name = dotted(alias.name) or ""
+                    local = alias.asname.name.value if alias.asname is not None and \
+                        isinstance(alias.asname.name, cst.Name) else name
+                    self.aliases[local] = f"{base}.{name}"
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            self._stack.pop()
+
+    return _Collector
 
 
 class PyModule:
     """A parsed file. Byte spans and line ranges are computed on first use: most files report nothing."""
 
-    def __init__(self, module: cst.Module, source, collector: _Collector):
+    def __init__(self, module: cst.Module, source, collector):
         self.module = module
         self.source = source
         self.by_type = collector.by_type
@@ -78,6 +85,7 @@ class PyModule:
     # Positions -----------------------------------------------------------------------------------
     def span(self, node: cst.CSTNode) -> tuple[int, int]:
         if self._spans is None:
+            from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper
             self._spans = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(ByteSpanPositionProvider)
         s = self._spans[node]
         return s.start, s.start + s.length
@@ -168,7 +176,7 @@ def get(ctx) -> PyModule | None:
     py = None
     try:
         module = cst.parse_module(ctx.source.data)
-        collector = _Collector()
+        collector = _collector_class()()
         module.visit(collector)
         py = PyModule(module, ctx.source, collector)
         ctx.cache["next_statement"] = _next_statement(py)
@@ -187,7 +195,9 @@ def get(ctx) -> PyModule | None:
 
 # Suppression support ---------------------------------------------------------------------------
 
-_COMPOUND = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)
+@cache
+def _compound():
+    return (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)
 
 
 def _next_statement(py: PyModule):
@@ -198,9 +208,9 @@ def _next_statement(py: PyModule):
     ordered: list[int] = []
 
     def build():
-        for node in py.nodes(cst.SimpleStatementLine, *_COMPOUND):
+        for node in py.nodes(cst.SimpleStatementLine, *_compound()):
             first, last = py.lines(node)
-            if isinstance(node, _COMPOUND):
+            if isinstance(node, _compound()):
                 body = getattr(node, "body", None)
                 if isinstance(body, cst.IndentedBlock) and body.body:
                     last = max(first, py.lines(body.body[0])[0] - 1)

@@ -1,6 +1,7 @@
 """Running a scan over many files: discovery, the worker pool, fixing, progress."""
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 import time
@@ -165,6 +166,8 @@ def run(paths: list[str], settings, rule_classes, mode: FixMode, progress: bool 
     bar = Progress(len(files), progress)
     if jobs > 1 and len(files) >= PARALLEL_MIN_FILES:
         codes = {r.code for r in rule_classes}
+        if multiprocessing.get_start_method() == "fork":
+            linter.prepare()  # forked workers inherit the compiled queries instead of compiling their own
         with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, codes, mode, cache)) as ex:
             for i, res in enumerate(ex.map(_work, files, chunksize=max(1, min(32, len(files) // (jobs * 8) or 1)))):
                 scan.results.append(res)

@@ -7,7 +7,9 @@ sits in a function whose name says it is the HIP/ROCm variant (`def _flags_rocm(
 """
 from __future__ import annotations
 
-import libcst as cst
+from functools import cache
+
+from hiplint.lazy import libcst as cst
 
 from hiplint.pyparse import PyModule, dotted, string_value
 from hiplint.rules.build._vendor import is_hip_word
@@ -47,8 +49,14 @@ def mentions_hip(py: PyModule, node: cst.CSTNode, also=frozenset()) -> bool:
     return found
 
 
-_TESTED = (cst.If, cst.While, cst.IfExp)
-_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+@cache
+def _tested():
+    return (cst.If, cst.While, cst.IfExp)
+
+
+@cache
+def _exits():
+    return (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
 
 def _leaves_early(block) -> bool:
@@ -62,7 +70,7 @@ def _leaves_early(block) -> bool:
     if not stmts:
         return False
     last = stmts[-1]
-    if isinstance(last, _EXITS):
+    if isinstance(last, _exits()):
         return True
     # sys.exit(...) / exit(...)
     return isinstance(last, cst.Expr) and isinstance(last.value, cst.Call) and \
@@ -80,7 +88,7 @@ def handles_rocm(py: PyModule, node: cst.CSTNode, cuda_build_guard: bool = True)
     for anc in py.ancestors(node):
         # The guard is the part that does not contain the node: the test of an `if` around it, the
         # other operand of an `and`/`or` it belongs to.
-        if isinstance(anc, _TESTED) and anc.test is not child and mentions_hip(py, anc.test, also):
+        if isinstance(anc, _tested()) and anc.test is not child and mentions_hip(py, anc.test, also):
             return True
         if isinstance(anc, cst.BooleanOperation):
             other = anc.right if anc.left is child else anc.left

@@ -1,6 +1,8 @@
+from __future__ import annotations
+
 import os
 
-import libcst as cst
+from hiplint.lazy import libcst as cst
 
 from hiplint import FileRule, Impact, Severity
 from hiplint import pyparse

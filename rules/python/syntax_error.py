@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from hiplint import FileRule, Impact, Severity
 from hiplint import pyparse
 

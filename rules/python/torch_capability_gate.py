@@ -1,4 +1,8 @@
-import libcst as cst
+from __future__ import annotations
+
+from functools import cache
+
+from hiplint.lazy import libcst as cst
 
 from hiplint import FileRule, Impact, Severity
 from hiplint import pyparse
@@ -7,7 +11,9 @@ from ._vendor import handles_rocm
 
 CAPABILITY_CALLS = frozenset({"torch.cuda.get_device_capability"})
 PROPERTIES_CALLS = frozenset({"torch.cuda.get_device_properties"})
-COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual,
+@cache
+def comparisons():
+    return (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual,
                cst.In, cst.NotIn)
 # What ROCm builds of PyTorch report (major, minor from hipDeviceProp_t, derived from the gfx name).
 ROCM_CAPABILITIES = "MI200/gfx90a (9, 0), MI300/gfx942 (9, 4), MI350/gfx950 (9, 5), RDNA3/gfx1100 (11, 0)"
@@ -95,7 +101,7 @@ class TorchCapabilityGate(FileRule):
                         tracked.setdefault(_scope_key(py, assign), {}).setdefault(name, "cap")
         reported = set()
         for comp in py.nodes(cst.Comparison):
-            if not any(isinstance(t.operator, COMPARISONS) for t in comp.comparisons):
+            if not any(isinstance(t.operator, comparisons()) for t in comp.comparisons):
                 continue
             operands = [comp.left] + [t.comparator for t in comp.comparisons]
             derived = [o for o in operands if self._derives(py, o, tracked)]

@@ -1,4 +1,8 @@
-import libcst as cst
+from __future__ import annotations
+
+from functools import cache
+
+from hiplint.lazy import libcst as cst
 
 from hiplint import Edit, FileRule, Fix, Impact, Severity
 from hiplint import pyparse
@@ -10,8 +14,14 @@ TORCH_VERSION_CUDA = "torch.version.cuda"
 VERSION_PARSERS = frozenset({"float", "int", "Version", "parse", "parse_version", "LooseVersion", "StrictVersion",
                              "version.parse", "version.Version", "packaging.version.parse", "packaging.version.Version",
                              "pkg_resources.parse_version", "distutils.version.LooseVersion", "tuple", "map", "list"})
-ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
-TRUTH_TESTS = (cst.If, cst.While, cst.IfExp, cst.Assert)
+@cache
+def ordering():
+    return (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+
+
+@cache
+def truth_tests():
+    return (cst.If, cst.While, cst.IfExp, cst.Assert)
 GUARDED_USES = frozenset({TORCH_VERSION_CUDA, "torch.cuda.get_device_capability", "torch.cuda.get_device_properties"})
 
 
@@ -153,7 +163,7 @@ class TorchVersionCudaNone(FileRule):
         idx = next(i for i, o in enumerate(operands) if o is node)
         ops = [t.operator for t in comp.comparisons]
         touching = ([ops[idx - 1]] if idx > 0 else []) + ([ops[idx]] if idx < len(ops) else [])
-        if any(isinstance(o, ORDERING) for o in touching):
+        if any(isinstance(o, ordering()) for o in touching):
             return "an ordering comparison with it", comp
         if idx > 0 and isinstance(ops[idx - 1], (cst.In, cst.NotIn)):
             return "`in` on it", comp
@@ -164,7 +174,7 @@ class TorchVersionCudaNone(FileRule):
         """Is `node`'s value used only for its truth (if/while/assert test, `not`, and/or in such a test)?"""
         cur = node
         for anc in py.ancestors(node):
-            if isinstance(anc, TRUTH_TESTS) and anc.test is cur:
+            if isinstance(anc, truth_tests()) and anc.test is cur:
                 return True
             if isinstance(anc, cst.UnaryOperation) and isinstance(anc.operator, cst.Not):
                 return True
@@ -207,7 +217,7 @@ class TorchVersionCudaNone(FileRule):
         text = py.code(node)
         hip = text[: -len("cuda")] + "hip"
         parent = py.parent(node)
-        direct = (isinstance(parent, TRUTH_TESTS) and parent.test is node) or isinstance(parent, cst.Arg)
+        direct = (isinstance(parent, truth_tests()) and parent.test is node) or isinstance(parent, cst.Arg)
         new = f"{text} or {hip}" if direct else f"({text} or {hip})"
         start, end = py.span(node)
         return Fix.unsafe("also accept torch.version.hip (ROCm builds)", Edit(start, end, new))

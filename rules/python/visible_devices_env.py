@@ -1,4 +1,6 @@
-import libcst as cst
+from __future__ import annotations
+
+from hiplint.lazy import libcst as cst
 
 from hiplint import FileRule, Impact, Severity
 from hiplint import pyparse
