@@ -55,9 +55,9 @@ class TextureReference(CudaRule):
     severity = Severity.WARNING
     impact = Impact.COMPILE
     checklist = "Replace texture/surface references with texture objects (hipCreateTextureObject) or plain global loads."
-    query = """
-    (template_type name: (type_identifier) @tname) @ref
-    ((call_expression function: (identifier) @fn) @call (#match? @fn "^(cuda|hip)"))
+    query = f"""
+    ((template_type name: (type_identifier) @tname) @ref (#any-of? @tname {" ".join(f'"{t}"' for t in sorted(REFERENCE_TEMPLATES))}))
+    ((call_expression function: (identifier) @fn) @call (#match? @fn "{REFERENCE_CALLS.pattern}"))
     """
 
     def check(self, ctx, captures):

@@ -89,6 +89,9 @@ class IntraWarpSpinLock(CudaRule):
     def check(self, ctx, captures):
         loop = captures["loop"][0]
         cond = captures["cond"][0]
+        text = ctx.unit.data[loop.start_byte:loop.end_byte]
+        if b"atomicCAS" not in text and b"atomicExch" not in text and not self._waits_only(ctx, loop):
+            return  # neither a lock (LOCK_ATOMICS) nor an otherwise empty wait loop: most loops of a kernel
         if device_function(ctx, loop) is None and not ctx.unit.is_macro:
             return
         acquire = self._lock_atomic(ctx, cond)
@@ -138,18 +141,29 @@ class IntraWarpSpinLock(CudaRule):
         return None
 
     @staticmethod
+    def _waits_only(ctx, loop) -> bool:
+        """The loop body is empty or only sleeps and fences (WAIT_CALLS)."""
+        body = loop.child_by_field_name("body")
+        if body is None:
+            return False
+        stmts = [c for c in body.named_children if c.type != "comment"] if body.type == "compound_statement" else [body]
+        for st in stmts:
+            if st.type != "expression_statement":
+                return False
+            text = ctx.text(st)
+            if "(" not in text and text.strip() != ";":
+                return False  # no call: an assignment or an expression
+            calls = [call_name(ctx, c) for c in iter_nodes(st, {"call_expression"})]
+            if (ctx.text(st).strip() != ";" and not calls) or any(c not in WAIT_CALLS for c in calls):
+                return False
+        return True
+
+    @staticmethod
     def _shared_flag_wait(ctx, loop, cond) -> str:
         """The `__shared__` variable an otherwise empty loop waits on, if the function also stores to it."""
         fn = ctx.enclosing(loop, ("function_definition",))
-        body = loop.child_by_field_name("body")
-        if fn is None or body is None:
+        if fn is None or not IntraWarpSpinLock._waits_only(ctx, loop):
             return ""
-        stmts = [c for c in body.named_children if c.type != "comment"] if body.type == "compound_statement" else [body]
-        for st in stmts:
-            calls = [call_name(ctx, c) for c in iter_nodes(st, {"call_expression"})]
-            if st.type != "expression_statement" or (ctx.text(st).strip() != ";" and not calls) or \
-                    any(c not in WAIT_CALLS for c in calls):
-                return ""
         shared = set()
         for decl in iter_nodes(fn, {"declaration"}):
             if any(c.type == "type_qualifier" and ctx.text(c) == "__shared__" for c in decl.children):

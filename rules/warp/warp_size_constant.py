@@ -60,11 +60,13 @@ class WarpSizeConstant32(CudaRule):
     wave_sizes = frozenset({64})
     in_macros = False
     checklist = "Replace the constant by warpSize in device code (hipDeviceAttributeWarpSize on the host), or select it per platform and target."
+    # Only names like WARP_SIZE (WARP_SIZE_NAME) reach `check`: the predicate runs in C for every
+    # #define and initialised variable of a file.
     query = """
-    (preproc_def name: (identifier) @name value: (preproc_arg) @value) @def
-    (init_declarator declarator: (identifier) @name value: (_) @value) @def
-    (enumerator name: (identifier) @name value: (_) @value) @def
-    """
+    ((preproc_def name: (identifier) @name value: (preproc_arg) @value) @def (#match? @name "{name}"))
+    ((init_declarator declarator: (identifier) @name value: (_) @value) @def (#match? @name "{name}"))
+    ((enumerator name: (identifier) @name value: (_) @value) @def (#match? @name "{name}"))
+    """.replace("{name}", "(?i)" + WARP_SIZE_NAME.pattern.replace("\\", "\\\\"))
 
     def check(self, ctx, captures):
         name = ctx.text(captures["name"][0])
