@@ -101,12 +101,23 @@ def _tree_root(node: Node) -> Node:
         node = parent
 
 
+# The index patterns, for a caller that runs its own query over a whole tree anyway (the engine):
+# it passes what they captured to `seed_index` and the tree is walked once, not twice.
+INDEX_CAPTURE = "__index__"
+INDEX_PATTERNS = "\n".join(f"({kind}) @{INDEX_CAPTURE}" for kind in sorted(_INDEX_KINDS))
+
+
 def _index(root: Node) -> dict:
     held = _indexes.get(root.id)
     if held is not None and held[0] == root:
         return held[1]
+    return seed_index(root, QueryCursor(_kinds_query(_INDEX_KINDS)).captures(root).get("n", []))
+
+
+def seed_index(root: Node, nodes) -> dict:
+    """Index `nodes`: every node of an indexed kind in `root`'s tree (INDEX_PATTERNS matched on `root`)."""
     by_kind: dict[str, list[Node]] = {}
-    for node in QueryCursor(_kinds_query(_INDEX_KINDS)).captures(root).get("n", []):
+    for node in nodes:
         by_kind.setdefault(node.type, []).append(node)
     index = {}
     for kind, nodes in by_kind.items():
@@ -187,7 +198,12 @@ def _splice_continuations(body: bytes) -> bytes:
 
 def parse_file(parser: Parser, data: bytes) -> list[Unit]:
     tree = parser.parse(data)
-    units = [Unit(tree, data)]
+    return [Unit(tree, data)] + macro_units(parser, tree, data)
+
+
+def macro_units(parser: Parser, tree: Tree, data: bytes) -> list[Unit]:
+    """Units for the code-like `#define` bodies of a parsed file."""
+    units: list[Unit] = []
     bodies = []  # (#define node, name, start of its value in the file, wrapped body)
     for node in iter_nodes(tree.root_node, {"preproc_def", "preproc_function_def"}):
         value = node.child_by_field_name("value")

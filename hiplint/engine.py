@@ -1,6 +1,7 @@
 """Per file: read, parse once, run every enabled rule, apply suppressions and ignores."""
 from __future__ import annotations
 
+import bisect
 import os
 import traceback
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ from tree_sitter import Query, QueryCursor
 
 from hiplint import fingerprint, suppress, triggers
 from hiplint.context import FileContext
-from hiplint.cparse import error_ranges, language, new_parser, parse_file
+from hiplint.cparse import INDEX_CAPTURE, Unit, error_ranges, language, macro_units, new_parser, seed_index
 from hiplint.model import Finding, Severity
 from hiplint.preproc import PlatformMap
 from hiplint.queryplan import QueryPlan
@@ -111,25 +112,35 @@ class Linter:
     def _lint_c(self, ctx: FileContext, result_holder: FileResult):
         if self._parser is None:
             self._compile()
-        units = parse_file(self._parser, ctx.source.data)
-        ctx.units = units
-        root = units[0].root
-        ctx.platform = PlatformMap(root, ctx.source.data, self.settings.hip_macros)
-        ctx.parse_errors = error_ranges(root)
+        data = ctx.source.data
         plan = self._plan
-        found = triggers.present(ctx.source.data, plan.triggers) if self.gating else frozenset(s for s, _ in plan.triggers)
-        queries = plan.queries_for(found)
+        found = triggers.present(data, plan.triggers) if self.gating else frozenset(s for s, _ in plan.triggers)
+        query, owners = plan.queries_for(found)[0]
+        tree = self._parser.parse(data)
+        root = tree.root_node
+        # One walk per tree: the file first (its index then serves the search for macro bodies), then
+        # all macro bodies together when they share one parse.
+        matches = {0: self._matches(query, owners, root)}
+        units = [Unit(tree, data)] + macro_units(self._parser, tree, data)
+        ctx.units = units
+        if len(units) > 1:
+            macro_roots = {id(u.tree) for u in units[1:]}
+            if len(macro_roots) == 1 and units[1].node is not None:
+                self._macro_matches(query, owners, units, matches)
+            else:
+                for i, unit in enumerate(units[1:], 1):
+                    matches[i] = self._matches(query, owners, unit.root)
+        ctx.platform = PlatformMap(root, data, self.settings.hip_macros)
+        ctx.parse_errors = error_ranges(root)
         unit_rules = [r for r in self.unit_rules if plan.runs(r, found)]
         # Rules with only `check_unit` (no query) run even when no enabled rule has a query.
-        for unit in units:
+        for i, unit in enumerate(units):
             ctx.unit = unit
-            for query, owners in queries:
-                for pattern_index, captures in QueryCursor(query).matches(unit.root):
-                    rule = owners[pattern_index]
-                    if unit.is_macro and not rule.in_macros:
-                        continue
-                    ctx.rule = rule
-                    self._run(result_holder, rule, lambda: rule.check(ctx, captures))
+            for rule, captures in matches.get(i, ()):
+                if unit.is_macro and not rule.in_macros:
+                    continue
+                ctx.rule = rule
+                self._run(result_holder, rule, lambda: rule.check(ctx, captures))
             for rule in unit_rules:
                 if unit.is_macro and not rule.in_macros:
                     continue
@@ -138,6 +149,32 @@ class Linter:
         ctx.unit = units[0]
         comments = suppress.c_comments(root, ctx.source)
         return comments, suppress.c_next_statement(root, ctx.source)
+
+    @staticmethod
+    def _matches(query, owners, root) -> list:
+        """The rules' matches in `root`'s tree; the index patterns' nodes go to the node index."""
+        out, indexed = [], []
+        for pattern_index, captures in QueryCursor(query).matches(root):
+            rule = owners[pattern_index]
+            if rule is None:
+                indexed.extend(captures[INDEX_CAPTURE])
+            else:
+                out.append((rule, captures))
+        seed_index(root, indexed)
+        return out
+
+    @staticmethod
+    def _macro_matches(query, owners, units, matches) -> None:
+        """Match all macro bodies (wrapper functions of one tree) in one walk; give each match to
+        the body it lies in."""
+        tree_root = units[1].tree.root_node
+        starts = [u.root.start_byte for u in units[1:]]
+        for rule, captures in Linter._matches(query, owners, tree_root):
+            node = next(iter(captures.values()))[0]
+            i = bisect.bisect_right(starts, node.start_byte) - 1
+            if i < 0 or node.end_byte > units[i + 1].root.end_byte:
+                continue  # outside every body (the wrappers' own translation unit)
+            matches.setdefault(i + 1, []).append((rule, captures))
 
     def _finish(self, ctx: FileContext, comments, next_stmt) -> list[Finding]:
         from hiplint.registry import load_registry

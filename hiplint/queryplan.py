@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Query
 
 from hiplint import triggers as trig
-from hiplint.cparse import language
+from hiplint.cparse import INDEX_PATTERNS, language
 
 # Compiled combinations of gates kept per process. A corpus uses few (most files activate the same
 # handful); the bound keeps a pathological one from holding many queries.
@@ -30,7 +30,7 @@ class Gate:
 
 @dataclass
 class QueryPlan:
-    base: tuple[Query, list] | None
+    base: tuple[Query, list]  # owner None: an index pattern
     base_patterns: list[str]
     gates: list[Gate]
     triggers: tuple[tuple[bytes, bytes | None], ...]  # what to look for in a file (see _search_order)
@@ -58,7 +58,10 @@ class QueryPlan:
                     raise RuntimeError(f"rule {rule.code}: invalid tree-sitter query: {exc}") from None
             raise
         data = text.encode()
-        base_patterns, base_owners = [], []
+        # The node index's patterns ride along in every query (owner None): one walk of the tree
+        # gives the rules their matches and the index its nodes (hiplint.cparse.seed_index).
+        base_patterns = INDEX_PATTERNS.split("\n")
+        base_owners: list = [None] * len(base_patterns)
         gates: dict[int, Gate] = {}
         for i in range(combined.pattern_count):
             start, end = combined.start_byte_for_pattern(i), combined.end_byte_for_pattern(i)
@@ -79,7 +82,7 @@ class QueryPlan:
             gate.wants |= wants
             gate.patterns.append(pattern)
             gate.owners.append(rule)
-        base = (Query(lang, "\n".join(base_patterns)), base_owners) if base_patterns else None
+        base = (Query(lang, "\n".join(base_patterns)), base_owners)
         declared = {r.code: frozenset(r.trigger_bytes) for r in unit_rules if r.triggers}
         order = _search_order([w for g in gates.values() for w in g.wants] + [w for ws in declared.values() for w in ws])
         return cls(base, base_patterns, list(gates.values()), order, declared)
@@ -95,9 +98,7 @@ class QueryPlan:
         tree however many patterns it has, and compiling one costs about 20 ms plus its patterns:
         one query per combination beats one per gate, and base + gates beats two walks per file.)"""
         active = tuple(i for i, g in enumerate(self.gates) if not found.isdisjoint(g.wants))
-        if not active:
-            return [self.base] if self.base is not None else []
-        return [self._combined(active)]
+        return [self._combined(active)] if active else [self.base]
 
     def _combined(self, active: tuple[int, ...]) -> tuple[Query, list]:
         hit = self._by_gates.get(active)
@@ -106,7 +107,7 @@ class QueryPlan:
                 self._by_gates.pop(next(iter(self._by_gates)))  # the oldest
             gates = [self.gates[i] for i in active]
             patterns = self.base_patterns + [p for g in gates for p in g.patterns]
-            owners = (self.base[1] if self.base is not None else []) + [o for g in gates for o in g.owners]
+            owners = self.base[1] + [o for g in gates for o in g.owners]
             hit = self._by_gates[active] = (Query(language(), "\n".join(patterns)), owners)
         return hit
 
