@@ -1,7 +1,7 @@
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
 
-from ._lanes import INT32_TYPES, LANE_MASK_CALLS, SYNC_WITH_MASK, declared_types, type_text
+from ._lanes import INT32_TYPES, LANE_MASK_CALLS, SYNC_WITH_MASK, declared_types, lanes_in_32s_note, type_text
 
 # 32-bit bit intrinsics and their 64-bit forms. popc and ffs give the same result on a zero-extended
 # 32-bit value (exact on NVIDIA); clz and brev do not (they count or reverse 64 bits).
@@ -106,7 +106,8 @@ class BallotNarrowed(CudaRule):
             elif kind != "ok":
                 safe = False
         title = f"Declare `{var}` as unsigned long long" + (" and use the 64-bit bit intrinsics" if len(edits) > 1 else "")
-        fix = Fix.safe(title, *edits) if safe else Fix.unsafe(title, *edits)
+        note = lanes_in_32s_note(ctx, scope) if safe else ""
+        fix = Fix.safe(title, *edits) if safe and not note else Fix.unsafe(title + note, *edits)
         ctx.report(type_node, f"`{var}` holds the 64-bit result of `{fn}` in a 32-bit `{ty}`: lanes 32-63 are dropped on wave64", fix=fix)
 
     def _use_kind(self, ctx, ident):
@@ -158,7 +159,11 @@ class BallotNarrowed(CudaRule):
             return
         new = BIT32[name]
         edit = ctx.replace(fn_node, new)
-        fix = Fix.safe(f"Use `{new}`", edit) if name in WIDEN_EXACT else Fix.unsafe(f"Use `{new}` (counts 64 bits)", edit)
+        note = lanes_in_32s_note(ctx, scope) if name in WIDEN_EXACT else ""
+        if name in WIDEN_EXACT and not note:
+            fix = Fix.safe(f"Use `{new}`", edit)
+        else:
+            fix = Fix.unsafe(f"Use `{new}`" + (note or " (counts 64 bits)"), edit)
         ctx.report(call, f"`{name}` takes 32 bits; {what} is a 64-bit lane mask in HIP: lanes 32-63 are dropped on wave64", fix=fix)
 
     def _ballot_operand(self, ctx, inner, scope):

@@ -1,5 +1,5 @@
 from hiplint import CudaRule, Impact, Severity
-from ._lanes import does_warp_work, int_literal, lane_arith_32
+from ._lanes import int_literal, is_32_lane_index
 
 
 class HardcodedWarpSize(CudaRule):
@@ -70,10 +70,8 @@ class HardcodedWarpSize(CudaRule):
     def check(self, ctx, captures):
         for expr in captures.get("expr", ()):
             scope = ctx.function_scope(expr)
-            if not lane_arith_32(ctx, expr, scope):
-                continue
-            if not does_warp_work(ctx, scope):
-                continue  # `tid / 32` splitting data among threads is not about warps
+            if not is_32_lane_index(ctx, expr, scope):
+                continue  # `tid / 32` splitting data among threads (no warp work) is not about warps
             op = ctx.text(expr.child_by_field_name("operator"))
             left = ctx.text(expr.child_by_field_name("left"))
             value = int_literal(ctx.text(expr.child_by_field_name("right")))[0]

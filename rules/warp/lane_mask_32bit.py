@@ -5,7 +5,7 @@ from hiplint.model import Edit
 from hiplint.cparse import iter_nodes
 
 from ._lanes import (LANE_EXPR, LANE_MASK_CALLS, LANE_MASK_NAME, LANE_NAME, MASK_NAME, SYNC_WITH_MASK, int_literal,
-                     int_literal as _il, is_full_mask_32, macro_value, mentions_thread_index)
+                     int_literal as _il, is_full_mask_32, lanes_in_32s_note, macro_value, mentions_thread_index)
 
 _MASK_DEFINE = """#if defined(__HIP_PLATFORM_AMD__) || defined(__HIP__)
 #define {name} 0xffffffffffffffffull
@@ -121,7 +121,9 @@ class LaneMask32Bit(CudaRule):
             parent = parent.parent
         safe_context = parent is not None and parent.type in ("binary_expression", "unary_expression")
         new = ctx.text(one).rstrip("uUlL") + "ull"
-        fix = (Fix.safe if safe_context else Fix.unsafe)(f"Widen to `{new} << ...`", ctx.replace(one, new))
+        title, edit = f"Widen to `{new} << ...`", ctx.replace(one, new)
+        note = lanes_in_32s_note(ctx, scope) if safe_context else ""
+        fix = Fix.safe(title, edit) if safe_context and not note else Fix.unsafe(title + note, edit)
         ctx.report(shl, f"`{ctx.text(shl)}` is a 32-bit lane mask: undefined for lanes 32-63 of a 64-lane wave", fix=fix)
 
     def _compare(self, ctx, cmp, a, b):
