@@ -48,13 +48,14 @@ class BallotNarrowed(CudaRule):
     ## Fix
     The variable becomes `unsigned long long` (not `uint64_t`, which is `unsigned long` on Linux
     and makes `__ffsll` ambiguous in HIP) and its `__popc`/`__ffs` uses become `__popcll`/`__ffsll`;
-    on NVIDIA the values are unchanged. Safe when every use of the variable in the function is one
-    hiplint understands (bit intrinsics, masks, bitwise operators, comparisons, conditions); unsafe
-    otherwise, or when `__clz`/`__brev` are involved (their 64-bit forms count 64 bits).
-    A direct `__popc(__ballot_sync(...))` becomes `__popcll(...)`: safe.
-    "Safe" means exact on NVIDIA and compiling on AMD. In a function that still numbers lanes in 32s
-    (reported by WRP001), a widened mask holds lanes 0-63 while `lane` runs 0-31: fix the lane
-    numbering too before trusting the result on wave64.
+    on NVIDIA the values are unchanged. A direct `__popc(__ballot_sync(...))` becomes `__popcll(...)`.
+    Safe when every use of the variable in the function is one hiplint understands (bit intrinsics,
+    masks, bitwise operators, comparisons, conditions) and the function numbers no lanes in 32s.
+    Unsafe, with the same edit, when `__clz`/`__brev` are involved (their 64-bit forms count 64
+    bits), when a use is not understood, or when the function (or macro body) also has a 32-based
+    lane or warp index that WRP001 reports (`threadIdx.x & 31`, `tid % 32`, `tid / 32`): there the
+    widened mask holds lanes 0-63 while `lane` runs 0-31, so the fixed code compiles on wave64 and
+    is silently wrong. The fix title says so; number the lanes with `warpSize` first.
 
     ## References
     - HIP C++ language extensions, warp vote and ballot functions ("64-bit return value"): https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html#warp-vote-and-ballot-functions

@@ -46,7 +46,8 @@ class HardcodedWarpSize(CudaRule):
 
     ## Fix
     None automatic: the right width is a decision for the whole function (see
-    `docs/fixes.md`). `WRP008` adds `width = 32` to shuffles where the code is 32-based.
+    `docs/fixes.md`). `WRP008` adds `width = 32` to shuffles where the code is 32-based. In a
+    function with such an index, the mask-widening fixes of `WRP004` and `WRP005` are unsafe.
 
     ## References
     - HIP C++ language extensions, warpSize: https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html#warpsize

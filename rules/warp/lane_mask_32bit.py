@@ -73,10 +73,13 @@ class LaneMask32Bit(CudaRule):
     ## Fix
     `1u << lane` becomes `1ull << lane`: the same value for lanes 0-31 on NVIDIA, the right value
     for lanes 32-63 on AMD; safe where the shift feeds arithmetic or a comparison, unsafe where it
-    initialises a variable or an argument whose type callers see. A full-mask macro gets a
-    platform-guarded definition (64-bit on AMD, unchanged on NVIDIA): unsafe, because its other
-    uses (comparisons on wave32 targets) may need a different value. Comparisons with a full mask
-    are left to you: compare with `__activemask()` or use `__all_sync`.
+    initialises a variable or an argument whose type callers see. Unsafe too, with the same edit,
+    when the function (or macro body) also has a 32-based lane or warp index that WRP001 reports
+    (`threadIdx.x & 31`, `tid % 32`): the 64-bit mask it meets holds lanes 0-63 while `lane` runs
+    0-31, so the fixed code compiles on wave64 and is silently wrong (the fix title says so).
+    A full-mask macro gets a platform-guarded definition (64-bit on AMD, unchanged on NVIDIA):
+    unsafe, because its other uses (comparisons on wave32 targets) may need a different value.
+    Comparisons with a full mask are left to you: compare with `__activemask()` or use `__all_sync`.
 
     ## References
     - HIP porting guide, lane masks bit-shift: https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_porting_guide.html
