@@ -107,7 +107,7 @@ class BallotNarrowed(CudaRule):
             elif kind != "ok":
                 safe = False
         title = f"Declare `{var}` as unsigned long long" + (" and use the 64-bit bit intrinsics" if len(edits) > 1 else "")
-        note = lanes_in_32s_note(ctx, scope) if safe else ""
+        note = lanes_in_32s_note(ctx, scope)
         fix = Fix.safe(title, *edits) if safe and not note else Fix.unsafe(title + note, *edits)
         ctx.report(type_node, f"`{var}` holds the 64-bit result of `{fn}` in a 32-bit `{ty}`: lanes 32-63 are dropped on wave64", fix=fix)
 
@@ -160,11 +160,11 @@ class BallotNarrowed(CudaRule):
             return
         new = BIT32[name]
         edit = ctx.replace(fn_node, new)
-        note = lanes_in_32s_note(ctx, scope) if name in WIDEN_EXACT else ""
+        note = lanes_in_32s_note(ctx, scope)
         if name in WIDEN_EXACT and not note:
             fix = Fix.safe(f"Use `{new}`", edit)
         else:
-            fix = Fix.unsafe(f"Use `{new}`" + (note or " (counts 64 bits)"), edit)
+            fix = Fix.unsafe(f"Use `{new}`" + ("" if name in WIDEN_EXACT else " (counts 64 bits)") + note, edit)
         ctx.report(call, f"`{name}` takes 32 bits; {what} is a 64-bit lane mask in HIP: lanes 32-63 are dropped on wave64", fix=fix)
 
     def _ballot_operand(self, ctx, inner, scope):

@@ -125,7 +125,7 @@ class LaneMask32Bit(CudaRule):
         safe_context = parent is not None and parent.type in ("binary_expression", "unary_expression")
         new = ctx.text(one).rstrip("uUlL") + "ull"
         title, edit = f"Widen to `{new} << ...`", ctx.replace(one, new)
-        note = lanes_in_32s_note(ctx, scope) if safe_context else ""
+        note = lanes_in_32s_note(ctx, scope)
         fix = Fix.safe(title, edit) if safe_context and not note else Fix.unsafe(title + note, edit)
         ctx.report(shl, f"`{ctx.text(shl)}` is a 32-bit lane mask: undefined for lanes 32-63 of a 64-lane wave", fix=fix)
 
