@@ -379,6 +379,41 @@ def lane_arith_32(ctx, node, scope) -> bool:
 
 BLOCK_DIM = re.compile(r"^(blockDim\.[xyz]|hipBlockDim_[xyz])$")
 
+# The operators WRP001 looks at, with a literal on the right (`x & 31`, `x % 32`, `x / 32`, `x >> 5`).
+LANE_ARITH_OPERATORS = frozenset(op for op, _ in LANE_ARITH)
+
+
+def is_32_lane_index(ctx, node, scope) -> bool:
+    """What WRP001 reports: 32-based lane or warp arithmetic in a function (or macro body) doing warp work."""
+    return lane_arith_32(ctx, node, scope) and does_warp_work(ctx, scope)
+
+
+def lane_index_32(ctx, scope):
+    """The first 32-based lane or warp index in `scope` that WRP001 reports, or None.
+
+    A fix that widens a lane mask to 64 bits is exact on NVIDIA but silently wrong on wave64 where
+    such an index remains: the mask holds lanes 0-63 while `lane` runs 0-31."""
+    key = ("wrp_lane32", id(ctx.unit), scope.id)
+    if key in ctx.cache:
+        return ctx.cache[key]
+    found = None
+    for node in iter_nodes(scope, {"binary_expression"}):
+        op = node.child_by_field_name("operator")
+        if op is not None and op.type in LANE_ARITH_OPERATORS and is_32_lane_index(ctx, node, scope):
+            found = node
+            break
+    ctx.cache[key] = found
+    return found
+
+
+def lanes_in_32s_note(ctx, scope) -> str:
+    """' (unsafe: ...)' for a fix title when `scope` numbers lanes in 32s (WRP001), else ''."""
+    index = lane_index_32(ctx, scope)
+    if index is None:
+        return ""
+    where = "macro" if ctx.unit.is_macro and scope == ctx.unit.root else "function"
+    return f" (unsafe: this {where} numbers lanes in 32s, `{ctx.text(index)}`, WRP001)"
+
 
 def function_is_32_based(ctx, scope) -> bool:
     """Does the function do lane or warp arithmetic in 32s (literals or a WARP_SIZE-like 32)?"""

@@ -1,7 +1,7 @@
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
 
-from ._lanes import INT32_TYPES, LANE_MASK_CALLS, SYNC_WITH_MASK, declared_types, type_text
+from ._lanes import INT32_TYPES, LANE_MASK_CALLS, SYNC_WITH_MASK, declared_types, lanes_in_32s_note, type_text
 
 # 32-bit bit intrinsics and their 64-bit forms. popc and ffs give the same result on a zero-extended
 # 32-bit value (exact on NVIDIA); clz and brev do not (they count or reverse 64 bits).
@@ -48,13 +48,14 @@ class BallotNarrowed(CudaRule):
     ## Fix
     The variable becomes `unsigned long long` (not `uint64_t`, which is `unsigned long` on Linux
     and makes `__ffsll` ambiguous in HIP) and its `__popc`/`__ffs` uses become `__popcll`/`__ffsll`;
-    on NVIDIA the values are unchanged. Safe when every use of the variable in the function is one
-    hiplint understands (bit intrinsics, masks, bitwise operators, comparisons, conditions); unsafe
-    otherwise, or when `__clz`/`__brev` are involved (their 64-bit forms count 64 bits).
-    A direct `__popc(__ballot_sync(...))` becomes `__popcll(...)`: safe.
-    "Safe" means exact on NVIDIA and compiling on AMD. In a function that still numbers lanes in 32s
-    (reported by WRP001), a widened mask holds lanes 0-63 while `lane` runs 0-31: fix the lane
-    numbering too before trusting the result on wave64.
+    on NVIDIA the values are unchanged. A direct `__popc(__ballot_sync(...))` becomes `__popcll(...)`.
+    Safe when every use of the variable in the function is one hiplint understands (bit intrinsics,
+    masks, bitwise operators, comparisons, conditions) and the function numbers no lanes in 32s.
+    Unsafe, with the same edit, when `__clz`/`__brev` are involved (their 64-bit forms count 64
+    bits), when a use is not understood, or when the function (or macro body) also has a 32-based
+    lane or warp index that WRP001 reports (`threadIdx.x & 31`, `tid % 32`, `tid / 32`): there the
+    widened mask holds lanes 0-63 while `lane` runs 0-31, so the fixed code compiles on wave64 and
+    is silently wrong. The fix title says so; number the lanes with `warpSize` first.
 
     ## References
     - HIP C++ language extensions, warp vote and ballot functions ("64-bit return value"): https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html#warp-vote-and-ballot-functions
@@ -106,7 +107,8 @@ class BallotNarrowed(CudaRule):
             elif kind != "ok":
                 safe = False
         title = f"Declare `{var}` as unsigned long long" + (" and use the 64-bit bit intrinsics" if len(edits) > 1 else "")
-        fix = Fix.safe(title, *edits) if safe else Fix.unsafe(title, *edits)
+        note = lanes_in_32s_note(ctx, scope)
+        fix = Fix.safe(title, *edits) if safe and not note else Fix.unsafe(title + note, *edits)
         ctx.report(type_node, f"`{var}` holds the 64-bit result of `{fn}` in a 32-bit `{ty}`: lanes 32-63 are dropped on wave64", fix=fix)
 
     def _use_kind(self, ctx, ident):
@@ -158,7 +160,11 @@ class BallotNarrowed(CudaRule):
             return
         new = BIT32[name]
         edit = ctx.replace(fn_node, new)
-        fix = Fix.safe(f"Use `{new}`", edit) if name in WIDEN_EXACT else Fix.unsafe(f"Use `{new}` (counts 64 bits)", edit)
+        note = lanes_in_32s_note(ctx, scope)
+        if name in WIDEN_EXACT and not note:
+            fix = Fix.safe(f"Use `{new}`", edit)
+        else:
+            fix = Fix.unsafe(f"Use `{new}`" + ("" if name in WIDEN_EXACT else " (counts 64 bits)") + note, edit)
         ctx.report(call, f"`{name}` takes 32 bits; {what} is a 64-bit lane mask in HIP: lanes 32-63 are dropped on wave64", fix=fix)
 
     def _ballot_operand(self, ctx, inner, scope):

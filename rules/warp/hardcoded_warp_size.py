@@ -1,5 +1,5 @@
 from hiplint import CudaRule, Impact, Severity
-from ._lanes import does_warp_work, int_literal, lane_arith_32
+from ._lanes import int_literal, is_32_lane_index
 
 
 class HardcodedWarpSize(CudaRule):
@@ -46,7 +46,8 @@ class HardcodedWarpSize(CudaRule):
 
     ## Fix
     None automatic: the right width is a decision for the whole function (see
-    `docs/fixes.md`). `WRP008` adds `width = 32` to shuffles where the code is 32-based.
+    `docs/fixes.md`). `WRP008` adds `width = 32` to shuffles where the code is 32-based. In a
+    function with such an index, the mask-widening fixes of `WRP004` and `WRP005` are unsafe.
 
     ## References
     - HIP C++ language extensions, warpSize: https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html#warpsize
@@ -70,10 +71,8 @@ class HardcodedWarpSize(CudaRule):
     def check(self, ctx, captures):
         for expr in captures.get("expr", ()):
             scope = ctx.function_scope(expr)
-            if not lane_arith_32(ctx, expr, scope):
-                continue
-            if not does_warp_work(ctx, scope):
-                continue  # `tid / 32` splitting data among threads is not about warps
+            if not is_32_lane_index(ctx, expr, scope):
+                continue  # `tid / 32` splitting data among threads (no warp work) is not about warps
             op = ctx.text(expr.child_by_field_name("operator"))
             left = ctx.text(expr.child_by_field_name("left"))
             value = int_literal(ctx.text(expr.child_by_field_name("right")))[0]

@@ -5,7 +5,7 @@ from hiplint.model import Edit
 from hiplint.cparse import iter_nodes
 
 from ._lanes import (LANE_EXPR, LANE_MASK_CALLS, LANE_MASK_NAME, LANE_NAME, MASK_NAME, SYNC_WITH_MASK, int_literal,
-                     int_literal as _il, is_full_mask_32, macro_value, mentions_thread_index)
+                     int_literal as _il, is_full_mask_32, lanes_in_32s_note, macro_value, mentions_thread_index)
 
 _MASK_DEFINE = """#if defined(__HIP_PLATFORM_AMD__) || defined(__HIP__)
 #define {name} 0xffffffffffffffffull
@@ -73,10 +73,13 @@ class LaneMask32Bit(CudaRule):
     ## Fix
     `1u << lane` becomes `1ull << lane`: the same value for lanes 0-31 on NVIDIA, the right value
     for lanes 32-63 on AMD; safe where the shift feeds arithmetic or a comparison, unsafe where it
-    initialises a variable or an argument whose type callers see. A full-mask macro gets a
-    platform-guarded definition (64-bit on AMD, unchanged on NVIDIA): unsafe, because its other
-    uses (comparisons on wave32 targets) may need a different value. Comparisons with a full mask
-    are left to you: compare with `__activemask()` or use `__all_sync`.
+    initialises a variable or an argument whose type callers see. Unsafe too, with the same edit,
+    when the function (or macro body) also has a 32-based lane or warp index that WRP001 reports
+    (`threadIdx.x & 31`, `tid % 32`): the 64-bit mask it meets holds lanes 0-63 while `lane` runs
+    0-31, so the fixed code compiles on wave64 and is silently wrong (the fix title says so).
+    A full-mask macro gets a platform-guarded definition (64-bit on AMD, unchanged on NVIDIA):
+    unsafe, because its other uses (comparisons on wave32 targets) may need a different value.
+    Comparisons with a full mask are left to you: compare with `__activemask()` or use `__all_sync`.
 
     ## References
     - HIP porting guide, lane masks bit-shift: https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_porting_guide.html
@@ -121,7 +124,9 @@ class LaneMask32Bit(CudaRule):
             parent = parent.parent
         safe_context = parent is not None and parent.type in ("binary_expression", "unary_expression")
         new = ctx.text(one).rstrip("uUlL") + "ull"
-        fix = (Fix.safe if safe_context else Fix.unsafe)(f"Widen to `{new} << ...`", ctx.replace(one, new))
+        title, edit = f"Widen to `{new} << ...`", ctx.replace(one, new)
+        note = lanes_in_32s_note(ctx, scope)
+        fix = Fix.safe(title, edit) if safe_context and not note else Fix.unsafe(title + note, edit)
         ctx.report(shl, f"`{ctx.text(shl)}` is a 32-bit lane mask: undefined for lanes 32-63 of a 64-lane wave", fix=fix)
 
     def _compare(self, ctx, cmp, a, b):
