@@ -130,6 +130,8 @@ class LdsAbove64K(CudaRule):
     def _static_decls(self, ctx, fn):
         """(declaration, bytes) for each static __shared__ declaration of `fn` whose size is known."""
         body = fn.child_by_field_name("body")
+        if body is None:
+            return  # `Packed() = default;` is a function definition without a body
         for decl in iter_nodes(body, {"declaration"}):
             words = [ctx.text(c) for c in decl.children if c.type in ("type_qualifier", "storage_class_specifier")]
             if "__shared__" not in words or "extern" in words:
