@@ -3,8 +3,9 @@
 `QueryPlan.build` compiles every pattern of every rule together once (to validate them and to learn
 each pattern's text and captures), then splits them:
 - patterns with no requirement (see hiplint.triggers) go into one *base* query that runs on every unit;
-- each rule's gated patterns form a gate that is open only on files containing one of its strings;
-  the patterns of a file's open gates are compiled into one query per combination of gates.
+- a pattern that needs one of some strings in the file joins the gate of those strings, open only on
+  files containing one of them; the base patterns and those of a file's open gates are compiled
+  into one query per combination of open gates.
 """
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ class QueryPlan:
         # gives the rules their matches and the index its nodes (hiplint.cparse.seed_index).
         base_patterns = INDEX_PATTERNS.split("\n")
         base_owners: list = [None] * len(base_patterns)
-        gates: dict[int, Gate] = {}
+        gates: dict[frozenset, Gate] = {}
         for i in range(combined.pattern_count):
             start, end = combined.start_byte_for_pattern(i), combined.end_byte_for_pattern(i)
             rule_index = bisect.bisect_right(starts, start) - 1
@@ -78,8 +79,9 @@ class QueryPlan:
                 base_patterns.append(pattern)
                 base_owners.append(rule)
                 continue
-            gate = gates.setdefault(rule_index, Gate(frozenset(), []))
-            gate.wants |= wants
+            # One gate per set of wanted strings, not per rule: a rule's pattern on every identifier
+            # (`cudaStreamTailLaunch`...) must not run because its call pattern's `cudaMalloc` is there.
+            gate = gates.setdefault(wants, Gate(wants, []))
             gate.patterns.append(pattern)
             gate.owners.append(rule)
         base = (Query(lang, "\n".join(base_patterns)), base_owners)
