@@ -115,21 +115,21 @@ class Linter:
         data = ctx.source.data
         plan = self._plan
         found = triggers.present(data, plan.triggers) if self.gating else frozenset(s for s, _ in plan.triggers)
-        query, owners = plan.queries_for(found)[0]
+        queries = plan.queries_for(found)
         tree = self._parser.parse(data)
         root = tree.root_node
         # One walk per tree: the file first (its index then serves the search for macro bodies), then
         # all macro bodies together when they share one parse.
-        matches = {0: self._matches(query, owners, root)}
+        matches = {0: self._matches(queries, root)}
         units = [Unit(tree, data)] + macro_units(self._parser, tree, data)
         ctx.units = units
         if len(units) > 1:
             macro_roots = {id(u.tree) for u in units[1:]}
             if len(macro_roots) == 1 and units[1].node is not None:
-                self._macro_matches(query, owners, units, matches)
+                self._macro_matches(queries, units, matches)
             else:
                 for i, unit in enumerate(units[1:], 1):
-                    matches[i] = self._matches(query, owners, unit.root)
+                    matches[i] = self._matches(queries, unit.root)
         ctx.platform = PlatformMap(root, data, self.settings.hip_macros)
         ctx.parse_errors = error_ranges(root)
         unit_rules = [r for r in self.unit_rules if plan.runs(r, found)]
@@ -151,25 +151,29 @@ class Linter:
         return comments, suppress.c_next_statement(root, ctx.source)
 
     @staticmethod
-    def _matches(query, owners, root) -> list:
-        """The rules' matches in `root`'s tree; the index patterns' nodes go to the node index."""
-        out, indexed = [], []
-        for pattern_index, captures in QueryCursor(query).matches(root):
-            rule = owners[pattern_index]
-            if rule is None:
-                indexed.extend(captures[INDEX_CAPTURE])
-            else:
-                out.append((rule, captures))
+    def _matches(queries, root) -> list:
+        """The rules' matches in `root`'s tree, in (position, pattern) order whichever queries found
+        them; the index patterns' nodes (first query) go to the node index."""
+        found, indexed = [], []
+        for query, owners in queries:
+            for pattern_index, captures in QueryCursor(query).matches(root):
+                rule, pattern_id = owners[pattern_index]
+                if rule is None:
+                    indexed.extend(captures[INDEX_CAPTURE])
+                else:
+                    start = min(nodes[0].start_byte for nodes in captures.values())
+                    found.append((start, pattern_id, rule, captures))
         seed_index(root, indexed)
-        return out
+        found.sort(key=lambda m: (m[0], m[1]))
+        return [(rule, captures) for _, _, rule, captures in found]
 
     @staticmethod
-    def _macro_matches(query, owners, units, matches) -> None:
-        """Match all macro bodies (wrapper functions of one tree) in one walk; give each match to
-        the body it lies in."""
+    def _macro_matches(queries, units, matches) -> None:
+        """Match all macro bodies (wrapper functions of one tree) in one walk per query; give each
+        match to the body it lies in."""
         tree_root = units[1].tree.root_node
         starts = [u.root.start_byte for u in units[1:]]
-        for rule, captures in Linter._matches(query, owners, tree_root):
+        for rule, captures in Linter._matches(queries, tree_root):
             node = next(iter(captures.values()))[0]
             i = bisect.bisect_right(starts, node.start_byte) - 1
             if i < 0 or node.end_byte > units[i + 1].root.end_byte:

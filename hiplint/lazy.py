@@ -11,8 +11,11 @@ class LazyModule:
         self._module = None
 
     def __getattr__(self, attr: str):
+        # Called only for names not yet here: after the import, the module's names are copied in,
+        # so `cst.Name` in a hot loop is a plain attribute lookup.
         if self._module is None:
             self._module = importlib.import_module(self._name)
+            self.__dict__.update(vars(self._module))
         return getattr(self._module, attr)
 
 

@@ -4,8 +4,7 @@
 each pattern's text and captures), then splits them:
 - patterns with no requirement (see hiplint.triggers) go into one *base* query that runs on every unit;
 - a pattern that needs one of some strings in the file joins the gate of those strings, open only on
-  files containing one of them; the base patterns and those of a file's open gates are compiled
-  into one query per combination of open gates.
+  files containing one of them; each gate has a query (see QueryPlan.queries_for).
 """
 from __future__ import annotations
 
@@ -17,16 +16,18 @@ from tree_sitter import Query
 from hiplint import triggers as trig
 from hiplint.cparse import INDEX_PATTERNS, language
 
-# Compiled combinations of gates kept per process. A corpus uses few (most files activate the same
-# handful); the bound keeps a pathological one from holding many queries.
-MAX_COMBINATIONS = 256
+# A set of open gates met this often gets one query for all its patterns (a walk instead of several).
+COMBINE_AFTER = 4
+# Compiled combinations kept per process: the bound caps compile time on a corpus of many different files.
+MAX_COMBINATIONS = 32
 
 
 @dataclass
 class Gate:
     wants: frozenset[bytes]  # one of these must be in the file
     patterns: list[str]
-    owners: list = field(default_factory=list)  # rule per pattern
+    owners: list = field(default_factory=list)  # (rule, pattern id) per pattern
+    query: Query | None = None  # compiled when the gate first opens
 
 
 @dataclass
@@ -37,6 +38,7 @@ class QueryPlan:
     triggers: tuple[tuple[bytes, bytes | None], ...]  # what to look for in a file (see _search_order)
     rule_wants: dict = field(default_factory=dict)  # rule code -> its declared triggers
     _by_gates: dict = field(default_factory=dict)  # active gate indices -> (Query, owners)
+    _seen: dict = field(default_factory=dict)  # active gate indices -> files met with them
 
     @classmethod
     def build(cls, rules, unit_rules=()) -> "QueryPlan":
@@ -61,8 +63,10 @@ class QueryPlan:
         data = text.encode()
         # The node index's patterns ride along in every query (owner None): one walk of the tree
         # gives the rules their matches and the index its nodes (hiplint.cparse.seed_index).
+        # Owners are (rule, pattern id): the engine deals matches out in (position, pattern id) order,
+        # the same however the patterns were grouped into queries.
         base_patterns = INDEX_PATTERNS.split("\n")
-        base_owners: list = [None] * len(base_patterns)
+        base_owners: list = [(None, -1)] * len(base_patterns)
         gates: dict[frozenset, Gate] = {}
         for i in range(combined.pattern_count):
             start, end = combined.start_byte_for_pattern(i), combined.end_byte_for_pattern(i)
@@ -77,13 +81,13 @@ class QueryPlan:
                 wants = frozenset(rule.trigger_bytes) if rule.triggers else None
             if wants is None:
                 base_patterns.append(pattern)
-                base_owners.append(rule)
+                base_owners.append((rule, i))
                 continue
             # One gate per set of wanted strings, not per rule: a rule's pattern on every identifier
             # (`cudaStreamTailLaunch`...) must not run because its call pattern's `cudaMalloc` is there.
             gate = gates.setdefault(wants, Gate(wants, []))
             gate.patterns.append(pattern)
-            gate.owners.append(rule)
+            gate.owners.append((rule, i))
         base = (Query(lang, "\n".join(base_patterns)), base_owners)
         declared = {r.code: frozenset(r.trigger_bytes) for r in unit_rules if r.triggers}
         order = _search_order([w for g in gates.values() for w in g.wants] + [w for ws in declared.values() for w in ws])
@@ -95,23 +99,34 @@ class QueryPlan:
         return wants is None or not found.isdisjoint(wants)
 
     def queries_for(self, found: frozenset[bytes]) -> list[tuple[Query, list]]:
-        """The query to run on a file in which the strings `found` occur: the base patterns and those
-        of the open gates, compiled once per combination of open gates. (A query costs a walk of the
-        tree however many patterns it has, and compiling one costs about 20 ms plus its patterns:
-        one query per combination beats one per gate, and base + gates beats two walks per file.)"""
-        active = tuple(i for i, g in enumerate(self.gates) if not found.isdisjoint(g.wants))
-        return [self._combined(active)] if active else [self.base]
+        """The queries to run on a file in which the strings `found` occur: the base query, then the
+        open gates' queries.
 
-    def _combined(self, active: tuple[int, ...]) -> tuple[Query, list]:
-        hit = self._by_gates.get(active)
-        if hit is None:
-            if len(self._by_gates) >= MAX_COMBINATIONS:
-                self._by_gates.pop(next(iter(self._by_gates)))  # the oldest
-            gates = [self.gates[i] for i in active]
-            patterns = self.base_patterns + [p for g in gates for p in g.patterns]
-            owners = self.base[1] + [o for g in gates for o in g.owners]
-            hit = self._by_gates[active] = (Query(language(), "\n".join(patterns)), owners)
-        return hit
+        Each query walks the tree once, and compiling one costs about 20 ms plus its patterns. Real
+        code is diverse (cuda-samples: 76 different sets of open gates in 199 files), so a query per
+        set would be compiled for almost every file: each gate has its own query, compiled when first
+        needed, and a set of gates gets a query of its own once it has been met COMBINE_AFTER times.
+        """
+        active = tuple(i for i, g in enumerate(self.gates) if not found.isdisjoint(g.wants))
+        if not active:
+            return [self.base]
+        combined = self._by_gates.get(active)
+        if combined is None and len(active) > 1:
+            seen = self._seen[active] = self._seen.get(active, 0) + 1
+            if seen >= COMBINE_AFTER and len(self._by_gates) < MAX_COMBINATIONS:
+                gates = [self.gates[i] for i in active]
+                combined = self._by_gates[active] = (
+                    Query(language(), "\n".join(p for g in gates for p in g.patterns)),
+                    [o for g in gates for o in g.owners])
+        if combined is not None:
+            return [self.base, combined]
+        return [self.base] + [self._gate_query(self.gates[i]) for i in active]
+
+    @staticmethod
+    def _gate_query(gate: Gate) -> tuple[Query, list]:
+        if gate.query is None:
+            gate.query = Query(language(), "\n".join(gate.patterns))
+        return gate.query, gate.owners
 
 
 # Prefix lengths at which strings that share a prefix get it as a common first search: of 400-odd API

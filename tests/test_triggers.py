@@ -109,9 +109,9 @@ def test_a_rule_without_its_triggers_is_not_run():
 def test_gates_and_base_split():
     plan = QueryPlan.build([r for r in (c() for c in select_rules(Settings(), load_registry()))
                             if isinstance(r, CudaRule) and r.query.strip()])
-    gated = {o.code for g in plan.gates for o in g.owners}
+    gated = {rule.code for g in plan.gates for rule, _ in g.owners}
     assert {"SLV001", "RND001", "API001", "MEM001"} <= gated  # table rules and declared triggers
-    base = {o.code for o in plan.base[1] if o is not None}  # None: the node index's patterns
+    base = {rule.code for rule, _ in plan.base[1] if rule is not None}  # None: the node index's patterns
     assert "WRP001" in base  # `threadIdx.x & 31` needs no particular name
 
 
@@ -128,3 +128,25 @@ def test_gating_changes_no_finding(path):
         return [(f.code, f.line, f.column, f.message) for f in linter.lint_bytes(str(path), data, "cuda").findings]
 
     assert run(True) == run(False)
+
+
+@pytest.mark.parametrize("path", C_FIXTURES[::3], ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_grouping_of_gates_changes_no_finding(path, monkeypatch):
+    """A set of open gates runs as separate queries at first and as one query once it recurs: the
+    findings and their order must not depend on which (matches are dealt out by position and pattern)."""
+    import hiplint.queryplan as qp
+
+    data = path.read_bytes()
+    ex = parse_expectations(data.decode("utf-8", "replace"), hash_comments=False)
+    settings = fixture_settings(ex, path).with_overrides(extend_select=("ALL",) + tuple(sorted(ex.codes)))
+    linter = Linter(settings, select_rules(settings, load_registry()))
+    linter.prepare()
+    plan = linter._plan
+
+    def run(combine_after):
+        monkeypatch.setattr(qp, "COMBINE_AFTER", combine_after)
+        plan._by_gates.clear()
+        plan._seen.clear()
+        return [(f.code, f.line, f.column, f.message) for f in linter.lint_bytes(str(path), data, "cuda").findings]
+
+    assert run(10**9) == run(1)
