@@ -81,9 +81,54 @@ class PyModule:
         self.parents = collector.parents
         self.aliases = collector.aliases
         self._spans = None
+        self._offsets: dict[int, int] | None = None  # id(top-level statement) -> its first byte
+        self._statement_spans: dict[int, tuple] = {}
 
     # Positions -----------------------------------------------------------------------------------
     def span(self, node: cst.CSTNode) -> tuple[int, int]:
+        """Byte offsets of `node` in the file. Positions are resolved for the top-level statement that
+        holds the node, not the whole module: libcst's position pass over a 100 KB file takes longer
+        than parsing it, and a finding needs one statement."""
+        top, parent = node, self.parents.get(node)
+        while parent is not None and parent is not self.module:
+            top, parent = parent, self.parents.get(parent)
+        if parent is None or self._statement_offset(top) is None:
+            return self._module_span(node)  # the module itself, or a node of its header or footer
+        held = self._statement_spans.get(id(top))
+        if held is None:
+            from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper
+            alone = self.module.with_changes(body=[top], header=[], footer=[])
+            spans = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(ByteSpanPositionProvider)
+            held = self._statement_spans[id(top)] = (top, self._statement_offset(top), spans, alone.code)
+        _, offset, spans, code = held
+        s = spans[node]
+        return offset + self._file_bytes(code, s.start), offset + self._file_bytes(code, s.start + s.length)
+
+    def _file_bytes(self, code: str, utf8_offset: int) -> int:
+        """libcst counts UTF-8 bytes whatever the file's encoding: convert to the file's own bytes."""
+        enc = self._encoding()
+        if enc == "utf-8":
+            return utf8_offset
+        chars = len(code.encode("utf-8")[:utf8_offset].decode("utf-8", "ignore"))
+        return len(code[:chars].encode(enc))
+
+    def _encoding(self) -> str:
+        enc = self.module.encoding.lower().replace("_", "-")
+        return "utf-8" if enc in ("utf-8", "utf8", "utf-8-sig") else self.module.encoding
+
+    def _statement_offset(self, top) -> int | None:
+        if self._offsets is None:
+            module = self.module
+            enc = self._encoding()
+            pos = 3 if self.source.data.startswith(b"\xef\xbb\xbf") else 0  # a BOM is not in libcst's code
+            pos += sum(len(module.code_for_node(line).encode(enc)) for line in module.header)
+            self._offsets = {}
+            for stmt in module.body:
+                self._offsets[id(stmt)] = pos
+                pos += len(module.code_for_node(stmt).encode(enc))
+        return self._offsets.get(id(top))
+
+    def _module_span(self, node) -> tuple[int, int]:
         if self._spans is None:
             from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper
             self._spans = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(ByteSpanPositionProvider)
