@@ -16,8 +16,11 @@ from tree_sitter import Query
 from hiplint import triggers as trig
 from hiplint.cparse import INDEX_PATTERNS, language
 
-# A set of open gates met this often gets one query for all its patterns (a walk instead of several).
+# A set of open gates met this often gets one query for all its patterns (a walk instead of several),
+# and one met MERGE_BASE_AFTER times a query with the base patterns too (one walk per file; compiling
+# the base patterns again costs about 0.1 s, worth it only for a common kind of file).
 COMBINE_AFTER = 4
+MERGE_BASE_AFTER = 16
 # Compiled combinations kept per process: the bound caps compile time on a corpus of many different files.
 MAX_COMBINATIONS = 32
 
@@ -105,21 +108,30 @@ class QueryPlan:
         Each query walks the tree once, and compiling one costs about 20 ms plus its patterns. Real
         code is diverse (cuda-samples: 76 different sets of open gates in 199 files), so a query per
         set would be compiled for almost every file: each gate has its own query, compiled when first
-        needed, and a set of gates gets a query of its own once it has been met COMBINE_AFTER times.
+        needed; a set of gates met COMBINE_AFTER times gets one query for its gates, and one met
+        MERGE_BASE_AFTER times one query with the base patterns as well (one walk per file).
         """
         active = tuple(i for i, g in enumerate(self.gates) if not found.isdisjoint(g.wants))
         if not active:
             return [self.base]
+        seen = self._seen[active] = self._seen.get(active, 0) + 1
         combined = self._by_gates.get(active)
-        if combined is None and len(active) > 1:
-            seen = self._seen[active] = self._seen.get(active, 0) + 1
-            if seen >= COMBINE_AFTER and len(self._by_gates) < MAX_COMBINATIONS:
-                gates = [self.gates[i] for i in active]
-                combined = self._by_gates[active] = (
-                    Query(language(), "\n".join(p for g in gates for p in g.patterns)),
-                    [o for g in gates for o in g.owners])
-        if combined is not None:
-            return [self.base, combined]
+        if combined is not None and combined[2] == (seen >= MERGE_BASE_AFTER):
+            return combined[0]
+        if len(active) == 1 and seen < MERGE_BASE_AFTER:
+            return [self.base, self._gate_query(self.gates[active[0]])]
+        if seen >= COMBINE_AFTER and (combined is not None or len(self._by_gates) < MAX_COMBINATIONS):
+            gates = [self.gates[i] for i in active]
+            patterns = [p for g in gates for p in g.patterns]
+            owners = [o for g in gates for o in g.owners]
+            if seen >= MERGE_BASE_AFTER:
+                # A very common kind of file: the base patterns go in too, and it is walked once.
+                query = Query(language(), "\n".join(self.base_patterns + patterns))
+                queries = [(query, self.base[1] + owners)]
+            else:
+                queries = [self.base, (Query(language(), "\n".join(patterns)), owners)]
+            self._by_gates[active] = (queries, None, seen >= MERGE_BASE_AFTER)
+            return queries
         return [self.base] + [self._gate_query(self.gates[i]) for i in active]
 
     @staticmethod

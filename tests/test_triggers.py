@@ -143,10 +143,12 @@ def test_grouping_of_gates_changes_no_finding(path, monkeypatch):
     linter.prepare()
     plan = linter._plan
 
-    def run(combine_after):
+    def run(combine_after, merge_after):
         monkeypatch.setattr(qp, "COMBINE_AFTER", combine_after)
+        monkeypatch.setattr(qp, "MERGE_BASE_AFTER", merge_after)
         plan._by_gates.clear()
         plan._seen.clear()
         return [(f.code, f.line, f.column, f.message) for f in linter.lint_bytes(str(path), data, "cuda").findings]
 
-    assert run(10**9) == run(1)
+    separate = run(10**9, 10**9)
+    assert separate == run(1, 10**9) == run(1, 1)
