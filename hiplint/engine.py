@@ -6,11 +6,11 @@ import os
 import traceback
 from dataclasses import dataclass, field
 
-from tree_sitter import Query, QueryCursor
+from tree_sitter import QueryCursor
 
 from hiplint import fingerprint, suppress, triggers
 from hiplint.context import FileContext
-from hiplint.cparse import INDEX_CAPTURE, Unit, error_ranges, language, macro_units, new_parser, seed_index
+from hiplint.cparse import INDEX_CAPTURE, Unit, error_ranges, macro_units, new_parser, seed_index
 from hiplint.model import Finding, Severity
 from hiplint.preproc import PlatformMap
 from hiplint.queryplan import QueryPlan

@@ -40,7 +40,7 @@ class QueryPlan:
     gates: list[Gate]
     triggers: tuple[tuple[bytes, bytes | None], ...]  # what to look for in a file (see _search_order)
     rule_wants: dict = field(default_factory=dict)  # rule code -> its declared triggers
-    _by_gates: dict = field(default_factory=dict)  # active gate indices -> (Query, owners)
+    _by_gates: dict = field(default_factory=dict)  # active gate indices -> (queries, base merged in?)
     _seen: dict = field(default_factory=dict)  # active gate indices -> files met with them
 
     @classmethod
@@ -116,7 +116,7 @@ class QueryPlan:
             return [self.base]
         seen = self._seen[active] = self._seen.get(active, 0) + 1
         combined = self._by_gates.get(active)
-        if combined is not None and combined[2] == (seen >= MERGE_BASE_AFTER):
+        if combined is not None and combined[1] == (seen >= MERGE_BASE_AFTER):
             return combined[0]
         if len(active) == 1 and seen < MERGE_BASE_AFTER:
             return [self.base, self._gate_query(self.gates[active[0]])]
@@ -130,7 +130,7 @@ class QueryPlan:
                 queries = [(query, self.base[1] + owners)]
             else:
                 queries = [self.base, (Query(language(), "\n".join(patterns)), owners)]
-            self._by_gates[active] = (queries, None, seen >= MERGE_BASE_AFTER)
+            self._by_gates[active] = (queries, seen >= MERGE_BASE_AFTER)
             return queries
         return [self.base] + [self._gate_query(self.gates[i]) for i in active]
 
