@@ -115,7 +115,7 @@ def _always_captured(query, pattern_index: int, name: str) -> bool:
 
 
 def present(data: bytes, order: Iterable[tuple[bytes, bytes | None]]) -> frozenset[bytes]:
-    """Which strings occur in `data`. `order` gives each string with a shorter one inside it (or None),
+    """Which strings occur in `data`. `order` gives each string with a shorter one that starts it (or None),
     shorter ones first: when the shorter one is absent, so is the longer one, unsearched."""
     found: set[bytes] = set()
     for s, inside in order:
