@@ -104,25 +104,29 @@ def _tree_root(node: Node) -> Node:
 # The index patterns, for a caller that runs its own query over a whole tree anyway (the engine):
 # it passes what they captured to `seed_index` and the tree is walked once, not twice.
 INDEX_CAPTURE = "__index__"
-INDEX_PATTERNS = "\n".join(f"({kind}) @{INDEX_CAPTURE}" for kind in sorted(_INDEX_KINDS))
+INDEX_KINDS_ORDER = tuple(sorted(_INDEX_KINDS))  # pattern i of INDEX_PATTERNS finds kind i
+INDEX_PATTERNS = "\n".join(f"({kind}) @{INDEX_CAPTURE}" for kind in INDEX_KINDS_ORDER)
 
 
 def _index(root: Node) -> dict:
     held = _indexes.get(root.id)
     if held is not None and held[0] == root:
         return held[1]
-    return seed_index(root, QueryCursor(_kinds_query(_INDEX_KINDS)).captures(root).get("n", []))
-
-
-def seed_index(root: Node, nodes) -> dict:
-    """Index `nodes`: every node of an indexed kind in `root`'s tree (INDEX_PATTERNS matched on `root`)."""
     by_kind: dict[str, list[Node]] = {}
-    for node in nodes:
-        by_kind.setdefault(node.type, []).append(node)
-    index = {}
-    for kind, nodes in by_kind.items():
-        nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
-        index[kind] = ([n.start_byte for n in nodes], nodes)
+    for i, captures in QueryCursor(_index_query()).matches(root):
+        by_kind.setdefault(INDEX_KINDS_ORDER[i], []).extend(captures[INDEX_CAPTURE])
+    return seed_index(root, by_kind)
+
+
+@lru_cache(maxsize=1)
+def _index_query() -> Query:
+    return Query(language(), INDEX_PATTERNS)
+
+
+def seed_index(root: Node, by_kind: dict[str, list[Node]]) -> dict:
+    """Index every node of an indexed kind in `root`'s tree, given by kind (INDEX_PATTERNS matched on
+    `root`). A kind's nodes are sorted when first asked for: many trees never are."""
+    index = {kind: [None, nodes] for kind, nodes in by_kind.items()}  # [starts, nodes]
     if len(_indexes) >= _INDEX_KEEP:
         _indexes.pop(next(iter(_indexes)))
     _indexes[root.id] = (root, index)
@@ -137,6 +141,9 @@ def _from_index(sub: Node, types: frozenset[str]) -> list[Node]:
         entry = index.get(kind)
         if entry is None:
             continue
+        if entry[0] is None:
+            entry[1].sort(key=lambda n: (n.start_byte, -n.end_byte))
+            entry[0] = [n.start_byte for n in entry[1]]
         starts, nodes = entry
         i = bisect.bisect_left(starts, start)
         while i < len(starts) and starts[i] <= end:

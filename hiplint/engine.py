@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import QueryCursor
 
-from hiplint import fingerprint, suppress, triggers
+from hiplint import fingerprint, suppress
 from hiplint.context import FileContext
 from hiplint.cparse import INDEX_CAPTURE, Unit, error_ranges, macro_units, new_parser, seed_index
 from hiplint.model import Finding, Severity
@@ -114,22 +114,26 @@ class Linter:
             self._compile()
         data = ctx.source.data
         plan = self._plan
-        found = triggers.present(data, plan.triggers) if self.gating else frozenset(s for s, _ in plan.triggers)
-        queries = plan.queries_for(found)
+        if self.gating:
+            hits = plan.search.occurrences(data)
+            found = frozenset(hits)
+            queries = plan.queries_for(found)
+        else:  # the reference: every pattern as a query, on every file
+            hits, found, queries = None, plan.search.strings, plan.reference_queries()
         tree = self._parser.parse(data)
         root = tree.root_node
         # One walk per tree: the file first (its index then serves the search for macro bodies), then
         # all macro bodies together when they share one parse.
-        matches = {0: self._matches(queries, root)}
+        matches = {0: self._matches(queries, root, self._lookups(root, data, hits, in_file=True))}
         units = [Unit(tree, data)] + macro_units(self._parser, tree, data)
         ctx.units = units
         if len(units) > 1:
             macro_roots = {id(u.tree) for u in units[1:]}
             if len(macro_roots) == 1 and units[1].node is not None:
-                self._macro_matches(queries, units, matches)
+                self._macro_matches(queries, units, matches, self._lookups(units[1].tree.root_node, units[1].data, hits))
             else:
                 for i, unit in enumerate(units[1:], 1):
-                    matches[i] = self._matches(queries, unit.root)
+                    matches[i] = self._matches(queries, unit.root, self._lookups(unit.root, unit.data, hits))
         ctx.platform = PlatformMap(root, data, self.settings.hip_macros)
         ctx.parse_errors = error_ranges(root)
         unit_rules = [r for r in self.unit_rules if plan.runs(r, found)]
@@ -150,16 +154,27 @@ class Linter:
         comments = suppress.c_comments(root, ctx.source)
         return comments, suppress.c_next_statement(root, ctx.source)
 
+    def _lookups(self, root, data: bytes, file_hits, in_file: bool = False) -> list:
+        """Matches of the lookup patterns (hiplint.lookup) in a tree parsed from `data`: the file
+        (`file_hits` are then its strings' places) or macro bodies (searched again: their bytes are
+        not the file's). None when the file has none of their strings, or in the reference run
+        (`file_hits` None: lookups run as queries there)."""
+        if not file_hits or not self._plan.lookups:
+            return []
+        hits = file_hits if in_file else self._plan.search.occurrences(data)
+        return self._plan.lookup_matches(root, data, hits)
+
     @staticmethod
-    def _matches(queries, root) -> list:
-        """The rules' matches in `root`'s tree, in (position, pattern) order whichever queries found
-        them; the index patterns' nodes (first query) go to the node index."""
-        found, indexed = [], []
+    def _matches(queries, root, found: list) -> list:
+        """The rules' matches in `root`'s tree, in (position, pattern) order whichever queries (or
+        lookups: `found`, as (start, pattern id, rule, captures)) found them; the index patterns'
+        nodes (first query) go to the node index."""
+        indexed: dict[str, list] = {}
         for query, owners in queries:
             for pattern_index, captures in QueryCursor(query).matches(root):
                 rule, pattern_id = owners[pattern_index]
-                if rule is None:
-                    indexed.extend(captures[INDEX_CAPTURE])
+                if rule is None:  # pattern_id is the kind
+                    indexed.setdefault(pattern_id, []).extend(captures[INDEX_CAPTURE])
                 else:
                     start = min(nodes[0].start_byte for nodes in captures.values())
                     found.append((start, pattern_id, rule, captures))
@@ -168,12 +183,12 @@ class Linter:
         return [(rule, captures) for _, _, rule, captures in found]
 
     @staticmethod
-    def _macro_matches(queries, units, matches) -> None:
+    def _macro_matches(queries, units, matches, lookups: list) -> None:
         """Match all macro bodies (wrapper functions of one tree) in one walk per query; give each
         match to the body it lies in."""
         tree_root = units[1].tree.root_node
         starts = [u.root.start_byte for u in units[1:]]
-        for rule, captures in Linter._matches(queries, tree_root):
+        for rule, captures in Linter._matches(queries, tree_root, lookups):
             node = next(iter(captures.values()))[0]
             i = bisect.bisect_right(starts, node.start_byte) - 1
             if i < 0 or node.end_byte > units[i + 1].root.end_byte:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from tree_sitter import Query
 
 from hiplint import triggers as trig
-from hiplint.cparse import INDEX_PATTERNS, language
+from hiplint.cparse import INDEX_KINDS_ORDER, INDEX_PATTERNS, language
+from hiplint.lookup import LookupPattern
 
 # A set of open gates met this often gets one query for all its patterns (a walk instead of several),
 # and one met MERGE_BASE_AFTER times a query with the base patterns too (one walk per file; compiling
@@ -35,11 +36,14 @@ class Gate:
 
 @dataclass
 class QueryPlan:
-    base: tuple[Query, list]  # owner None: an index pattern
+    base: tuple[Query, list]  # owner (None, kind): an index pattern
     base_patterns: list[str]
     gates: list[Gate]
-    triggers: tuple[tuple[bytes, bytes | None], ...]  # what to look for in a file (see _search_order)
+    lookups: list[LookupPattern]
+    search: trig.TextSearch  # every string a gate, a lookup or a rule's check_unit wants
     rule_wants: dict = field(default_factory=dict)  # rule code -> its declared triggers
+    lookup_patterns: list[str] = field(default_factory=list)  # their sources, for reference_queries
+    _reference: list = field(default_factory=list)
     _by_gates: dict = field(default_factory=dict)  # active gate indices -> (queries, base merged in?)
     _seen: dict = field(default_factory=dict)  # active gate indices -> files met with them
 
@@ -69,8 +73,9 @@ class QueryPlan:
         # Owners are (rule, pattern id): the engine deals matches out in (position, pattern id) order,
         # the same however the patterns were grouped into queries.
         base_patterns = INDEX_PATTERNS.split("\n")
-        base_owners: list = [(None, -1)] * len(base_patterns)
+        base_owners: list = [(None, kind) for kind in INDEX_KINDS_ORDER]
         gates: dict[frozenset, Gate] = {}
+        lookups, lookup_patterns = [], []
         for i in range(combined.pattern_count):
             start, end = combined.start_byte_for_pattern(i), combined.end_byte_for_pattern(i)
             rule_index = bisect.bisect_right(starts, start) - 1
@@ -80,6 +85,11 @@ class QueryPlan:
             req = trig.pattern_requirement(combined, i, pattern)
             if req:
                 wants = frozenset(s.encode() for s in req)
+                lookup = LookupPattern.parse(pattern, (rule, i), wants)
+                if lookup is not None:
+                    lookups.append(lookup)
+                    lookup_patterns.append(pattern)
+                    continue
             else:
                 wants = frozenset(rule.trigger_bytes) if rule.triggers else None
             if wants is None:
@@ -93,8 +103,30 @@ class QueryPlan:
             gate.owners.append((rule, i))
         base = (Query(lang, "\n".join(base_patterns)), base_owners)
         declared = {r.code: frozenset(r.trigger_bytes) for r in unit_rules if r.triggers}
-        order = _search_order([w for g in gates.values() for w in g.wants] + [w for ws in declared.values() for w in ws])
-        return cls(base, base_patterns, list(gates.values()), order, declared)
+        search = trig.TextSearch([w for g in gates.values() for w in g.wants] + [w for lk in lookups for w in lk.wants]
+                                 + [w for ws in declared.values() for w in ws])
+        return cls(base, base_patterns, list(gates.values()), lookups, search, declared, lookup_patterns)
+
+    def lookup_matches(self, root, data: bytes, hits: dict[bytes, list[int]]) -> list:
+        """The lookup patterns' matches in `root`'s tree as (start, pattern id, rule, captures);
+        `hits`: where the wanted strings occur in `data` (TextSearch.occurrences)."""
+        out = []
+        for lookup in self.lookups:
+            if hits.keys().isdisjoint(lookup.wants):
+                continue
+            rule, pattern_id = lookup.owner
+            for start, node in lookup.matches(root, data, hits):
+                out.append((start, pattern_id, rule, {lookup.capture: [node]}))
+        return out
+
+    def reference_queries(self) -> list[tuple[Query, list]]:
+        """Every pattern in one query, lookups included, run on every file: what gating and lookups
+        must agree with (the engine uses it when `Linter.gating` is off)."""
+        if not self._reference:
+            owners = self.base[1] + [o for g in self.gates for o in g.owners] + [lk.owner for lk in self.lookups]
+            text = "\n".join(self.base_patterns + [p for g in self.gates for p in g.patterns] + self.lookup_patterns)
+            self._reference.append((Query(language(), text), owners))
+        return self._reference
 
     def runs(self, rule, found: frozenset[bytes]) -> bool:
         """Whether a rule's check_unit runs on a file in which the strings `found` occur."""
@@ -139,27 +171,3 @@ class QueryPlan:
         if gate.query is None:
             gate.query = Query(language(), "\n".join(gate.patterns))
         return gate.query, gate.owners
-
-
-# Prefix lengths at which strings that share a prefix get it as a common first search: of 400-odd API
-# names most share a few prefixes (cudaDevAttr, curand, cusolverDn), and most files have none of them.
-_PREFIX_STEPS = (4, 7, 10, 14)
-
-
-def _search_order(strings) -> tuple[tuple[bytes, bytes | None], ...]:
-    """Each string with a shorter one that starts it (or None), shortest first: a file without 'curand'
-    has no 'curandState', so the longer one is looked for only when the shorter one was found.
-    Prefixes shared by several strings are added as such shorter strings."""
-    strings = set(strings)
-    shared = {}
-    for s in strings:
-        for k in _PREFIX_STEPS:
-            if k < len(s):
-                shared.setdefault(s[:k], set()).add(s)
-    nodes = strings | {p for p, users in shared.items() if len(users) >= 2}
-    order = []
-    for s in sorted(nodes, key=lambda b: (len(b), b)):
-        # The longest shorter string that starts it (prefixes are what the table names share).
-        parent = next((s[:k] for k in range(len(s) - 1, 0, -1) if s[:k] in nodes), None)
-        order.append((s, parent))
-    return tuple(order)

@@ -12,10 +12,11 @@ from hiplint.config import Settings
 from hiplint.cparse import language
 from hiplint.engine import Linter
 from hiplint.languages import language_of
-from hiplint.queryplan import QueryPlan, _search_order
+from hiplint.lookup import LookupPattern
+from hiplint.queryplan import QueryPlan
 from hiplint.registry import load_registry, select_rules
 from hiplint.testing import fixture_files, fixture_settings, parse_expectations
-from hiplint.triggers import pattern_requirement, present, regex_literals
+from hiplint.triggers import TextSearch, pattern_requirement, regex_literals
 
 C_FIXTURES = [p for p in fixture_files(FIXTURES) if language_of(str(p)) == "cuda"]
 
@@ -72,16 +73,63 @@ def test_no_requirement(pattern):
     assert _requirement(pattern) is None
 
 
-def test_search_order_finds_exactly_the_strings_present():
+def test_text_search_finds_every_occurrence():
     rng = random.Random(7)
     words = [b"cuda", b"cudaMalloc", b"cudaMallocManaged", b"curand", b"curandState", b"__shfl", b"__shfl_sync",
-             b"nvcuda", b"wmma", b"major", b"<<<", b"cudaDevAttrA", b"cudaDevAttrB", b"cudaDevAttrC"]
-    order = _search_order(words)
-    assert {s for s, _ in order} >= set(words)
+             b"nvcuda", b"wmma", b"major", b"<<<", b"cudaDevAttrA", b"cudaDevAttrB", b"\xe9t\xe9"]
+    search = TextSearch(words)
     for _ in range(300):
-        data = b" ".join(rng.sample(words + [b"x", b"int", b"cu", b"cudaDev"], 5))
-        found = present(data, order)
-        assert {w for w in words if w in data} == found & set(words)
+        data = b" ".join(rng.sample(words + [b"x", b"int", b"cu", b"cudaDev", b"\xff\xfe"], 6))
+        expected = {w: [i for i in range(len(data)) if data.startswith(w, i)] for w in words}
+        assert search.occurrences(data) == {w: at for w, at in expected.items() if at}
+    assert TextSearch([]).occurrences(b"cuda") == {}
+
+
+def _lookup(pattern: str) -> LookupPattern | None:
+    return LookupPattern.parse(pattern, (None, 0), frozenset(_requirement(pattern) or ()) and
+                               frozenset(s.encode() for s in _requirement(pattern)))
+
+
+@pytest.mark.parametrize("pattern", [
+    '((identifier) @n (#eq? @n "__trap"))',
+    '([(identifier) (type_identifier)] @name (#match? @name "^(cusolverDn|hipsolver)") (#not-any-of? @name "cusolverDnX"))',
+    '[(identifier) (field_identifier)] @f (#any-of? @f "major" "minor")',
+])
+def test_single_token_patterns_become_lookups(pattern):
+    assert _lookup(pattern) is not None
+
+
+@pytest.mark.parametrize("pattern", [
+    '((call_expression function: (identifier) @f) @c (#eq? @f "atomicCAS"))',  # structure beyond one token
+    '((string_literal) @s (#match? @s "cuda"))',  # not a token kind
+    '((identifier) @n (#eq? @n "abc") (#lua-match? @n "^abc"))',  # a predicate lookups do not model
+    '((identifier) @n (#match? @n "^abc") (#eq? @n @n))',
+])
+def test_other_patterns_stay_queries(pattern):
+    assert _lookup(pattern) is None
+
+
+@pytest.mark.parametrize("pattern", [
+    '((identifier) @n (#eq? @n "cudaMalloc"))',
+    '([(identifier) (type_identifier)] @n (#match? @n "^cuda") (#not-match? @n "Async$"))',
+    '([(type_identifier)] @n (#any-of? @n "cudaStream_t" "cudaEvent_t"))',
+    '((field_identifier) @n (#match? @n "^major"))',
+    '((identifier) @n (#not-eq? @n "cudaFree") (#match? @n "^cudaF"))',
+])
+def test_lookup_matches_what_the_query_matches(pattern):
+    from tree_sitter import QueryCursor
+    from hiplint.cparse import new_parser
+
+    data = (b"// cudaMalloc in a comment\n#define M cudaMalloc\n"
+            b"cudaStream_t s; cudaEvent_t e; struct P { int major; int majorx; } p;\n"
+            b"void f(void* q) { cudaMalloc(&q, 4); xcudaMalloc(q); cudaFree(q); cudaFreeAsync(q, s);\n"
+            b"  const char* t = \"cudaMalloc\"; int v = p.major + p.majorx; cudaMallocAsync(&q, 4, s); }\n")
+    root = new_parser().parse(data).root_node
+    lookup = _lookup(pattern)
+    search = TextSearch(lookup.wants)
+    by_lookup = [(n.start_byte, n.end_byte) for _, n in lookup.matches(root, data, search.occurrences(data))]
+    by_query = [(c["n"][0].start_byte, c["n"][0].end_byte) for _, c in QueryCursor(Query(language(), pattern)).matches(root)]
+    assert sorted(by_lookup) == sorted(by_query) and by_query
 
 
 def test_a_rule_without_its_triggers_is_not_run():
@@ -110,14 +158,17 @@ def test_gates_and_base_split():
     plan = QueryPlan.build([r for r in (c() for c in select_rules(Settings(), load_registry()))
                             if isinstance(r, CudaRule) and r.query.strip()])
     gated = {rule.code for g in plan.gates for rule, _ in g.owners}
-    assert {"SLV001", "RND001", "API001", "MEM001"} <= gated  # table rules and declared triggers
+    assert {"SLV005", "RND003", "MEM001"} <= gated  # table rules and declared triggers
+    looked_up = {lk.owner[0].code for lk in plan.lookups}
+    assert {"SLV001", "RND001", "API001", "WRP009"} <= looked_up  # single tokens tested by their text
     base = {rule.code for rule, _ in plan.base[1] if rule is not None}  # None: the node index's patterns
     assert "WRP001" in base  # `threadIdx.x & 31` needs no particular name
 
 
 @pytest.mark.parametrize("path", C_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_gating_changes_no_finding(path):
-    """Every rule, with and without skipping by text, on every C-family fixture: the same findings."""
+    """Every rule, with and without skipping by text and lookups (the reference: one query with every
+    pattern, on every file), on every C-family fixture: the same findings."""
     data = path.read_bytes()
     ex = parse_expectations(data.decode("utf-8", "replace"), hash_comments=False)
     settings = fixture_settings(ex, path).with_overrides(extend_select=("ALL",) + tuple(sorted(ex.codes)))

@@ -1,0 +1,102 @@
+"""Single-token patterns matched from where their names occur in the text, not by walking the tree.
+
+A table rule's pattern such as `([(identifier) (type_identifier)] @name (#match? @name "^cusolver"))`
+matches one token and tests its text. Run as a query, it pays for every identifier of every file:
+tree-sitter hands each one to the predicate (about 1 s per pattern on the benchmark corpus). The
+strings a match must contain are known (hiplint.triggers), and the text search that gates rules
+already finds where they occur. So for such a pattern the engine takes each occurrence, finds the
+token there (`named_descendant_for_byte_range`), and applies the pattern's kinds and predicates to it:
+the same matches, at a cost that grows with the occurrences, not with the file.
+
+Only patterns of exactly that shape qualify (one capture on a node of a token kind, predicates
+`#eq?`, `#any-of?`, `#match?` and their `#not-` forms on it); the rest stay queries. A test compares
+both ways on every fixture (tests/test_triggers.py).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+# Node kinds that are tokens (no children): the deepest named node around an occurrence inside one is it.
+TOKEN_KINDS = frozenset({"identifier", "type_identifier", "field_identifier", "namespace_identifier",
+                         "statement_identifier"})
+
+_STRING = r'"((?:[^"\\]|\\.)*)"'
+_PREDICATE = re.compile(r'\(\s*#([\w-]+)\?\s+@([\w.-]+)((?:\s+' + _STRING + r')*)\s*\)')
+_STRINGS = re.compile(_STRING)
+_SHAPE = re.compile(r'^(\(?)\s*(?:\[\s*((?:\(\w+\)\s*)+)\]|\((\w+)\))\s*@([\w.-]+)\s*(\)?)$')
+_KINDS = re.compile(r"\((\w+)\)")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
+
+
+def _unescape(s: str) -> str:
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), s)
+
+
+@dataclass(frozen=True)
+class LookupPattern:
+    owner: tuple  # (rule, pattern id), as for query patterns
+    capture: str
+    kinds: frozenset[str]
+    wants: frozenset[bytes]  # one of these occurs in every match's token
+    tests: tuple  # (op, negated, argument): "eq" a string, "any" a frozenset, "match" a compiled regex
+
+    @classmethod
+    def parse(cls, pattern: str, owner: tuple, wants: frozenset[bytes]) -> "LookupPattern | None":
+        """The pattern as a lookup, or None when it is not a single token tested by text predicates."""
+        tests = []
+        capture = None
+        for op, cap, args, _ in _PREDICATE.findall(pattern):
+            strings = [_unescape(s) for s in _STRINGS.findall(args)]
+            negated = op.startswith("not-")
+            op = op[4:] if negated else op
+            if capture not in (None, cap) or not strings:
+                return None
+            capture = cap
+            if op == "eq" and len(strings) == 1:
+                tests.append(("eq", negated, strings[0]))
+            elif op == "any-of":
+                tests.append(("any", negated, frozenset(strings)))
+            elif op == "match" and len(strings) == 1:
+                try:
+                    tests.append(("match", negated, re.compile(strings[0])))
+                except re.error:
+                    return None
+            else:
+                return None
+        shape = _SHAPE.match(" ".join(_PREDICATE.sub(" ", pattern).split()))
+        if shape is None or bool(shape.group(1)) != bool(shape.group(5)) or shape.group(4) != capture:
+            return None
+        kinds = frozenset(_KINDS.findall(shape.group(2))) if shape.group(2) else frozenset({shape.group(3)})
+        if not tests or not kinds <= TOKEN_KINDS:
+            return None
+        return cls(owner, capture, kinds, wants, tuple(tests))
+
+    def accepts(self, text: str) -> bool:
+        """The predicates as tree-sitter's Python binding applies them (`#match?` is re.search)."""
+        for op, negated, arg in self.tests:
+            if op == "eq":
+                ok = text == arg
+            elif op == "any":
+                ok = text in arg
+            else:
+                ok = arg.search(text) is not None
+            if ok == negated:
+                return False
+        return True
+
+    def matches(self, root: Node, data: bytes, hits: dict[bytes, list[int]]) -> list[tuple[int, Node]]:
+        """(start byte, token) of each match in `root`'s tree; `hits` says where each wanted string occurs in `data`."""
+        out = []
+        seen = set()
+        for s in self.wants:
+            for pos in hits.get(s, ()):
+                node = root.named_descendant_for_byte_range(pos, pos + len(s))
+                if node is None or node.type not in self.kinds or node.start_byte in seen:
+                    continue
+                seen.add(node.start_byte)
+                if self.accepts(data[node.start_byte:node.end_byte].decode("utf-8", "replace")):
+                    out.append((node.start_byte, node))
+        return out
