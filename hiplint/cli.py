@@ -178,7 +178,7 @@ def _do_scan(paths, kw, force_fix: bool = False):
     except ConfigError as exc:
         _fail(str(exc))
     report.findings = findings
-    report.sources = _sources(findings)  # code frames, and fix edits as line/column in json
+    report.sources = _Sources()  # code frames, and fix edits as line/column in json
     if kw.get("statistics"):
         text = gate.statistics(findings)
     else:
@@ -200,17 +200,21 @@ def _is_summary(line: str) -> bool:
     return line.startswith(("Found ", "All checks passed", "[*] ", "Fixed ")) or " more fixable with " in line
 
 
-def _sources(findings):
-    from hiplint.source import Source
-    out = {}
-    for f in findings:
-        if f.path not in out:
+class _Sources(dict):
+    """path -> Source, read when a format first asks (`get`): the concise and machine formats
+    that show no code never read a file again."""
+
+    def get(self, path, default=None):
+        if path not in self:
+            from hiplint.source import Source
             try:
-                with open(f.path, "rb") as fh:
-                    out[f.path] = Source(f.path, fh.read())
+                with open(path, "rb") as fh:
+                    self[path] = Source(path, fh.read())
             except OSError:
-                pass
-    return out
+                self[path] = None
+        value = dict.get(self, path)
+        return default if value is None else value
+
 
 
 def _write(text: str, out_file: str | None) -> None:

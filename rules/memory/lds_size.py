@@ -128,11 +128,22 @@ class LdsAbove64K(CudaRule):
                 return
 
     def _static_decls(self, ctx, fn):
-        """(declaration, bytes) for each static __shared__ declaration of `fn` whose size is known."""
+        """(declaration, bytes) for each static __shared__ declaration of `fn` whose size is known.
+        Remembered per function: the kernel's check and the launches' checks both ask."""
+        memo = ctx.cache.setdefault("mem001_decls", {})
+        key = (id(ctx.unit), fn.start_byte, fn.end_byte)
+        if key not in memo:
+            memo[key] = list(self._find_static_decls(ctx, fn))
+        return memo[key]
+
+    def _find_static_decls(self, ctx, fn):
         body = fn.child_by_field_name("body")
-        if body is None:
+        data = ctx.unit.data
+        if body is None or b"__shared__" not in data[body.start_byte:body.end_byte]:
             return  # `Packed() = default;` is a function definition without a body
         for decl in iter_nodes(body, {"declaration"}):
+            if b"__shared__" not in data[decl.start_byte:decl.end_byte]:
+                continue
             words = [ctx.text(c) for c in decl.children if c.type in ("type_qualifier", "storage_class_specifier")]
             if "__shared__" not in words or "extern" in words:
                 continue
