@@ -149,7 +149,7 @@ class Cache:
         blob = json.dumps({"format": _FORMAT, "findings": [finding_to_json(f) for f in findings], "notes": notes})
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            replace_file(path, blob.encode("utf-8"))
+            replace_file(path, blob.encode("utf-8"), durable=False)
         except OSError:
             pass  # a read-only or full disk makes the next scan slower, never wrong
 

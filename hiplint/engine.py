@@ -14,7 +14,7 @@ from hiplint.cparse import INDEX_CAPTURE, Unit, error_ranges, macro_units, new_p
 from hiplint.model import Finding, Severity
 from hiplint.preproc import PlatformMap
 from hiplint.queryplan import QueryPlan
-from hiplint.rule import CudaRule, FileRule
+from hiplint.rule import CudaRule, FileRule, has_query
 from hiplint.source import Source
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # beyond this a "source" is data; say so and move on
@@ -44,7 +44,7 @@ class Linter:
         self.settings = settings
         self.selected_codes = {r.code for r in rule_classes}
         self.rules = [r() for r in rule_classes if r.code not in META_CODES and r().enabled_for(settings)]
-        self.cuda_rules = [r for r in self.rules if isinstance(r, CudaRule) and r.query.strip()]
+        self.cuda_rules = [r for r in self.rules if isinstance(r, CudaRule) and has_query(r)]
         self.file_rules: dict[str, list[FileRule]] = {}
         for r in self.rules:
             if isinstance(r, FileRule):

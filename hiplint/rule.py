@@ -19,6 +19,34 @@ CODE_RE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
+class computed_once:
+    """A class attribute computed on first read, then kept on the class. For a `query` (or other
+    attribute) built from a large table: a scan served from the cache never reads it, so never
+    parses the table (`query = computed_once(lambda: any_of_query(...))`)."""
+
+    def __init__(self, compute):
+        self.compute = compute
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner):
+        value = self.compute()
+        setattr(owner, self.name, value)
+        return value
+
+
+def has_query(rule) -> bool:
+    """Whether a rule has query patterns, without computing a `computed_once` query."""
+    for klass in type(rule).__mro__:
+        if "query" in vars(klass):
+            value = vars(klass)["query"]
+            if isinstance(value, computed_once):
+                return True
+            return bool(value.strip() if isinstance(value, str) else rule.query.strip())  # e.g. a property
+    return False
+
+
 class Rule:
     code: ClassVar[str] = ""
     name: ClassVar[str] = ""

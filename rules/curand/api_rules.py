@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 from hiplint import Fix, Impact, Severity
+from hiplint.rule import computed_once
 from hiplint.rules._apitable import TableRule, VersionGate, any_of_query, load_table, names_with
 from hiplint.rules._calls import initializer_text
 
 FAMILY = "curand"
 # Names whose problems depend on arguments or state types; semantic rules of this family own them.
-MTGP32_DEVICE = frozenset(r.cuda for r in load_table(FAMILY).rows if r.cuda.startswith("curand_mtgp32_"))
+def _mtgp32_device() -> frozenset[str]:
+    return frozenset(r.cuda for r in load_table(FAMILY).rows if r.cuda.startswith("curand_mtgp32_"))
 SEMANTIC = frozenset({"curandGenerateNormal", "curandGenerateNormalDouble", "curandGenerateLogNormal",
                       "curandGenerateLogNormalDouble", "curand_init", "skipahead"})
 # Orderings whose output rocRAND keeps stable across GPUs and releases.
@@ -65,8 +67,9 @@ class CurandUnsupportedApi(TableRule, VersionGate):
     checklist = "Replace cuRAND APIs that hipRAND lacks (discrete distributions, methods, MTGP32 device helpers) with rocRAND equivalents or your own code."
     family = FAMILY
     statuses = frozenset({"unsupported"})
-    exclude = MTGP32_DEVICE
-    query = any_of_query(set(names_with(FAMILY, frozenset({"unsupported"}), MTGP32_DEVICE)) | set(_versioned(FAMILY)))
+    exclude = computed_once(_mtgp32_device)
+    query = computed_once(lambda: any_of_query(set(names_with(FAMILY, frozenset({"unsupported"}), _mtgp32_device()))
+                                               | set(_versioned(FAMILY))))
 
     def table_names(self):
         return {**_versioned(FAMILY), **names_with(FAMILY, self.statuses, self.exclude)}
@@ -127,7 +130,7 @@ class CurandApiDiffers(TableRule, VersionGate):
     family = FAMILY
     statuses = frozenset({"differs"})
     exclude = SEMANTIC
-    query = any_of_query(names_with(FAMILY, frozenset({"differs"}), SEMANTIC))
+    query = computed_once(lambda: any_of_query(names_with(FAMILY, frozenset({"differs"}), SEMANTIC)))
 
     def report_row(self, ctx, node, text, row):
         if self.too_new(ctx, row):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
+from hiplint.rule import computed_once
 from hiplint.cparse import iter_nodes
 from hiplint.rules._apitable import load_table
 from hiplint.rules._calls import call_args, call_name, declared_type, base_identifier
@@ -129,8 +130,9 @@ class GoldenRandomValues(CudaRule):
                              f"match), so the comparison with stored values on line {line} fails on AMD")
 
 
-DEVICE_NAMES = frozenset(n for r in load_table("curand").rows if r.family == "device" and r.status != "unsupported"
-                         for n in (r.cuda, r.hip) if n and n.startswith(("curand", "hiprand")))
+def _device_names() -> frozenset[str]:
+    return frozenset(n for r in load_table("curand").rows if r.family == "device" and r.status != "unsupported"
+                     for n in (r.cuda, r.hip) if n and n.startswith(("curand", "hiprand")))
 KERNEL_HEADERS = re.compile(r"(^|/)(curand_kernel|hiprand_kernel|hiprand_kernel_rocm|hiprand_kernel_nvcc|"
                             r"rocrand_kernel|rocrand)\.h$")
 HEADER_FOR = {"curand": "<curand_kernel.h>", "hiprand": "<hiprand/hiprand_kernel.h>"}
@@ -181,7 +183,8 @@ class DeviceApiWithoutHeader(CudaRule):
     fix_availability = "always"
     checklist = "Include <hiprand/hiprand_kernel.h> wherever the device RNG API is used."
     in_macros = False
-    query = "([(identifier) (type_identifier)] @name (#any-of? @name %s))" % " ".join(f'"{n}"' for n in sorted(DEVICE_NAMES))
+    query = computed_once(lambda: "([(identifier) (type_identifier)] @name (#any-of? @name %s))"
+                                  % " ".join(f'"{n}"' for n in sorted(_device_names())))
 
     def check(self, ctx, captures):
         node = captures["name"][0]

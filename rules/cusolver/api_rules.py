@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from hiplint import Impact, Severity
+from hiplint.rule import computed_once
 from hiplint.rules._apitable import TableRule, VersionGate, any_of_query, load_table, names_with
 
 FAMILY = "cusolver"
@@ -64,7 +65,7 @@ class CusolverUnsupportedApi(TableRule, VersionGate):
     checklist = "Replace cuSOLVER APIs that hipSOLVER lacks (64-bit X API, IRS, cusolverSp, cusolverMg) with the typed 32-bit API, rocSOLVER/rocSPARSE, or hand-written multi-GPU code."
     family = FAMILY
     statuses = frozenset({"unsupported"})
-    query = any_of_query(set(names_with(FAMILY, frozenset({"unsupported"}))) | set(_versioned()))
+    query = computed_once(lambda: any_of_query(set(names_with(FAMILY, frozenset({"unsupported"}))) | set(_versioned())))
 
     def table_names(self):
         return {**_versioned(), **names_with(FAMILY, self.statuses)}
@@ -120,7 +121,7 @@ class CusolverApiDiffers(TableRule, VersionGate):
     family = FAMILY
     statuses = frozenset({"differs"})
     exclude = SEMANTIC
-    query = any_of_query(names_with(FAMILY, frozenset({"differs"}), SEMANTIC))
+    query = computed_once(lambda: any_of_query(names_with(FAMILY, frozenset({"differs"}), SEMANTIC)))
 
     def report_row(self, ctx, node, text, row):
         if not self.too_new(ctx, row):
@@ -171,7 +172,7 @@ class CusolverNotSupportedAtRuntime(TableRule):
     checklist = "Replace hipSOLVER calls that return NOT_SUPPORTED on rocSOLVER (Rf batch API, Rf setters, DnSetAdvOptions): loop over single systems, keep defaults."
     family = FAMILY
     statuses = frozenset({"not-supported-at-runtime"})
-    query = any_of_query(names_with(FAMILY, frozenset({"not-supported-at-runtime"})))
+    query = computed_once(lambda: any_of_query(names_with(FAMILY, frozenset({"not-supported-at-runtime"}))))
 
     def report_row(self, ctx, node, text, row):
         ctx.report(node, f"`{text}` compiles, but hipSOLVER's rocSOLVER backend returns HIPSOLVER_STATUS_NOT_SUPPORTED")
