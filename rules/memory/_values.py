@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import ChainMap
 
 from hiplint.cparse import iter_nodes
 from hiplint.rules.libs._scan import load_table as _load
@@ -49,7 +50,9 @@ _INT_LIT = re.compile(r"\b(0[xX][0-9a-fA-F']+|\d[\d']*)([uUlL]*)\b")
 _SIZEOF = re.compile(r"\bsizeof\s*\(\s*([A-Za-z_][\w ]*?)\s*\)")
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 _CAST = re.compile(r"\(\s*(?:unsigned|signed|int|long|size_t|unsigned\s+int|unsigned\s+long|int64_t|uint32_t|uint64_t)\s*\)")
-_CONST_DECL = re.compile(r"\b(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+|signed\s+)?"
+# Starts with the literal `const` so the regex engine can skip ahead to it (a leading `\b(?:static\s+)?`
+# made it try every position: 26x slower); the word boundary before it is checked by hand.
+_CONST_DECL = re.compile(r"const(?:expr)?\s+(?:static\s+)?(?:unsigned\s+|signed\s+)?"
                          r"(?:int|long\s+long|long|short|size_t|unsigned|int32_t|uint32_t|int64_t|uint64_t|auto)\s+"
                          r"([A-Za-z_]\w*)\s*=\s*([^;{}]+);")
 
@@ -65,7 +68,10 @@ def file_constants(ctx) -> dict[str, str]:
         name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
         if name is not None and value is not None:
             env.setdefault(unit.text(name), unit.text(value).strip())
-    for m in _CONST_DECL.finditer(ctx.source.text):
+    text = ctx.source.text
+    for m in _CONST_DECL.finditer(text):
+        if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_"):
+            continue  # `xconst int`: not the keyword
         env.setdefault(m.group(1), m.group(2).strip())
     ctx.cache["mem_constants"] = env
     return env
@@ -147,10 +153,13 @@ def _eval_ast(node):
 
 
 def const_value(ctx, node, scope=None) -> int | None:
-    env = dict(file_constants(ctx))
+    text = ctx.text(node)
+    if text.isascii() and text.isdigit() and (text[0] != "0" or text == "0"):
+        return int(text)  # the common case, `[32]`, needs no evaluation (not octal `010`)
+    env = file_constants(ctx)
     if scope is not None:
-        env.update(local_constants(ctx, scope))
-    return eval_int(ctx.text(node), env)
+        env = ChainMap(local_constants(ctx, scope), env)  # locals shadow the file's constants
+    return eval_int(text, env)
 
 
 def call_name(ctx, call) -> str:
