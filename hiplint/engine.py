@@ -84,6 +84,8 @@ class Linter:
             if lang == "cuda":
                 comments, next_stmt = self._lint_c(ctx, result)
             for rule in self.file_rules.get(lang, ()):
+                if self.gating and rule.triggers and not any(t in data for t in rule.trigger_bytes):
+                    continue  # e.g. no Python rule's names in a .py file: libcst never parses it
                 ctx.rule = rule
                 self._run(result, rule, lambda: rule.check_file(ctx))
             if lang != "cuda":

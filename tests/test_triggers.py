@@ -19,6 +19,7 @@ from hiplint.testing import fixture_files, fixture_settings, parse_expectations
 from hiplint.triggers import TextSearch, pattern_requirement, regex_literals
 
 C_FIXTURES = [p for p in fixture_files(FIXTURES) if language_of(str(p)) == "cuda"]
+PY_FIXTURES = [p for p in fixture_files(FIXTURES) if language_of(str(p)) == "python"]
 
 
 @pytest.mark.parametrize("regex, expected", [
@@ -203,3 +204,43 @@ def test_grouping_of_gates_changes_no_finding(path, monkeypatch):
 
     separate = run(10**9, 10**9)
     assert separate == run(1, 10**9) == run(1, 1)
+
+
+@pytest.mark.parametrize("path", PY_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_python_rules_skipped_by_text_change_no_finding(path):
+    """Python rules run only on files with their `triggers` (no libcst parse otherwise): every
+    Python fixture gives the same findings with and without that."""
+    data = path.read_bytes()
+    ex = parse_expectations(data.decode("utf-8", "replace"), hash_comments=True)
+    settings = fixture_settings(ex, path).with_overrides(extend_select=("ALL",) + tuple(sorted(ex.codes)))
+    linter = Linter(settings, select_rules(settings, load_registry()))
+
+    def run(gating):
+        linter.gating = gating
+        return [(f.code, f.line, f.column, f.message) for f in linter.lint_bytes(str(path), data, "python").findings]
+
+    assert run(True) == run(False)
+
+
+def test_a_python_file_without_any_rules_names_is_not_parsed():
+    from hiplint import pyparse
+
+    settings = Settings()
+    linter = Linter(settings, [r for r in select_rules(settings, load_registry()) if "python" in r.languages])
+    assert all(r.triggers for r in linter.file_rules["python"])
+    seen = []
+    original = pyparse.get
+
+    def spy(ctx):
+        seen.append(ctx.path)
+        return original(ctx)
+
+    import hiplint.pyparse as module
+    module.get = spy
+    try:
+        quiet = linter.lint_bytes("plain.py", b"def add(a, b):\n    return a + b\nprint 'py2'\n", "python")
+        loud = linter.lint_bytes("gpu.py", b"import torch\nprint 'cuda'\n", "python")
+    finally:
+        module.get = original
+    assert quiet.findings == [] and "plain.py" not in seen
+    assert [f.code for f in loud.findings] == ["PY000"] and "gpu.py" in seen

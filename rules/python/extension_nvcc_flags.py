@@ -96,6 +96,7 @@ class ExtensionNvccFlags(FileRule):
     severity = Severity.ERROR
     impact = Impact.COMPILE
     languages = frozenset({"python"})
+    triggers = ("nvcc", "extra_cuda_cflags", "TORCH_CUDA_ARCH_LIST")  # the "nvcc" key, the loaders' keyword, the variable
     checklist = "Branch the extension's nvcc flags on IS_HIP_EXTENSION and give hipcc its own (-ffast-math, --offload-arch via PYTORCH_ROCM_ARCH)."
 
     def check_file(self, ctx):

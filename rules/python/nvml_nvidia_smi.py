@@ -89,6 +89,7 @@ class NvmlAndNvidiaSmi(FileRule):
     severity = Severity.ERROR
     impact = Impact.RUNTIME
     languages = frozenset({"python"})
+    triggers = ("nvml", "nvidia", "GPUtil")  # pynvml/py3nvml, nvidia_smi, nvidia-smi, /proc/driver/nvidia, GPUtil
     checklist = "Replace NVML/nvidia-smi queries with torch.cuda APIs where they exist, else with amdsmi (Python) or amd-smi."
 
     def check_file(self, ctx):

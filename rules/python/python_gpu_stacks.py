@@ -83,6 +83,7 @@ class PythonGpuStacks(FileRule):
     severity = Severity.ERROR
     impact = Impact.RUNTIME
     languages = frozenset({"python"})
+    triggers = ("cuda", "RawKernel", "RawModule")  # pycuda, numba.cuda, cuda.*, CuPy raw kernels
     checklist = "Move PyCUDA/Numba-CUDA/CUDA-Python code to HIP Python (hip-python, hip-python-as-cuda) or numba-hip; check CuPy raw kernels compile with hipRTC."
 
     def check_file(self, ctx):

@@ -2,6 +2,21 @@ from __future__ import annotations
 
 from hiplint import FileRule, Impact, Severity
 from hiplint import pyparse
+from hiplint.rule import computed_once
+
+
+def _other_rules_triggers() -> tuple[str, ...]:
+    """What the other Python rules need: a file none of them would check is not parsed, so has no
+    syntax error to report. () (always run) when one of them runs on every file."""
+    from hiplint.registry import load_registry
+
+    wanted: set[str] = set()
+    for rule in load_registry().rules:
+        if issubclass(rule, FileRule) and "python" in rule.languages and rule.code != PythonSyntaxError.code:
+            if not rule.triggers:
+                return ()
+            wanted.update(rule.triggers)
+    return tuple(sorted(wanted))
 
 
 class PythonSyntaxError(FileRule):
@@ -10,7 +25,9 @@ class PythonSyntaxError(FileRule):
     ## What it does
     Reports, once per file and on the offending line, a Python file that libcst cannot parse
     (Python 2 code, a merge conflict, a template with placeholders). The scan goes on; the other
-    Python rules see nothing of this file.
+    Python rules see nothing of this file. Only files that mention what some Python rule looks for
+    (`cuda`, `version`, `num_warps`, ... : the rules' `triggers`) are parsed at all, so a file
+    none of them could report in is not reported either.
 
     ## Why it breaks on AMD
     It does not by itself. It says where hiplint's Python checks (`torch.version.cuda`, capability
@@ -20,12 +37,12 @@ class PythonSyntaxError(FileRule):
 
     ## Example
     ```python
-    print "building the CUDA extension"
+    print "building for CUDA", torch.version.cuda
     ```
 
     ## Use instead
     ```python
-    print("building the CUDA extension")
+    print("building for CUDA", torch.version.cuda)
     ```
 
     ## References
@@ -38,6 +55,7 @@ class PythonSyntaxError(FileRule):
     severity = Severity.WARNING
     impact = Impact.PORTABILITY
     languages = frozenset({"python"})
+    triggers = computed_once(_other_rules_triggers)
 
     def check_file(self, ctx):
         if pyparse.get(ctx) is not None:

@@ -83,6 +83,7 @@ class TorchCapabilityGate(FileRule):
     severity = Severity.ERROR
     impact = Impact.SILENT
     languages = frozenset({"python"})
+    triggers = ("get_device_capability", "get_device_properties")  # the calls a capability comes from (also when imported under another name)
     checklist = "Separate AMD in capability gates: branch on torch.version.hip and match get_device_properties(d).gcnArchName."
 
     def check_file(self, ctx):

@@ -72,6 +72,7 @@ class TritonWarpThreads(FileRule):
     impact = Impact.SILENT
     wave_sizes = frozenset({64})
     languages = frozenset({"python"})
+    triggers = ("num_warps",)
     checklist = "Multiply Triton's num_warps by the target's warp size (get_current_target().warp_size), not 32."
 
     def check_file(self, ctx):

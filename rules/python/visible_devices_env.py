@@ -97,6 +97,7 @@ class VisibleDevicesEnv(FileRule):
     severity = Severity.WARNING
     impact = Impact.RUNTIME
     languages = frozenset({"python"})
+    triggers = ("VISIBLE_DEVICES",)
     checklist = "Decide which variable selects GPUs on AMD (AMD recommends ROCR_VISIBLE_DEVICES on Linux); never set ROCR and CUDA/HIP to the same physical ids."
 
     def check_file(self, ctx):
