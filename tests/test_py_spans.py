@@ -6,7 +6,7 @@ import pytest
 from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper
 
 from conftest import FIXTURES
-from hiplint.pyparse import PyModule, _collector_class
+from hiplint.pyparse import PyModule, _Collected
 from hiplint.source import Source
 
 AWKWARD = {
@@ -20,9 +20,7 @@ AWKWARD = {
 
 def _module(data: bytes) -> PyModule:
     module = cst.parse_module(data)
-    collector = _collector_class()()
-    module.visit(collector)
-    return PyModule(module, Source("x.py", data), collector)
+    return PyModule(module, Source("x.py", data), _Collected(module))
 
 
 def _check(data: bytes) -> int:
@@ -53,3 +51,41 @@ def test_every_python_fixture():
         except cst.ParserSyntaxError:
             continue  # PY000's fixtures
     assert checked > 1000
+
+
+class _Visited(cst.CSTVisitor):
+    """What a libcst visitor sees, in its order: the reference for the field walk of _Collected."""
+
+    def __init__(self):
+        self.order, self.parents, self._stack = [], {}, []
+
+    def on_visit(self, node):
+        self.order.append(node)
+        if self._stack:
+            self.parents[node] = self._stack[-1]
+        self._stack.append(node)
+        return True
+
+    def on_leave(self, original_node):
+        self._stack.pop()
+
+
+def _parses(path) -> bool:
+    try:
+        cst.parse_module(path.read_bytes())
+        return True
+    except cst.ParserSyntaxError:  # the PY000 fixture
+        return False
+
+
+@pytest.mark.parametrize("path", [p for p in sorted(FIXTURES.rglob("*.py")) if _parses(p)] + sorted(AWKWARD),
+                         ids=lambda p: str(p.relative_to(FIXTURES)) if not isinstance(p, str) else p)
+def test_field_walk_sees_what_a_visitor_sees(path):
+    module = cst.parse_module(AWKWARD[path] if isinstance(path, str) else path.read_bytes())
+    visited = _Visited()
+    module.visit(visited)
+    walked = _Collected(module)
+    for kind in {type(n) for n in visited.order}:
+        assert [id(n) for n in walked.by_type[kind]] == [id(n) for n in visited.order if type(n) is kind], kind.__name__
+    assert sum(map(len, walked.by_type.values())) == len(visited.order)
+    assert {k: id(v) for k, v in walked.parents.items()} == {id(k): id(v) for k, v in visited.parents.items()}
