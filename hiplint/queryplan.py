@@ -37,8 +37,9 @@ class Gate:
 
 @dataclass
 class QueryPlan:
-    base: tuple[Query, list]  # owner (None, kind): an index pattern
+    base: tuple[Query, list]  # owners by pattern index: (None, kind) an index pattern, None a disabled one
     base_patterns: list[str]
+    base_owners: list  # (rule, pattern id) of base_patterns, in their order
     gates: list[Gate]
     lookups: list[LookupPattern]
     search: trig.TextSearch  # every string a gate, a lookup or a rule's check_unit wants
@@ -52,8 +53,11 @@ class QueryPlan:
     def build(cls, rules, unit_rules=()) -> "QueryPlan":
         """`rules`: rules with a query; `unit_rules`: rules with a check_unit (their declared triggers)."""
         lang = language()
-        sources, starts = [], []
-        offset = 0
+        # The node index's patterns come first and ride along in every walk (owner (None, kind)): one
+        # walk of the tree gives the rules their matches and the index its nodes (cparse.seed_index).
+        index_patterns = INDEX_PATTERNS.split("\n")
+        sources, starts = list(index_patterns), []
+        offset = len(INDEX_PATTERNS.encode()) + 1
         for rule in rules:
             starts.append(offset)
             sources.append(rule.query)
@@ -69,15 +73,14 @@ class QueryPlan:
                     raise RuntimeError(f"rule {rule.code}: invalid tree-sitter query: {exc}") from None
             raise
         data = text.encode()
-        # The node index's patterns ride along in every query (owner None): one walk of the tree
-        # gives the rules their matches and the index its nodes (hiplint.cparse.seed_index).
         # Owners are (rule, pattern id): the engine deals matches out in (position, pattern id) order,
         # the same however the patterns were grouped into queries.
-        base_patterns = INDEX_PATTERNS.split("\n")
+        base_patterns = list(index_patterns)
         base_owners: list = [(None, kind) for kind in INDEX_KINDS_ORDER]
+        combined_owners: list = base_owners + [None] * (combined.pattern_count - len(index_patterns))
         gates: dict[frozenset, Gate] = {}
         lookups, lookup_patterns = [], []
-        for i in range(combined.pattern_count):
+        for i in range(len(index_patterns), combined.pattern_count):
             start, end = combined.start_byte_for_pattern(i), combined.end_byte_for_pattern(i)
             rule_index = bisect.bisect_right(starts, start) - 1
             rule = rules[rule_index]
@@ -96,17 +99,22 @@ class QueryPlan:
             if wants is None:
                 base_patterns.append(pattern)
                 base_owners.append((rule, i))
+                combined_owners[i] = (rule, i)
                 continue
             # One gate per set of wanted strings, not per rule: a rule's pattern on every identifier
             # (`cudaStreamTailLaunch`...) must not run because its call pattern's `cudaMalloc` is there.
             gate = gates.setdefault(wants, Gate(wants, []))
             gate.patterns.append(pattern)
             gate.owners.append((rule, i))
-        base = (Query(lang, "\n".join(base_patterns)), base_owners)
+        # The base query is the combined one with every other pattern disabled: no second compile.
+        for i, owner in enumerate(combined_owners):
+            if owner is None:
+                combined.disable_pattern(i)
+        base = (combined, combined_owners)
         declared = {r.code: frozenset(r.trigger_bytes) for r in unit_rules if r.triggers}
         search = trig.TextSearch([w for g in gates.values() for w in g.wants] + [w for lk in lookups for w in lk.wants]
                                  + [w for ws in declared.values() for w in ws])
-        return cls(base, base_patterns, list(gates.values()), lookups, search, declared, lookup_patterns)
+        return cls(base, base_patterns, base_owners, list(gates.values()), lookups, search, declared, lookup_patterns)
 
     def lookup_matches(self, root, data: bytes, hits: dict[bytes, list[int]]) -> list:
         """The lookup patterns' matches in `root`'s tree as (start, pattern id, rule, captures);
@@ -124,7 +132,7 @@ class QueryPlan:
         """Every pattern in one query, lookups included, run on every file: what gating and lookups
         must agree with (the engine uses it when `Linter.gating` is off)."""
         if not self._reference:
-            owners = self.base[1] + [o for g in self.gates for o in g.owners] + [lk.owner for lk in self.lookups]
+            owners = self.base_owners + [o for g in self.gates for o in g.owners] + [lk.owner for lk in self.lookups]
             text = "\n".join(self.base_patterns + [p for g in self.gates for p in g.patterns] + self.lookup_patterns)
             self._reference.append((Query(language(), text), owners))
         return self._reference
@@ -160,7 +168,7 @@ class QueryPlan:
             if seen >= MERGE_BASE_AFTER:
                 # A very common kind of file: the base patterns go in too, and it is walked once.
                 query = Query(language(), "\n".join(self.base_patterns + patterns))
-                queries = [(query, self.base[1] + owners)]
+                queries = [(query, self.base_owners + owners)]
             else:
                 queries = [self.base, (Query(language(), "\n".join(patterns)), owners)]
             self._by_gates[active] = (queries, seen >= MERGE_BASE_AFTER)

@@ -162,7 +162,7 @@ def test_gates_and_base_split():
     assert {"SLV005", "RND003", "MEM001"} <= gated  # table rules and declared triggers
     looked_up = {lk.owner[0].code for lk in plan.lookups}
     assert {"SLV001", "RND001", "API001", "WRP009"} <= looked_up  # single tokens tested by their text
-    base = {rule.code for rule, _ in plan.base[1] if rule is not None}  # None: the node index's patterns
+    base = {rule.code for rule, _ in plan.base_owners if rule is not None}  # None: the node index's patterns
     assert "WRP001" in base  # `threadIdx.x & 31` needs no particular name
 
 
