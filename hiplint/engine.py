@@ -159,9 +159,9 @@ class Linter:
     def _lookups(self, root, data: bytes, file_hits, in_file: bool = False) -> list:
         """Matches of the lookup patterns (hiplint.lookup) in a tree parsed from `data`: the file
         (`file_hits` are then its strings' places) or macro bodies (searched again: their bytes are
-        not the file's). None when the file has none of their strings, or in the reference run
+        not the file's). Nothing when the file has none of their strings, or in the reference run
         (`file_hits` None: lookups run as queries there)."""
-        if not file_hits or not self._plan.lookups:
+        if not file_hits or file_hits.keys().isdisjoint(self._plan.lookup_wants):
             return []
         hits = file_hits if in_file else self._plan.search.occurrences(data)
         return self._plan.lookup_matches(root, data, hits)

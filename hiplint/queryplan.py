@@ -2,9 +2,12 @@
 
 `QueryPlan.build` compiles every pattern of every rule together once (to validate them and to learn
 each pattern's text and captures), then splits them:
-- patterns with no requirement (see hiplint.triggers) go into one *base* query that runs on every unit;
+- patterns with no requirement (see hiplint.triggers) form the *base* query that runs on every unit
+  (that same compiled query, with every other pattern disabled);
 - a pattern that needs one of some strings in the file joins the gate of those strings, open only on
-  files containing one of them; each gate has a query (see QueryPlan.queries_for).
+  files containing one of them; each gate has a query (see QueryPlan.queries_for);
+- a pattern on a single token tested by its text is no query at all: it is matched where its strings
+  occur (hiplint.lookup).
 """
 from __future__ import annotations
 
@@ -45,6 +48,7 @@ class QueryPlan:
     search: trig.TextSearch  # every string a gate, a lookup or a rule's check_unit wants
     rule_wants: dict = field(default_factory=dict)  # rule code -> its declared triggers
     lookup_patterns: list[str] = field(default_factory=list)  # their sources, for reference_queries
+    lookup_wants: frozenset = frozenset()  # every string a lookup wants
     _reference: list = field(default_factory=list)
     _by_gates: dict = field(default_factory=dict)  # active gate indices -> (queries, base merged in?)
     _seen: dict = field(default_factory=dict)  # active gate indices -> files met with them
@@ -114,7 +118,8 @@ class QueryPlan:
         declared = {r.code: frozenset(r.trigger_bytes) for r in unit_rules if r.triggers}
         search = trig.TextSearch([w for g in gates.values() for w in g.wants] + [w for lk in lookups for w in lk.wants]
                                  + [w for ws in declared.values() for w in ws])
-        return cls(base, base_patterns, base_owners, list(gates.values()), lookups, search, declared, lookup_patterns)
+        return cls(base, base_patterns, base_owners, list(gates.values()), lookups, search, declared, lookup_patterns,
+                   frozenset(w for lk in lookups for w in lk.wants))
 
     def lookup_matches(self, root, data: bytes, hits: dict[bytes, list[int]]) -> list:
         """The lookup patterns' matches in `root`'s tree as (start, pattern id, rule, captures);
