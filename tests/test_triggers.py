@@ -166,20 +166,30 @@ def test_gates_and_base_split():
     assert "WRP001" in base  # `threadIdx.x & 31` needs no particular name
 
 
+def _fixture_linter(path, language):
+    """A linter with every rule (and the fixture's own settings) for a fixture, and its bytes."""
+    data = path.read_bytes()
+    ex = parse_expectations(data.decode("utf-8", "replace"), hash_comments=language == "python")
+    settings = fixture_settings(ex, path).with_overrides(extend_select=("ALL",) + tuple(sorted(ex.codes)))
+    return Linter(settings, select_rules(settings, load_registry())), data
+
+
+def _findings_with_and_without_skipping(path, language):
+    linter, data = _fixture_linter(path, language)
+
+    def run(gating):
+        linter.gating = gating
+        return [(f.code, f.line, f.column, f.message) for f in linter.lint_bytes(str(path), data, language).findings]
+
+    return run(True), run(False)
+
+
 @pytest.mark.parametrize("path", C_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_gating_changes_no_finding(path):
     """Every rule, with and without skipping by text and lookups (the reference: one query with every
     pattern, on every file), on every C-family fixture: the same findings."""
-    data = path.read_bytes()
-    ex = parse_expectations(data.decode("utf-8", "replace"), hash_comments=False)
-    settings = fixture_settings(ex, path).with_overrides(extend_select=("ALL",) + tuple(sorted(ex.codes)))
-    linter = Linter(settings, select_rules(settings, load_registry()))
-
-    def run(gating):
-        linter.gating = gating
-        return [(f.code, f.line, f.column, f.message) for f in linter.lint_bytes(str(path), data, "cuda").findings]
-
-    assert run(True) == run(False)
+    gated, reference = _findings_with_and_without_skipping(path, "cuda")
+    assert gated == reference
 
 
 @pytest.mark.parametrize("path", C_FIXTURES[::3], ids=lambda p: str(p.relative_to(FIXTURES)))
@@ -188,10 +198,7 @@ def test_grouping_of_gates_changes_no_finding(path, monkeypatch):
     findings and their order must not depend on which (matches are dealt out by position and pattern)."""
     import hiplint.queryplan as qp
 
-    data = path.read_bytes()
-    ex = parse_expectations(data.decode("utf-8", "replace"), hash_comments=False)
-    settings = fixture_settings(ex, path).with_overrides(extend_select=("ALL",) + tuple(sorted(ex.codes)))
-    linter = Linter(settings, select_rules(settings, load_registry()))
+    linter, data = _fixture_linter(path, "cuda")
     linter.prepare()
     plan = linter._plan
 
@@ -210,16 +217,8 @@ def test_grouping_of_gates_changes_no_finding(path, monkeypatch):
 def test_python_rules_skipped_by_text_change_no_finding(path):
     """Python rules run only on files with their `triggers` (no libcst parse otherwise): every
     Python fixture gives the same findings with and without that."""
-    data = path.read_bytes()
-    ex = parse_expectations(data.decode("utf-8", "replace"), hash_comments=True)
-    settings = fixture_settings(ex, path).with_overrides(extend_select=("ALL",) + tuple(sorted(ex.codes)))
-    linter = Linter(settings, select_rules(settings, load_registry()))
-
-    def run(gating):
-        linter.gating = gating
-        return [(f.code, f.line, f.column, f.message) for f in linter.lint_bytes(str(path), data, "python").findings]
-
-    assert run(True) == run(False)
+    gated, reference = _findings_with_and_without_skipping(path, "python")
+    assert gated == reference
 
 
 def test_a_python_file_without_any_rules_names_is_not_parsed():
