@@ -25,7 +25,7 @@ class _Ignores:
     def __init__(self, settings):
         self.settings = settings
         patterns = list(settings.exclude) + list(settings.extend_exclude)
-        self.exclude = pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+        self.exclude = pathspec.GitIgnoreSpec.from_lines(patterns)  # .gitignore semantics (README)
         self.gitignores: dict[str, pathspec.PathSpec | None] = {}
 
     def excluded(self, path: str, is_dir: bool) -> bool:

@@ -11,7 +11,7 @@ from hiplint.registry import matches_any
 
 @lru_cache(maxsize=256)
 def _spec(pattern: str) -> pathspec.PathSpec:
-    return pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
+    return pathspec.GitIgnoreSpec.from_lines([pattern])
 
 
 def relative_to_root(settings, path: str) -> str:
