@@ -8,9 +8,11 @@ already finds where they occur. So for such a pattern the engine takes each occu
 token there (`named_descendant_for_byte_range`), and applies the pattern's kinds and predicates to it:
 the same matches, at a cost that grows with the occurrences, not with the file.
 
-Only patterns of exactly that shape qualify (one capture on a node of a token kind, predicates
-`#eq?`, `#any-of?`, `#match?` and their `#not-` forms on it); the rest stay queries. A test compares
-both ways on every fixture (tests/test_triggers.py).
+Two shapes qualify, with predicates `#eq?`, `#any-of?`, `#match?` and their `#not-` forms on the
+token: one token of a token kind (`[(identifier) (type_identifier)] @name`), and a call of a name
+(`(call_expression function: (identifier) @fn [arguments: (argument_list) [@args]]) @call`), whose
+token must sit in the `function` field of a call. The rest stay queries. A test compares both ways
+on every fixture (tests/test_triggers.py).
 """
 from __future__ import annotations
 
@@ -27,6 +29,9 @@ _STRING = r'"((?:[^"\\]|\\.)*)"'
 _PREDICATE = re.compile(r'\(\s*#([\w-]+)\?\s+@([\w.-]+)((?:\s+' + _STRING + r')*)\s*\)')
 _STRINGS = re.compile(_STRING)
 _SHAPE = re.compile(r'^(\(?)\s*(?:\[\s*((?:\(\w+\)\s*)+)\]|\((\w+)\))\s*@([\w.-]+)\s*(\)?)$')
+# After predicates are removed and spaces normalised.
+_CALL_SHAPE = re.compile(r'^\(\(call_expression function: \(identifier\) @([\w.-]+)'
+                         r'(?: arguments: \(argument_list\)(?: @([\w.-]+))?)?\) @([\w.-]+) \)$')
 _KINDS = re.compile(r"\((\w+)\)")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 
@@ -42,6 +47,8 @@ class LookupPattern:
     kinds: frozenset[str]
     wants: frozenset[bytes]  # one of these occurs in every match's token
     tests: tuple  # (op, negated, argument): "eq" a string, "any" a frozenset, "match" a compiled regex
+    call: str = ""  # the call shape: the call's capture name ("" for a lone token)
+    args: str | None = None  # the call shape: None, or "" (an argument list, not captured), or its capture name
 
     @classmethod
     def parse(cls, pattern: str, owner: tuple, wants: frozenset[bytes]) -> "LookupPattern | None":
@@ -66,11 +73,21 @@ class LookupPattern:
                     return None
             else:
                 return None
-        shape = _SHAPE.match(" ".join(_PREDICATE.sub(" ", pattern).split()))
+        if not tests:
+            return None
+        rest = " ".join(_PREDICATE.sub(" ", pattern).split())
+        call = _CALL_SHAPE.match(rest)
+        if call is not None:
+            names = [n for n in call.groups() if n]
+            if call.group(1) != capture or len(set(names)) != len(names):
+                return None
+            args = None if " arguments: " not in rest else (call.group(2) or "")
+            return cls(owner, capture, frozenset({"identifier"}), wants, tuple(tests), call.group(3), args)
+        shape = _SHAPE.match(rest)
         if shape is None or bool(shape.group(1)) != bool(shape.group(5)) or shape.group(4) != capture:
             return None
         kinds = frozenset(_KINDS.findall(shape.group(2))) if shape.group(2) else frozenset({shape.group(3)})
-        if not tests or not kinds <= TOKEN_KINDS:
+        if not kinds <= TOKEN_KINDS:
             return None
         return cls(owner, capture, kinds, wants, tuple(tests))
 
@@ -87,8 +104,9 @@ class LookupPattern:
                 return False
         return True
 
-    def matches(self, root: Node, data: bytes, hits: dict[bytes, list[int]]) -> list[tuple[int, Node]]:
-        """(start byte, token) of each match in `root`'s tree; `hits` says where each wanted string occurs in `data`."""
+    def matches(self, root: Node, data: bytes, hits: dict[bytes, list[int]]) -> list[tuple[int, dict]]:
+        """(start byte, captures) of each match in `root`'s tree, captures in the order tree-sitter
+        gives them; `hits` says where each wanted string occurs in `data`."""
         out = []
         seen = set()
         for s in self.wants:
@@ -97,6 +115,23 @@ class LookupPattern:
                 if node is None or node.type not in self.kinds or node.start_byte in seen:
                     continue
                 seen.add(node.start_byte)
-                if self.accepts(data[node.start_byte:node.end_byte].decode("utf-8", "replace")):
-                    out.append((node.start_byte, node))
+                if not self.accepts(data[node.start_byte:node.end_byte].decode("utf-8", "replace")):
+                    continue
+                if not self.call:
+                    out.append((node.start_byte, {self.capture: [node]}))
+                    continue
+                call = node.parent
+                if call is None or call.type != "call_expression":
+                    continue
+                function = call.child_by_field_name("function")
+                if function is None or function.id != node.id:
+                    continue
+                captures = {self.call: [call], self.capture: [node]}
+                if self.args is not None:
+                    args = call.child_by_field_name("arguments")
+                    if args is None or args.type != "argument_list":
+                        continue
+                    if self.args:
+                        captures[self.args] = [args]
+                out.append((call.start_byte, captures))
         return out

@@ -129,8 +129,8 @@ class QueryPlan:
             if hits.keys().isdisjoint(lookup.wants):
                 continue
             rule, pattern_id = lookup.owner
-            for start, node in lookup.matches(root, data, hits):
-                out.append((start, pattern_id, rule, {lookup.capture: [node]}))
+            for start, captures in lookup.matches(root, data, hits):
+                out.append((start, pattern_id, rule, captures))
         return out
 
     def reference_queries(self) -> list[tuple[Query, list]]:

@@ -87,8 +87,9 @@ def test_text_search_finds_every_occurrence():
 
 
 def _lookup(pattern: str) -> LookupPattern | None:
-    return LookupPattern.parse(pattern, (None, 0), frozenset(_requirement(pattern) or ()) and
-                               frozenset(s.encode() for s in _requirement(pattern)))
+    """The pattern as the plan would take it: a lookup only when it has a requirement."""
+    req = _requirement(pattern)
+    return LookupPattern.parse(pattern, (None, 0), frozenset(s.encode() for s in req)) if req else None
 
 
 @pytest.mark.parametrize("pattern", [
@@ -101,10 +102,12 @@ def test_single_token_patterns_become_lookups(pattern):
 
 
 @pytest.mark.parametrize("pattern", [
-    '((call_expression function: (identifier) @f) @c (#eq? @f "atomicCAS"))',  # structure beyond one token
+    '((call_expression function: (field_expression) @f) @c (#eq? @f "atomicCAS"))',  # not a name
+    '((call_expression function: (identifier) @f arguments: (argument_list . (_) @a)) @c (#eq? @f "atomicCAS"))',
     '((string_literal) @s (#match? @s "cuda"))',  # not a token kind
     '((identifier) @n (#eq? @n "abc") (#lua-match? @n "^abc"))',  # a predicate lookups do not model
     '((identifier) @n (#match? @n "^abc") (#eq? @n @n))',
+    '((call_expression function: (identifier) @c) @c (#eq? @c "atomicCAS"))',  # one name for two captures
 ])
 def test_other_patterns_stay_queries(pattern):
     assert _lookup(pattern) is None
@@ -116,6 +119,9 @@ def test_other_patterns_stay_queries(pattern):
     '([(type_identifier)] @n (#any-of? @n "cudaStream_t" "cudaEvent_t"))',
     '((field_identifier) @n (#match? @n "^major"))',
     '((identifier) @n (#not-eq? @n "cudaFree") (#match? @n "^cudaF"))',
+    '((call_expression function: (identifier) @n) @call (#match? @n "^cuda(Malloc|Free)"))',
+    '((call_expression function: (identifier) @n arguments: (argument_list) @args) @call (#eq? @n "cudaFree"))',
+    '((call_expression function: (identifier) @n arguments: (argument_list)) @call (#any-of? @n "cudaMalloc" "cudaFree"))',
 ])
 def test_lookup_matches_what_the_query_matches(pattern):
     from tree_sitter import QueryCursor
@@ -124,46 +130,18 @@ def test_lookup_matches_what_the_query_matches(pattern):
     data = (b"// cudaMalloc in a comment\n#define M cudaMalloc\n"
             b"cudaStream_t s; cudaEvent_t e; struct P { int major; int majorx; } p;\n"
             b"void f(void* q) { cudaMalloc(&q, 4); xcudaMalloc(q); cudaFree(q); cudaFreeAsync(q, s);\n"
-            b"  const char* t = \"cudaMalloc\"; int v = p.major + p.majorx; cudaMallocAsync(&q, 4, s); }\n")
+            b"  const char* t = \"cudaMalloc\"; int v = p.major + p.majorx; cudaMallocAsync(&q, 4, s);\n"
+            b"  void (*g)(void*) = cudaFree; p.cudaFree(q); ns::cudaFree(q); (cudaFree)(q); k<<<1, 1>>>(cudaMalloc); }\n")
     root = new_parser().parse(data).root_node
     lookup = _lookup(pattern)
     search = TextSearch(lookup.wants)
-    by_lookup = [(n.start_byte, n.end_byte) for _, n in lookup.matches(root, data, search.occurrences(data))]
-    by_query = [(c["n"][0].start_byte, c["n"][0].end_byte) for _, c in QueryCursor(Query(language(), pattern)).matches(root)]
-    assert sorted(by_lookup) == sorted(by_query) and by_query
 
+    def spans(captures):
+        return [(name, [(n.start_byte, n.end_byte) for n in nodes]) for name, nodes in captures.items()]
 
-def test_a_rule_without_its_triggers_is_not_run():
-    calls = []
-
-    class Counting(CudaRule):
-        """Test rule."""
-        code, name, summary = "TST901", "counting", "test"
-        query = "(call_expression) @call"
-        triggers = ("atomicCAS",)
-
-        def check(self, ctx, captures):
-            calls.append(ctx.text(captures["call"][0]))
-
-        def check_unit(self, ctx):
-            calls.append("unit")
-
-    linter = Linter(Settings(), [Counting])
-    linter.lint_bytes("a.cu", b"void f(int* p) { g(); }\n", "cuda")
-    assert calls == []
-    linter.lint_bytes("b.cu", b"void f(int* p) { atomicCAS(p, 0, 1); }\n", "cuda")
-    assert calls == ["atomicCAS(p, 0, 1)", "unit"]
-
-
-def test_gates_and_base_split():
-    plan = QueryPlan.build([r for r in (c() for c in select_rules(Settings(), load_registry()))
-                            if isinstance(r, CudaRule) and r.query.strip()])
-    gated = {rule.code for g in plan.gates for rule, _ in g.owners}
-    assert {"SLV005", "RND003", "MEM001"} <= gated  # table rules and declared triggers
-    looked_up = {lk.owner[0].code for lk in plan.lookups}
-    assert {"SLV001", "RND001", "API001", "WRP009"} <= looked_up  # single tokens tested by their text
-    base = {rule.code for rule, _ in plan.base_owners if rule is not None}  # None: the node index's patterns
-    assert "WRP001" in base  # `threadIdx.x & 31` needs no particular name
+    by_lookup = sorted(spans(c) for _, c in lookup.matches(root, data, search.occurrences(data)))
+    by_query = sorted(spans(c) for _, c in QueryCursor(Query(language(), pattern)).matches(root))
+    assert by_lookup == by_query and by_query
 
 
 def _fixture_linter(path, language):
