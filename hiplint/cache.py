@@ -94,16 +94,22 @@ def finding_to_json(f: Finding) -> dict:
     return d
 
 
+# Enum members by value: calling the enum classes was a fifth of a warm scan's time reading entries.
+_SEVERITY = {m.value: m for m in Severity}
+_IMPACT = {m.value: m for m in Impact}
+_APPLICABILITY = {int(m): m for m in Applicability}
+
+
 def finding_from_json(d: dict) -> Finding:
     fix = None
     if d.get("fix"):
         fx = d["fix"]
-        fix = Fix(tuple(Edit(s, e, c) for s, e, c in fx["edits"]), Applicability(fx["applicability"]),
+        fix = Fix(tuple(Edit(s, e, c) for s, e, c in fx["edits"]), _APPLICABILITY[fx["applicability"]],
                   fx["title"], fx["isolation"])
-    return Finding(code=d["code"], name=d["name"], message=d["message"], severity=Severity(d["severity"]),
+    return Finding(code=d["code"], name=d["name"], message=d["message"], severity=_SEVERITY[d["severity"]],
                    path=d["path"], line=d["line"], column=d["column"], end_line=d["end_line"],
                    end_column=d["end_column"], start_byte=d["start_byte"], end_byte=d["end_byte"], fix=fix,
-                   impact=Impact(d["impact"]), checklist=d["checklist"], fingerprint=d["fingerprint"],
+                   impact=_IMPACT[d["impact"]], checklist=d["checklist"], fingerprint=d["fingerprint"],
                    source_line=d["source_line"])
 
 
