@@ -52,7 +52,8 @@ class LookupPattern:
 
     @classmethod
     def parse(cls, pattern: str, owner: tuple, wants: frozenset[bytes]) -> "LookupPattern | None":
-        """The pattern as a lookup, or None when it is not a single token tested by text predicates."""
+        """The pattern as a lookup, or None when it has neither shape (module docstring) or tests
+        the token with anything but the text predicates modelled here."""
         tests = []
         capture = None
         for op, cap, args, _ in _PREDICATE.findall(pattern):
