@@ -216,7 +216,6 @@ class _Sources(dict):
         return default if value is None else value
 
 
-
 def _write(text: str, out_file: str | None) -> None:
     if out_file:
         try:

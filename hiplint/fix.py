@@ -177,8 +177,8 @@ def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
 def replace_file(path: str, data: bytes, mode: int | None = None, durable: bool = True) -> None:
     """Write `data` to a temporary file beside `path`, then rename it over `path`: readers see the old
     file or the new one, never half of it. Shared by the fixer, `migrate` and the cache. `durable`
-    syncs the data to disk first; the cache skips that (a cold scan wrote 1,000 entries a second
-    slower): an entry lost or cut short by a crash is unreadable JSON, which is a miss."""
+    syncs the data to disk first; the cache skips that, since losing an entry costs nothing: one
+    lost or cut short by a crash is unreadable JSON, which is a miss."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".hiplint-", dir=directory)
     try:

@@ -121,7 +121,6 @@ def c_comments(root, source) -> list[Comment]:
 
 def c_next_statement(root, source):
     """For an own-line `ignore`: the lines of the statement that starts on the next code line."""
-    data = source.data
 
     def lines(after_line: int):
         line = after_line + 1
