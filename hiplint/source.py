@@ -20,7 +20,7 @@ class Source:
     @property
     def text(self) -> str:
         if self._text is None:
-            self._text = self.data.decode("utf-8", errors="replace")
+            self._text = self.data.decode("utf-8", "replace")
         return self._text
 
     def line_of(self, byte: int) -> int:
@@ -31,7 +31,7 @@ class Source:
         byte = max(0, min(byte, len(self.data)))
         line = bisect.bisect_right(self.line_starts, byte)
         start = self.line_starts[line - 1]
-        col = len(self.data[start:byte].decode("utf-8", errors="replace")) + 1
+        col = len(self.data[start:byte].decode("utf-8", "replace")) + 1
         return line, col
 
     def line_text(self, line: int) -> str:
@@ -39,7 +39,7 @@ class Source:
             return ""
         start = self.line_starts[line - 1]
         end = self.line_starts[line] if line < len(self.line_starts) else len(self.data)
-        return self.data[start:end].decode("utf-8", errors="replace").rstrip("\r\n")
+        return self.data[start:end].decode("utf-8", "replace").rstrip("\r\n")
 
     def line_count(self) -> int:
         return len(self.line_starts)
