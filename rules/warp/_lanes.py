@@ -50,14 +50,18 @@ def type_text(ctx, decl) -> str:
     return " ".join(ctx.text(t).split()) if t is not None else ""
 
 
+_INT_LITERAL = re.compile(r"^(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9']+)([uUlL]*)$")
+_OCTAL = re.compile(r"^0[0-7]+$")
+
+
 def int_literal(s: str):
     """(value, suffix) of an integer literal, or None."""
-    m = re.match(r"^(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9']+)([uUlL]*)$", s.strip())
+    m = _INT_LITERAL.match(s.strip())
     if not m:
         return None
     body = m.group(1).replace("'", "")
     try:
-        value = int(body, 0) if not re.match(r"^0[0-7]+$", body) else int(body, 8)
+        value = int(body, 0) if not _OCTAL.match(body) else int(body, 8)
     except ValueError:
         return None
     return value, m.group(2).lower()

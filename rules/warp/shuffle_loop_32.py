@@ -7,6 +7,8 @@ from ._lanes import SHUFFLES, SHUFFLE_ARGS_WITHOUT_WIDTH, int_literal
 
 _HALVING = re.compile(r"(/=\s*2\b|>>=\s*1\b|=\s*\w+\s*/\s*2\b|=\s*\w+\s*>>\s*1\b)")
 _DOUBLING = re.compile(r"(\*=\s*2\b|<<=\s*1\b|=\s*\w+\s*\*\s*2\b|=\s*\w+\s*<<\s*1\b)")
+_STARTS_16 = re.compile(r"=\s*(16|0x10)\s*;?\s*$")
+_BELOW_32 = re.compile(r"<\s*32\b|<=\s*16\b")
 
 
 _SHUFFLE_IN_BODY = re.compile(r"\b__shfl(_xor|_down|_up)?(_sync)?\s*\(")
@@ -111,8 +113,8 @@ class ShuffleLoop32(CudaRule):
         if init is None or cond is None or update is None:
             return
         init_t, cond_t, upd_t = ctx.text(init), ctx.text(cond), ctx.text(update)
-        starts_16 = re.search(r"=\s*(16|0x10)\s*;?\s*$", init_t) and _HALVING.search(upd_t)
-        below_32 = re.search(r"<\s*32\b|<=\s*16\b", cond_t) and _DOUBLING.search(upd_t)
+        starts_16 = _STARTS_16.search(init_t) and _HALVING.search(upd_t)
+        below_32 = _BELOW_32.search(cond_t) and _DOUBLING.search(upd_t)
         if not (starts_16 or below_32):
             return
         var = re.match(r"^(?:\w[\w\s:<>]*\s+)?(\w+)\s*=", init_t.strip())
