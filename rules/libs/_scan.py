@@ -109,16 +109,18 @@ def is_last_unit(ctx) -> bool:
 
 
 def header_matches(include: Include, patterns) -> bool:
-    """`patterns` are globs on the path as written: "cudnn.h", "nvtx3/*", "<cuda/*" (angle form only)."""
+    """`patterns` are globs on the path as written: "cudnn.h", "nvtx3/*", "<cuda/*" (angle form only),
+    "=mma.h" (that path only: CUTLASS and CuTe have their own `arch/mma.h`)."""
     for p in patterns:
         angle_only = p.startswith("<")
-        pat = p[1:] if angle_only else p
+        exact = p.startswith("=")
+        pat = p[1:] if angle_only or exact else p
         if angle_only and not include.angle:
             continue
         if fnmatch.fnmatchcase(include.path, pat):
             return True
         # A bare file name also matches in a subdirectory ("nccl.h" in <nccl/nccl.h> or "third_party/nccl.h").
-        if "/" not in pat and fnmatch.fnmatchcase(include.path.rsplit("/", 1)[-1], pat):
+        if not exact and "/" not in pat and fnmatch.fnmatchcase(include.path.rsplit("/", 1)[-1], pat):
             return True
     return False
 
@@ -142,7 +144,7 @@ class Library:
         """Strings one of which a file that uses the library contains (its rules run only there):
         the literal part of each header glob, each namespace, the literal starts of the names regex.
         Empty when the names regex has no literal start (then the rules run on every file)."""
-        out = [max(re.split(r"[*?\[\]]", h.lstrip("<")), key=len) for h in self.headers]
+        out = [max(re.split(r"[*?\[\]]", h.lstrip("<=")), key=len) for h in self.headers]
         # A leading namespace is followed by `::` (a space before it is the only spelling seen besides).
         out.extend(f"{ns}{sep}::" for ns in self.namespaces for sep in ("", " "))
         if self.name_pattern:

@@ -19,7 +19,8 @@ class WmmaToRocwmma(CudaRule):
     (m32n8k16, m8n32k16, m8n8k4, m8n8k32, m8n8k128), sub-byte and TF32 precisions
     (`precision::u4`, `s4`, `b1`, `tf32`), `bmma_sync`, and statements that use a fragment element's
     index `i` of `frag.x[i]` as a coordinate elsewhere (`bias[i % 8]`); element-wise code that treats
-    every element alike (`acc.x[i] *= alpha`) is layout-independent and not reported.
+    every element alike (`acc.x[i] *= alpha`) is layout-independent and not reported. Only `mma.h`
+    itself counts: CUTLASS's and CuTe's own `arch/mma.h` are not WMMA (LIB010 reports CUTLASS).
 
     ## Why it breaks on AMD
     HIP's kernel language does not support the warp matrix types and functions, and hipify leaves
