@@ -38,6 +38,22 @@ HIP_PASS_MACROS = ("__HIP_DEVICE_COMPILE__",)
 
 HIP, CUDA = "hip", "cuda"
 
+# Projects name their own "this is the HIP build" macro: USE_AMD_ROCM (Faiss), AMREX_USE_HIP,
+# KOKKOS_ENABLE_HIP, ROCM_VERSION_MAJOR. A name with HIP or ROCM as one of its words counts as one,
+# unless a word says the opposite or names the other vendor (NO_ROCM, DISABLE_HIP, HIP_CUDA_COMPAT).
+_HIP_WORDS = frozenset({"HIP", "ROCM"})
+_NOT_HIP_WORDS = frozenset({"NO", "NOT", "DISABLE", "DISABLED", "WITHOUT", "SKIP", "CUDA", "NVIDIA", "NVCC", "NV"})
+
+
+def is_hip_macro(name: str, hip_macros: frozenset[str] = HIP_MACROS) -> bool:
+    """Defined in an AMD build and never by nvcc: listed (defaults and `hip-macros`) or named so."""
+    if name in hip_macros:
+        return True
+    if name in CUDA_MACROS or name in CUDA_PASS_MACROS or name in HIP_PASS_MACROS:
+        return False
+    words = {w for w in name.split("_") if w}
+    return not words.isdisjoint(_HIP_WORDS) and words.isdisjoint(_NOT_HIP_WORDS)
+
 
 def _not(v):
     return None if v is None else (not v)
@@ -76,6 +92,8 @@ class _Eval:
             return world == CUDA
         if name in CUDA_PASS_MACROS:
             return False if world == HIP else None
+        if is_hip_macro(name, self.hip_macros):
+            return world == HIP
         return None
 
     def truth(self, node: Node | None, world: str):
@@ -160,7 +178,7 @@ def _tests_hip_macro(branch: Node, data: bytes, hip_macros: frozenset[str]) -> b
         return False
     for ident in iter_nodes(cond, {"identifier"}):
         name = data[ident.start_byte:ident.end_byte].decode("utf-8", "replace")
-        if name in hip_macros and name not in HIP_PASS_MACROS:
+        if name not in HIP_PASS_MACROS and is_hip_macro(name, hip_macros):
             return True
     return False
 

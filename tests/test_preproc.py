@@ -1,6 +1,6 @@
 """Which #if branches are HIP-only or NVIDIA-only."""
 from hiplint.cparse import new_parser
-from hiplint.preproc import PlatformMap
+from hiplint.preproc import PlatformMap, is_hip_macro
 
 
 def kinds(src: str) -> dict[str, str | None]:
@@ -39,3 +39,15 @@ def test_elif_chain():
 def test_hip_device_pass_is_not_a_platform_switch():
     # AMD's host pass compiles the #else: it must stay visible to the rules.
     assert kinds("#ifdef __HIP_DEVICE_COMPILE__\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": "hip", "B": None}
+
+
+def test_project_macros_named_hip_or_rocm():
+    # Projects' own switches (Faiss's USE_AMD_ROCM, AMReX's AMREX_USE_HIP): HIP or ROCM is one of the words.
+    for name in ("USE_AMD_ROCM", "AMREX_USE_HIP", "KOKKOS_ENABLE_HIP", "ROCM_VERSION_MAJOR", "HIP_ENABLE_WARP_SYNC_BUILTINS"):
+        assert is_hip_macro(name), name
+        assert kinds(f"#ifdef {name}\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": "hip", "B": "nvidia"}, name
+    # A word that says the opposite or names NVIDIA, HIP inside a longer word, or nvcc's own macros.
+    for name in ("NO_ROCM", "MYLIB_DISABLE_HIP", "HIP_CUDA_COMPAT", "__HIP_PLATFORM_NVIDIA__", "SHIPPING_BUILD",
+                 "HIPCUB_STUFF", "__CUDA_ARCH__"):
+        assert not is_hip_macro(name), name
+    assert kinds("#ifdef MYLIB_NO_ROCM\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": None, "B": None}

@@ -1,5 +1,6 @@
 from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
+from hiplint.preproc import is_hip_macro
 from hiplint.renames import load_table
 
 
@@ -71,4 +72,4 @@ class CudaHeaderGuardTest(CudaRule):
         cond = n.child_by_field_name("condition") if n is not None else None
         if cond is None:
             return False
-        return any(ctx.text(i) in ctx.settings.hip_macros for i in iter_nodes(cond, {"identifier"}))
+        return any(is_hip_macro(ctx.text(i), ctx.settings.hip_macros) for i in iter_nodes(cond, {"identifier"}))

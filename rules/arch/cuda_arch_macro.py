@@ -2,13 +2,13 @@ import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
-from hiplint.preproc import HIP, HIP_MACROS, condition_truth
+from hiplint.preproc import HIP, condition_truth, is_hip_macro
 
 ARCH_MACROS = re.compile(r"\b(__CUDA_ARCH__|__CUDA_ARCH_LIST__|__CUDA_ARCH_FEAT_SM\w+|__CUDA_ARCH_SPECIFIC__|"
                          r"__CUDA_ARCH_FAMILY_SPECIFIC__)\b")
 VERSION_MACROS = re.compile(r"\b(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__|"
                             r"__CUDACC_VER_BUILD__)\b")
-HIP_MENTION = re.compile(r"\b(" + "|".join(sorted(map(re.escape, HIP_MACROS))) + r"|__HIP\w*|HIP_\w+|\w*ROCM\w*)\b")
+IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*")
 NOT_DEFINED_ARCH = re.compile(r"!\s*defined\s*\(?\s*__CUDA_ARCH__")
 # A macro body that is a test (a comparison, `defined`, a logical operator), not just the value.
 TEST_LIKE = re.compile(r"\bdefined\b|[<>]=?|[=!]=|&&|\|\|")
@@ -96,7 +96,7 @@ class CudaArchMacro(CudaRule):
             if value is None or name is None:
                 continue
             text = ctx.text(value)
-            if (ARCH_MACROS.search(text) or VERSION_MACROS.search(text)) and not HIP_MENTION.search(text) \
+            if (ARCH_MACROS.search(text) or VERSION_MACROS.search(text)) and not _mentions_hip(ctx, text) \
                     and TEST_LIKE.search(text) and not self._inside_arch_branch(ctx, node):
                 if ctx.text(name) in ("__CUDA_ARCH__", "CUDART_VERSION", "CUDA_VERSION"):
                     continue  # a sentinel define, reported below with its own message
@@ -127,7 +127,7 @@ class CudaArchMacro(CudaRule):
             return
         text = ctx.text(cond)
         m = ARCH_MACROS.search(text) or VERSION_MACROS.search(text)
-        if m is None or HIP_MENTION.search(text):
+        if m is None or _mentions_hip(ctx, text):
             return
         macro = m.group(1)
         if macro in self._defined_here(ctx):
@@ -211,3 +211,9 @@ class CudaArchMacro(CudaRule):
             for m in pattern.finditer(code):
                 uses.setdefault(m.group(1), set()).add(lineno)
         return uses
+
+
+def _mentions_hip(ctx, text: str) -> bool:
+    """The condition already names the HIP build (`|| defined(USE_AMD_ROCM)`, `__HIP_PLATFORM_*`)."""
+    return any(name.startswith("__HIP") or is_hip_macro(name, ctx.settings.hip_macros)
+               for name in IDENTIFIER.findall(text))
