@@ -11,8 +11,10 @@ class HalfIntrinsicGaps(CudaRule):
     Finds calls of CUDA fp16/bf16 intrinsics for which AMD's HIPIFY tables list no HIP equivalent:
     `__hmax2`, `__hmin2` (and `_nan`), `__hfma2_relu`, `__hfma_relu`, `__hadd_rn`/`__hsub_rn`/`__hmul_rn`
     (and `2` forms), the `__h{eq,ne,lt,le,gt,ge}[u]2_mask` comparisons, `__half2char_rz`,
-    `__half2uchar_rz`, `__double2half`, `__double2bfloat16` and `__hcmadd`. `__hmax2`/`__hmin2` on
-    `__nv_bfloat162` / `__hip_bfloat162` values are left alone: HIP's `amd_hip_bf16.h` has those.
+    `__half2uchar_rz`, `__double2half`, `__double2bfloat16` (before ROCm 5.7) and `__hcmadd`.
+    `__hmax2`/`__hmin2` on `__nv_bfloat162` / `__hip_bfloat162` values are left alone: HIP's
+    `amd_hip_bf16.h` has those. The `_rn` forms are warnings: ROCm 6.3's headers lack them, newer
+    HIP declares them, and the first release that does is not pinned down.
     Shuffles of `__half`/`__half2` are not reported: HIP defines `__shfl*` for them (ROCm 5.6 and
     later), and the `__shfl*_sync` forms forward to those.
 
@@ -58,8 +60,16 @@ class HalfIntrinsicGaps(CudaRule):
         fn = ctx.text(captures["fn"][0])
         if fn not in half["missing"]:
             return
+        since = half["since"].get(fn)
+        if since is not None and ctx.rocm_version >= tuple(since):
+            return
         call = captures["call"][0]
         if fn in half["bf16_overloads"] and self._bf16_args(ctx, call):
+            return
+        if fn in half["newer_hip"]:
+            ctx.report(call, f"`{fn}` is not declared by hip_fp16.h/hip_bf16.h of ROCm 6.3 and older (newer HIP "
+                             f"adds it): check the oldest ROCm you support, or rewrite it with float math",
+                       severity=Severity.WARNING)
             return
         ctx.report(call, f"`{fn}` has no HIP equivalent (hip_fp16.h/hip_bf16.h do not declare it); rewrite it with "
                          f"float math or a helper")
