@@ -136,8 +136,8 @@ class Linter:
             else:
                 for i, unit in enumerate(units[1:], 1):
                     matches[i] = self._matches(queries, unit.root, self._lookups(unit.root, unit.data, hits))
-        ctx.platform = PlatformMap(root, data, self.settings.hip_macros)
         ctx.parse_errors = error_ranges(root)
+        ctx.platform = PlatformMap(root, data, self.settings.hip_macros, ctx.parse_errors)
         unit_rules = [r for r in self.unit_rules if plan.runs(r, found)]
         # Rules with only `check_unit` (no query) run even when no enabled rule has a query.
         for i, unit in enumerate(units):

@@ -8,11 +8,13 @@ out of it); one false for HIP and true for CUDA is NVIDIA-only code beside a HIP
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from tree_sitter import Node
 
-from hiplint.cparse import iter_nodes
+from hiplint.cparse import error_ranges, iter_nodes
 
 # Defined when compiling for AMD through HIP, never by nvcc. Projects add theirs with `hip-macros`.
 HIP_MACROS = frozenset({
@@ -37,6 +39,9 @@ CUDA_PASS_MACROS = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_FEAT_SM90_ALL", "__C
 HIP_PASS_MACROS = ("__HIP_DEVICE_COMPILE__",)
 
 HIP, CUDA = "hip", "cuda"
+
+# Defined only when clang compiles device code, some for one target only: AMD code, but not all of it.
+AMD_TARGET_MACRO = re.compile(r"__gfx[0-9a-f]+__|__GFX\d+__|__AMDGCN__|__AMDGPU__|__AMDGCN_WAVEFRONT_SIZE(__)?")
 
 # Projects name their own "this is the HIP build" macro: USE_AMD_ROCM (Faiss), AMREX_USE_HIP,
 # KOKKOS_ENABLE_HIP, ROCM_VERSION_MAJOR. A name with HIP or ROCM as one of its words counts as one,
@@ -86,6 +91,10 @@ class _Eval:
     def defined(self, name: str, world: str):
         if name in HIP_PASS_MACROS:
             return None if world == HIP else False  # AMD device pass only: unknown for AMD overall
+        if AMD_TARGET_MACRO.fullmatch(name):
+            # One target's device pass (`__gfx942__`, `__GFX11__`): the #else of such a test is still
+            # AMD code for the other targets and the host pass.
+            return None if world == HIP else False
         if name in self.hip_macros:
             return world == HIP
         if name in CUDA_MACROS:
@@ -142,6 +151,54 @@ class _Eval:
         return None
 
 
+class _KnownEval(_Eval):
+    """Truth of conditions given which macros are defined (True), undefined (False) or unknown (None)."""
+
+    def __init__(self, data: bytes, known):
+        super().__init__(data, frozenset())
+        self.known = known
+
+    def defined(self, name: str, world: str):
+        return self.known(name)
+
+
+def excluded_when(offset: int, data: bytes, known) -> bool:
+    """Is byte `offset` of `data` in an `#if` branch that is surely not compiled when `known(name)`
+    tells which macros are defined (True) or undefined (False)? E.g. `tex1Dfetch` in the `#else` of
+    `#if defined(__gfx942__)`, for a gfx942 build. Read from the text, so unparsable files count;
+    unknown (None) conditions keep the code in."""
+    for group in _groups_of(data):
+        if not group[0][3] <= offset < group[-1][4]:
+            continue
+        for kind, cond, _, body_start, body_end in group:
+            value = _known_truth(kind, cond, known)
+            if body_start <= offset < body_end:
+                if value is False:
+                    return True  # this branch's own test fails
+                break
+            if value is True:
+                return True  # an earlier branch is taken instead
+    return False
+
+
+@lru_cache(maxsize=8)
+def _groups_of(data: bytes):
+    return directive_groups(data)
+
+
+def _known_truth(kind: str, cond: bytes, known):
+    if kind == "else":
+        return True
+    if kind in ("ifdef", "ifndef", "elifdef", "elifndef"):
+        names = re.findall(rb"[A-Za-z_]\w*", cond)
+        value = known(names[0].decode()) if names else None
+        return _not(value) if kind.endswith("ndef") else value
+    snippet = b"#if " + cond + b"\n#endif\n"
+    top = _snippet_parser().parse(snippet).root_node.named_children
+    node = top[0].child_by_field_name("condition") if top and top[0].type == "preproc_if" else None
+    return _KnownEval(snippet, known).truth(node, HIP)
+
+
 def condition_truth(node: Node, data: bytes, world: str, hip_macros: frozenset[str] = HIP_MACROS):
     """Three-valued truth of a `#if` condition node in `world` ("hip" or "cuda"); None when unknown."""
     return _Eval(data, hip_macros).truth(node, world)
@@ -183,18 +240,105 @@ def _tests_hip_macro(branch: Node, data: bytes, hip_macros: frozenset[str]) -> b
     return False
 
 
+# Conditional directives, read as the preprocessor reads them: by line, continuations included.
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b((?:[^\n\\]|\\.|\\\n)*)",
+                        re.M)
+_TRAILING_COMMENT = re.compile(rb"(?:\s|\\\r?\n)*(//.*|/\*.*)?$", re.S)
+_CONTINUATION = re.compile(rb"\\\r?\n")
+
+
+def directive_groups(data: bytes) -> list[list[tuple[str, bytes, int, int, int]]]:
+    """Each `#if ... #endif` group of the file as its branches, from the text alone (a file tree-sitter
+    cannot parse keeps its directives): (kind, condition, the directive's `#`, body start, body end)."""
+    stack: list[list] = []
+    groups = []
+    for m in _DIRECTIVE.finditer(data):
+        kind = m.group(1).decode()
+        cond = m.group(2)
+        if kind == "else":
+            cond, body = b"", m.start(1) + 4
+        else:
+            cond = cond[:len(cond) - len(_TRAILING_COMMENT.search(cond).group(0))] if cond else cond
+            body = m.start(2) + len(cond)
+        at = m.start() + len(m.group(0)) - len(m.group(0).lstrip(b" \t"))  # the '#'
+        cond = _CONTINUATION.sub(b" ", cond).strip()
+        if kind in ("if", "ifdef", "ifndef"):
+            stack.append([(kind, cond, at, body)])
+        elif kind == "endif":
+            if stack:
+                group = stack.pop()
+                ends = [b[2] for b in group[1:]] + [m.start()]
+                groups.append([(*b, e) for b, e in zip(group, ends)])
+        elif stack:
+            stack[-1].append((kind, cond, at, body))
+    return groups
+
+
+@lru_cache(maxsize=4096)
+def _text_branch(kind: str, cond: bytes, hip_macros: frozenset[str]):
+    """({world: truth}, tests a HIP macro, is a platform test) of one textual branch."""
+    if kind == "else":
+        return {HIP: True, CUDA: True}, False, False
+    ev = _Eval(cond, hip_macros)
+    names = [n.decode("utf-8", "replace") for n in re.findall(rb"[A-Za-z_]\w*", cond)]
+    names_hip = any(n not in HIP_PASS_MACROS and is_hip_macro(n, hip_macros) for n in names)
+    platform = bool(cond) and not any(m in names for m in HIP_PASS_MACROS)
+    if kind in ("ifdef", "ifndef", "elifdef", "elifndef"):
+        values = {w: ev.defined(names[0], w) if names else None for w in (HIP, CUDA)}
+        if kind.endswith("ndef"):
+            values = {w: _not(v) for w, v in values.items()}
+        return values, names_hip, platform
+    snippet = b"#if " + cond + b"\n#endif\n"
+    top = _snippet_parser().parse(snippet).root_node.named_children
+    node = top[0].child_by_field_name("condition") if top and top[0].type == "preproc_if" else None
+    ev = _Eval(snippet, hip_macros)
+    return {w: ev.truth(node, w) for w in (HIP, CUDA)}, names_hip, platform
+
+
+@lru_cache(maxsize=1)
+def _snippet_parser():
+    from hiplint.cparse import new_parser
+    return new_parser()
+
+
+def _chain_regions(chain: list) -> list[Region]:
+    """Regions of one #if/#elif/#else chain, given per branch (start, end, {world: condition},
+    tests a HIP macro, is a platform test)."""
+    prior = {HIP: True, CUDA: True}
+    names_hip = False  # does the chain so far test a HIP macro (an explicit AMD alternative)?
+    branches = []
+    for start, end, cond, tests_hip, platform in chain:
+        names_hip = names_hip or tests_hip
+        taken = {w: _and(prior[w], cond[w]) for w in (HIP, CUDA)}
+        branches.append((start, end, taken, platform, names_hip))
+        prior = {w: _and(prior[w], _not(cond[w])) for w in (HIP, CUDA)}
+    # A branch AMD never compiles is NVIDIA-only when nvcc surely compiles it, or when the chain
+    # has a HIP branch beside it (`#if AMD ... #elif __CUDA_ARCH__ >= 800 ... #else ...`).
+    # Also NVIDIA-side: a branch kept from AMD builds by a HIP macro test earlier in the chain
+    # (`#elif CUDART_VERSION >= ...` after `#if defined(__HIP_PLATFORM_AMD__)`, `&& !defined(USE_ROCM)`).
+    has_hip = any(t[CUDA] is False and t[HIP] is not False and plat for _, _, t, plat, _ in branches)
+    regions = []
+    for start, end, taken, _, hip_named in branches:
+        if taken[CUDA] is False and taken[HIP] is not False:
+            regions.append(Region(start, end, "hip"))
+        elif taken[HIP] is False and (taken[CUDA] is True or (taken[CUDA] is None and (has_hip or hip_named))):
+            regions.append(Region(start, end, "nvidia"))
+    return regions
+
+
 class PlatformMap:
     """Byte ranges of a file that are HIP-only or NVIDIA-only code."""
 
-    def __init__(self, root: Node, data: bytes, hip_macros: frozenset[str] = HIP_MACROS):
+    def __init__(self, root: Node, data: bytes, hip_macros: frozenset[str] = HIP_MACROS,
+                 errors: list[tuple[int, int]] | None = None):
         ev = _Eval(data, hip_macros)
         regions: list[Region] = []
+        seen = set()
         for node in iter_nodes(root, {"preproc_if", "preproc_ifdef"}):
+            seen.add(node.start_byte)
             # Walk the #if / #elif / #else chain, carrying "no earlier branch was taken".
-            prior = {HIP: True, CUDA: True}
-            names_hip = False  # does the chain so far test a HIP macro (an explicit AMD alternative)?
             branch = node
-            chain = []  # (start, end, taken, platform alternative) per branch
+            chain = []
             while branch is not None:
                 t = branch.type
                 if t in ("preproc_if", "preproc_elif"):
@@ -210,25 +354,29 @@ class PlatformMap:
                     cond = {HIP: True, CUDA: True}
                 else:
                     break
-                names_hip = names_hip or _tests_hip_macro(branch, data, hip_macros)
-                taken = {w: _and(prior[w], cond[w]) for w in (HIP, CUDA)}
                 start = _body_start(branch) if t != "preproc_else" else (branch.child(0).end_byte if branch.child(0) else branch.start_byte)
                 end = _body_end(branch) if t != "preproc_else" else branch.end_byte
                 cond_node = branch.child_by_field_name("condition") or branch.child_by_field_name("name")
                 platform = cond_node is not None and not any(m in ev.text(cond_node) for m in HIP_PASS_MACROS)
-                chain.append((start, end, taken, platform, names_hip))
-                prior = {w: _and(prior[w], _not(cond[w])) for w in (HIP, CUDA)}
+                chain.append((start, end, cond, _tests_hip_macro(branch, data, hip_macros), platform))
                 branch = branch.child_by_field_name("alternative")
-            # A branch AMD never compiles is NVIDIA-only when nvcc surely compiles it, or when the chain
-            # has a HIP branch beside it (`#if AMD ... #elif __CUDA_ARCH__ >= 800 ... #else ...`).
-            # Also NVIDIA-side: a branch kept from AMD builds by a HIP macro test earlier in the chain
-            # (`#elif CUDART_VERSION >= ...` after `#if defined(__HIP_PLATFORM_AMD__)`, `&& !defined(USE_ROCM)`).
-            has_hip = any(t[CUDA] is False and t[HIP] is not False and plat for _, _, t, plat, _ in chain)
-            for start, end, taken, _, hip_named in chain:
-                if taken[CUDA] is False and taken[HIP] is not False:
-                    regions.append(Region(start, end, "hip"))
-                elif taken[HIP] is False and (taken[CUDA] is True or (taken[CUDA] is None and (has_hip or hip_named))):
-                    regions.append(Region(start, end, "nvidia"))
+            regions.extend(_chain_regions(chain))
+        # Directives inside regions tree-sitter could not parse are lost from the tree: read those
+        # groups from the text (the preprocessor itself is line-based).
+        if errors is None:
+            errors = error_ranges(root) if root.has_error else []
+        if errors:
+            starts = [s for s, _ in errors]
+            for group in directive_groups(data):
+                at = group[0][2]
+                i = bisect.bisect_right(starts, at) - 1
+                if at in seen or i < 0 or at >= errors[i][1]:
+                    continue
+                chain = []
+                for kind, cond, _, body_start, body_end in group:
+                    values, tests_hip, platform = _text_branch(kind, cond, hip_macros)
+                    chain.append((body_start, body_end, values, tests_hip, platform))
+                regions.extend(_chain_regions(chain))
         regions.sort(key=lambda r: (r.start, -r.end))
         self.regions = regions
         self._starts = [r.start for r in regions]

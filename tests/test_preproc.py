@@ -1,6 +1,6 @@
 """Which #if branches are HIP-only or NVIDIA-only."""
 from hiplint.cparse import new_parser
-from hiplint.preproc import PlatformMap, is_hip_macro
+from hiplint.preproc import PlatformMap, directive_groups, excluded_when, is_hip_macro
 
 
 def kinds(src: str) -> dict[str, str | None]:
@@ -51,3 +51,38 @@ def test_project_macros_named_hip_or_rocm():
                  "HIPCUB_STUFF", "__CUDA_ARCH__"):
         assert not is_hip_macro(name), name
     assert kinds("#ifdef MYLIB_NO_ROCM\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": None, "B": None}
+
+
+def test_target_macros_are_amd_code_but_not_all_of_it():
+    # The #else of a gfx90a test is compiled for every other AMD target and for the host pass.
+    assert kinds("#if defined(__gfx90a__)\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": "hip", "B": None}
+    assert kinds("#ifdef __AMDGCN__\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": "hip", "B": None}
+    # Still a HIP alternative: the CUDA-arch branch after it is NVIDIA-side.
+    src = "#if defined(__GFX9__)\nint x_a;\n#elif __CUDA_ARCH__ >= 800\nint x_b;\n#else\nint x_c;\n#endif\n"
+    assert kinds(src) == {"A": "hip", "B": "nvidia", "C": None}
+
+
+def test_directives_the_tree_loses_are_read_from_the_text():
+    # An #ifdef inside an argument list is valid C that tree-sitter cannot place in its tree.
+    src = "void g() {\n  x = f(b,\n#ifdef __HIP_PLATFORM_AMD__\n    int x_a;\n#else\n    int x_b;\n#endif\n  );\n}\n"
+    data = src.encode()
+    root = new_parser().parse(data).root_node
+    assert PlatformMap(root, data, errors=[]).kind_at(data.index(b"int x_b")) is None  # the tree alone misses it
+    assert kinds(src) == {"A": "hip", "B": "nvidia"}
+
+
+def test_directive_groups_follow_the_text():
+    data = b"#if A // note\nx\n#  elif B\ny\n#else\n#ifdef C \\\n  /* more */\nz\n#endif\n#endif\n"
+    inner, outer = directive_groups(data)
+    assert [(k, c) for k, c, *_ in outer] == [("if", b"A"), ("elif", b"B"), ("else", b"")]
+    assert [(k, c) for k, c, *_ in inner] == [("ifdef", b"C")]
+    assert data[outer[0][3]:outer[0][4]] == b" // note\nx\n"
+    assert data[outer[2][3]:outer[2][4]].startswith(b"\n#ifdef C")
+
+
+def test_excluded_when_a_target_builds():
+    gfx942 = {"__gfx942__": True, "__gfx90a__": False}.get
+    src = (b"#if defined(__gfx90a__) || defined(__gfx942__)\nint x_a;\n#else\nint x_b;\n#endif\n"
+           b"#ifndef __gfx942__\nint x_c;\n#elif USE_TEX\nint x_d;\n#endif\n")
+    got = [excluded_when(src.index(m), src, gfx942) for m in (b"int x_a", b"int x_b", b"int x_c", b"int x_d")]
+    assert got == [False, True, True, False]

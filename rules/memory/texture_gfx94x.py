@@ -1,6 +1,7 @@
 import re
 
 from hiplint import CudaRule, Impact, Severity
+from hiplint.preproc import excluded_when
 
 from ._values import table
 
@@ -24,7 +25,8 @@ class TextureOnGfx94x(CudaRule):
     When the configured targets include gfx940, gfx941 or gfx942, finds device calls of the texture
     and surface functions: `tex1D`, `tex1Dfetch`, `tex2D`, `tex3D`, `tex2DLayered`, `tex2Dgather`,
     `tex*Lod`, `tex*Grad`, `texCubemap*`, `surf1Dread`, `surf2Dwrite`, `surf3D*`, ... Calls inside an
-    `#if` on `__HIP_NO_IMAGE_SUPPORT` are left alone.
+    `#if` on `__HIP_NO_IMAGE_SUPPORT` are left alone, and so are calls that a target's device pass
+    skips (`#if !defined(__gfx942__)`, the `#else` of `#if defined(__gfx940__) || defined(__gfx942__)`).
 
     ## Why it breaks on AMD
     MI300 (gfx940/gfx941/gfx942) has no image instructions. The compiler defines
@@ -77,11 +79,49 @@ class TextureOnGfx94x(CudaRule):
         call = captures["call"][0]
         if _guarded(ctx, call):
             return
-        archs = _image_less(ctx.settings)
+        skipped = _excluded_targets(ctx, call, _image_less(ctx.settings))
+        archs = [a for a in _image_less(ctx.settings) if a not in skipped]
+        if not archs:
+            return
         targets = ", ".join(archs)
         verb = "has" if len(archs) == 1 else "have"
         ctx.report(call, f"`{fn}`: {targets} {verb} no image hardware (__HIP_NO_IMAGE_SUPPORT); texture and surface "
                          f"functions are unavailable there and the kernel does not compile")
+
+
+# Defined in every device pass of an AMD build; an AMD build never defines __CUDA_ARCH__.
+_AMD_DEVICE_PASS = {"__HIP_PLATFORM_AMD__": True, "__HIP_PLATFORM_HCC__": True, "__HIPCC__": True, "__HIP__": True,
+                    "__HIP_DEVICE_COMPILE__": True, "__AMDGCN__": True, "__AMDGPU__": True, "__CUDA_ARCH__": False,
+                    GUARD_MACRO: True}
+_ARCH = re.compile(r"__gfx([0-9a-f]+)__")
+_FAMILY = re.compile(r"__GFX(\d+)__")
+
+
+def _device_pass_macros(target: str):
+    """Which macros clang defines when it compiles device code for `target` (gfx942): the target's
+    own `__gfx942__` and family `__GFX9__`, no other target's; None for anything else."""
+    digits = target[3:]
+    family = digits[:2] if len(digits) == 4 else digits[:1]
+
+    def known(name: str):
+        if name in _AMD_DEVICE_PASS:
+            return _AMD_DEVICE_PASS[name]
+        m = _ARCH.fullmatch(name)
+        if m:
+            return m.group(1) == digits
+        m = _FAMILY.fullmatch(name)
+        if m:
+            return m.group(1) == family
+        return None
+    return known
+
+
+def _excluded_targets(ctx, call, archs: list[str]) -> list[str]:
+    """The targets whose device pass skips `call` (`#if !defined(__gfx942__)`, the `#else` of a gfx94x test)."""
+    if ctx.unit.is_macro:
+        return []
+    offset = ctx.file_range(call)[0]
+    return [a for a in archs if excluded_when(offset, ctx.source.data, _device_pass_macros(a))]
 
 
 def _guarded(ctx, node) -> bool:
