@@ -1,6 +1,11 @@
+import re
+
 from hiplint import CudaRule, Impact, Severity
 
 DEFAULT_MIN = ("1", "1u", "1U")
+# A second argument named for AMD's meaning (rocPRIM's ROCPRIM_DEFAULT_MIN_WARPS_PER_EU, kMinWavesPerEU):
+# its author already counts waves per execution unit.
+AMD_MEANING = re.compile(r"(warps?|waves?|wavefronts?)per(eu|executionunits?|simd)")
 
 
 class LaunchBoundsMinBlocks(CudaRule):
@@ -9,7 +14,8 @@ class LaunchBoundsMinBlocks(CudaRule):
     ## What it does
     Finds `__launch_bounds__` with a second argument (and a third, the CUDA 12 maximum cluster
     size), and reports that argument. A second argument of `1` is not reported: it constrains
-    nothing on either vendor (HIP's minimum waves per EU defaults to 1).
+    nothing on either vendor (HIP's minimum waves per EU defaults to 1). Nor is one whose name
+    already says waves (or warps) per execution unit, such as `MIN_WAVES_PER_EU`: that is AMD's meaning.
 
     ## Why it breaks on AMD
     HIP defines `__launch_bounds__(T, B)` as `amdgpu_flat_work_group_size(1, T)` plus
@@ -60,6 +66,8 @@ class LaunchBoundsMinBlocks(CudaRule):
             t, b = ctx.text(args[0]), ctx.text(args[1])
             if b.strip() in DEFAULT_MIN:
                 return  # 1 asks for nothing on either vendor: HIP's default is 1 wave per EU
+            if AMD_MEANING.search(b.lower().replace("_", "")):
+                return
             ctx.report(args[1], f"`{b}` is read as a minimum of waves per execution unit on AMD "
                                 f"(amdgpu_waves_per_eu), not blocks per multiprocessor; the HIP guide's conversion "
                                 f"is ({b} * {t}) / 32")
