@@ -35,6 +35,7 @@ CODE_WITH_MESSAGE = re.compile(r'\b([A-Z]{2,4}[0-9]{3})\b(?:\s*"([^"]*)")?')
 class Expectations:
     expected: dict[tuple[int, str], list[str]] = field(default_factory=dict)  # (line, code) -> message substrings
     ok: set[tuple[int, str]] = field(default_factory=set)
+    counts: dict[tuple[int, str], int] = field(default_factory=dict)  # how many times each is expected
     config: dict = field(default_factory=dict)
     codes: set[str] = field(default_factory=set)
 
@@ -82,6 +83,7 @@ def _parse_annotation(ex, lines, i, line, found, hash_comments):
         ex.codes.add(c)
         if kind == "expect":
             ex.expected.setdefault((target, c), []).extend([message] if message else [])
+            ex.counts[(target, c)] = ex.counts.get((target, c), 0) + 1
         else:
             ex.ok.add((target, c))
 
@@ -121,6 +123,9 @@ def compare(findings: list[Finding], ex: Expectations, subset: bool = False) -> 
         if key not in found:
             problems.append(f"line {key[0]}: expected {key[1]}, not reported")
             continue
+        if len(found[key]) > ex.counts.get(key, 1):
+            problems.append(f"line {key[0]}: {key[1]} reported {len(found[key])} times, expected "
+                            f"{ex.counts.get(key, 1)} (list the code once per finding)")
         for sub in msgs:
             if not any(sub in f.message for f in found[key]):
                 problems.append(f"line {key[0]}: {key[1]} message lacks {sub!r}: {found[key][0].message!r}")

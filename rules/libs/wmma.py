@@ -128,8 +128,9 @@ class WmmaToRocwmma(CudaRule):
                             unit.text(arg).split("[")[0] in fragment_vars and \
                             node.parent is not None and node.parent.type == "subscript_expression" and \
                             _index_used_as_coordinate(unit, node.parent, fragment_vars) and \
-                            id(_statement(node)) not in reported_statements:
-                        reported_statements.add(id(_statement(node)))
+                            _statement_key(unit, node) not in reported_statements:
+                        # Keyed by place: each `.parent` is a new Node object, so id() never repeats.
+                        reported_statements.add(_statement_key(unit, node))
                         self._report(ctx, node.parent, f"`{unit.text(node.parent)}` with its index used as a coordinate "
                                                        f"relies on NVIDIA's fragment element-to-lane layout; rocWMMA "
                                                        f"fragments are laid out per 64-lane wave and differently")
@@ -139,6 +140,11 @@ class WmmaToRocwmma(CudaRule):
         start, _ = ctx.file_range(node)
         if unguarded(ctx, start):
             ctx.report(node, message)
+
+
+def _statement_key(unit, node) -> tuple[int, int, int]:
+    stmt = _statement(node)
+    return id(unit), stmt.start_byte, stmt.end_byte
 
 
 def _statement(node):
