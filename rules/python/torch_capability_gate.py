@@ -108,9 +108,13 @@ class TorchCapabilityGate(FileRule):
             derived = [o for o in operands if self._derives(py, o, tracked)]
             if not derived or not any(_is_number_like(o) for o in operands if o not in derived):
                 continue
-            if handles_rocm(py, comp) or id(comp) in reported:
+            # Once per test: `cc == 61 or cc <= 52` is one gate, reported at its first comparison.
+            test = comp
+            while isinstance(py.parent(test), (cst.BooleanOperation, cst.UnaryOperation)):
+                test = py.parent(test)
+            if handles_rocm(py, comp) or id(test) in reported:
                 continue
-            reported.add(id(comp))
+            reported.add(id(test))
             start, end = py.span(comp)
             ctx.report_range(start, end,
                              "compute-capability gate with NVIDIA numbers: ROCm builds report "
