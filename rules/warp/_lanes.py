@@ -388,8 +388,40 @@ LANE_ARITH_OPERATORS = frozenset(op for op, _ in LANE_ARITH)
 
 
 def is_32_lane_index(ctx, node, scope) -> bool:
-    """What WRP001 reports: 32-based lane or warp arithmetic in a function (or macro body) doing warp work."""
-    return lane_arith_32(ctx, node, scope) and does_warp_work(ctx, scope)
+    """What WRP001 reports: 32-based lane or warp arithmetic in a function (or macro body) doing warp
+    work, unless all of that work goes through 32-wide tiles."""
+    return lane_arith_32(ctx, node, scope) and does_warp_work(ctx, scope) and not keeps_32_tiles(ctx, scope)
+
+
+_TILE_32 = re.compile(r"\btiled_partition\s*<\s*32\s*>")
+_OTHER_TILE = re.compile(r"\btiled_partition\s*(<\s*(?!32\s*>)|\()")
+
+
+def keeps_32_tiles(ctx, scope) -> bool:
+    """Every warp collective of the function goes through `tiled_partition<32>` tiles (`tile.shfl_xor`):
+    lanes and warps numbered in 32s then match the tiles, which HIP supports on 64-lane waves too.
+    Not when the function also uses a raw collective (`__shfl_xor_sync` sees the whole wave), another
+    tile size, or a helper of the file that does warp work."""
+    if ctx.unit.is_macro:
+        return False
+    key = ("wrp_tiles32", id(ctx.unit), scope.start_byte, scope.end_byte)
+    if key not in ctx.cache:
+        text = ctx.text(scope)
+        ok = bool(_TILE_32.search(text)) and not _OTHER_TILE.search(text) and \
+            all(m.group(0) == "tiled_partition" for m in WARP_COLLECTIVE.finditer(text))
+        if ok:
+            own = _function_name(ctx, scope)
+            helpers = warp_functions(ctx) - {own}
+            ok = not (helpers and re.search(r"\b(" + "|".join(map(re.escape, sorted(helpers))) + r")\s*[(<]", text))
+        ctx.cache[key] = ok
+    return ctx.cache[key]
+
+
+def _function_name(ctx, fn) -> str | None:
+    decl = fn.child_by_field_name("declarator")
+    while decl is not None and decl.type not in ("identifier", "field_identifier", "qualified_identifier"):
+        decl = decl.child_by_field_name("declarator")
+    return ctx.text(decl).split("::")[-1] if decl is not None else None
 
 
 def lane_index_32(ctx, scope):

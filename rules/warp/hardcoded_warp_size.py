@@ -10,7 +10,9 @@ class HardcodedWarpSize(CudaRule):
     (`tid = threadIdx.x`, `blockIdx.x * blockDim.x + threadIdx.x`, `__lane_id()`), and
     `blockDim.x / 32` (warps per block), in functions that do warp-level work: shuffles, votes,
     ballots, `__syncwarp`, tiles, or calls to functions of the file that do. Elsewhere `tid / 32`
-    only splits data among threads and is correct for any wave size.
+    only splits data among threads and is correct for any wave size. A function whose collectives
+    all go through `tiled_partition<32>` tiles (`tile.shfl_xor`) is left alone too: its lanes
+    numbered in 32s match the tiles, which HIP provides on 64-lane waves as well.
 
     ## Why it breaks on AMD
     NVIDIA warps have 32 lanes. AMD CDNA GPUs (MI200 `gfx90a`, MI300X `gfx942`, MI350 `gfx950`) run
