@@ -241,7 +241,7 @@ def _tests_hip_macro(branch: Node, data: bytes, hip_macros: frozenset[str]) -> b
 
 
 # Conditional directives, read as the preprocessor reads them: by line, continuations included.
-_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b((?:[^\n\\]|\\.|\\\n)*)",
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b((?:[^\n\\]|\\\r?\n|\\.)*)",
                         re.M)
 _TRAILING_COMMENT = re.compile(rb"(?:\s|\\\r?\n)*(//.*|/\*.*)?$", re.S)
 _CONTINUATION = re.compile(rb"\\\r?\n")

@@ -78,6 +78,9 @@ def test_directive_groups_follow_the_text():
     assert [(k, c) for k, c, *_ in inner] == [("ifdef", b"C")]
     assert data[outer[0][3]:outer[0][4]] == b" // note\nx\n"
     assert data[outer[2][3]:outer[2][4]].startswith(b"\n#ifdef C")
+    # A Windows line ending inside a continuation keeps the directive whole.
+    [(_, cond, *_)] = directive_groups(b"#if defined(A) && \\\r\n    defined(B)\r\nx\r\n#endif\r\n")[0]
+    assert b" ".join(cond.split()) == b"defined(A) && defined(B)"
 
 
 def test_excluded_when_a_target_builds():
