@@ -193,9 +193,7 @@ def _known_truth(kind: str, cond: bytes, known):
         names = re.findall(rb"[A-Za-z_]\w*", cond)
         value = known(names[0].decode()) if names else None
         return _not(value) if kind.endswith("ndef") else value
-    snippet = b"#if " + cond + b"\n#endif\n"
-    top = _snippet_parser().parse(snippet).root_node.named_children
-    node = top[0].child_by_field_name("condition") if top and top[0].type == "preproc_if" else None
+    node, snippet = _parse_condition(cond)
     return _KnownEval(snippet, known).truth(node, HIP)
 
 
@@ -288,11 +286,17 @@ def _text_branch(kind: str, cond: bytes, hip_macros: frozenset[str]):
         if kind.endswith("ndef"):
             values = {w: _not(v) for w, v in values.items()}
         return values, names_hip, platform
+    node, snippet = _parse_condition(cond)
+    ev = _Eval(snippet, hip_macros)
+    return {w: ev.truth(node, w) for w in (HIP, CUDA)}, names_hip, platform
+
+
+def _parse_condition(cond: bytes):
+    """The condition node of `#if cond` parsed on its own, and the bytes it was parsed from."""
     snippet = b"#if " + cond + b"\n#endif\n"
     top = _snippet_parser().parse(snippet).root_node.named_children
     node = top[0].child_by_field_name("condition") if top and top[0].type == "preproc_if" else None
-    ev = _Eval(snippet, hip_macros)
-    return {w: ev.truth(node, w) for w in (HIP, CUDA)}, names_hip, platform
+    return node, snippet
 
 
 @lru_cache(maxsize=1)
