@@ -11,7 +11,8 @@ class WarpSizeNotConstexpr(CudaRule):
     ## What it does
     Finds `warpSize` in template arguments, array bounds, `static_assert`, `constexpr` initialisers,
     `case` labels and enumerator values, and any use of the deprecated `__AMDGCN_WAVEFRONT_SIZE`
-    macros.
+    macros. A template or function parameter named `warpSize` (`template <int warpSize>`) hides HIP's
+    variable and is not reported.
 
     ## Why it breaks on AMD
     Up to ROCm 6.x `warpSize` was `static constexpr int warpSize = __AMDGCN_WAVEFRONT_SIZE`. HIP 7.0
@@ -60,6 +61,8 @@ class WarpSizeNotConstexpr(CudaRule):
         if name != "warpSize":
             ctx.report(node, f"`{name}` is deprecated and undefined in the host pass; use warpSize at run time or a template parameter")
             return
+        if _declared_here(ctx, node):
+            return  # a template or function parameter named warpSize: a constant of the code's own
         n = node.parent
         while n is not None and n.type not in ("compound_statement", "translation_unit", "function_definition"):
             if n.type in CONSTANT_CONTEXTS:
@@ -71,3 +74,33 @@ class WarpSizeNotConstexpr(CudaRule):
                 ctx.report(node, "`constexpr` initialised from `warpSize`: not a constant from ROCm 7.0")
                 return
             n = n.parent
+
+
+PARAMETER_KINDS = frozenset({"parameter_declaration", "optional_parameter_declaration"})
+
+
+def _declared_here(ctx, node) -> bool:
+    """Does `warpSize` here name a parameter of an enclosing template or function (`template <int warpSize>`,
+    AMReX's reductions), which hides HIP's variable?"""
+    for anc in _ancestors(node):
+        if anc.type == "template_declaration":
+            params = anc.child_by_field_name("parameters")
+        elif anc.type == "function_definition":
+            declarator = anc.child_by_field_name("declarator")
+            while declarator is not None and declarator.type != "function_declarator":
+                declarator = declarator.child_by_field_name("declarator")
+            params = declarator.child_by_field_name("parameters") if declarator is not None else None
+        else:
+            continue
+        for param in params.named_children if params is not None else ():
+            name = param.child_by_field_name("declarator") if param.type in PARAMETER_KINDS else None
+            if name is not None and name.type == "identifier" and ctx.text(name) == "warpSize":
+                return True
+    return False
+
+
+def _ancestors(node):
+    node = node.parent
+    while node is not None:
+        yield node
+        node = node.parent
