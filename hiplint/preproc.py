@@ -197,6 +197,27 @@ def _known_truth(kind: str, cond: bytes, known):
     return _KnownEval(snippet, known).truth(node, HIP)
 
 
+# Defined in every AMD device pass: HIP-Clang is clang and claims GCC 4 (`clang++-19 -x hip
+# --cuda-device-only -E -dM`); nvcc's __CUDACC__ is not among them, but hipify renames it to __HIPCC__.
+AMD_DEVICE_PASS_MACROS = frozenset({"__clang__", "__GNUC__", "__HIP__", "__HIPCC__", "__HIP_DEVICE_COMPILE__",
+                                    "__AMDGCN__", "__AMDGPU__"})
+
+
+def device_pass_truth(node: Node, data: bytes, hip_macros: frozenset[str] = HIP_MACROS, unknown=lambda name: False):
+    """Truth of a `#if` condition in AMD's device pass, with the macros `unknown(name)` names left unknown:
+    not None means the condition is settled there whatever those macros are."""
+    platform = _Eval(data, hip_macros)
+
+    def known(name: str):
+        if unknown(name):
+            return None
+        if name in AMD_DEVICE_PASS_MACROS:
+            return True
+        return platform.defined(name, HIP)
+
+    return _KnownEval(data, known).truth(node, HIP)
+
+
 def condition_truth(node: Node, data: bytes, world: str, hip_macros: frozenset[str] = HIP_MACROS):
     """Three-valued truth of a `#if` condition node in `world` ("hip" or "cuda"); None when unknown."""
     return _Eval(data, hip_macros).truth(node, world)

@@ -89,3 +89,18 @@ def test_excluded_when_a_target_builds():
            b"#ifndef __gfx942__\nint x_c;\n#elif USE_TEX\nint x_d;\n#endif\n")
     got = [excluded_when(src.index(m), src, gfx942) for m in (b"int x_a", b"int x_b", b"int x_c", b"int x_d")]
     assert got == [False, True, True, False]
+
+
+def test_device_pass_truth_leaves_the_named_macros_unknown():
+    from hiplint.preproc import device_pass_truth
+
+    def truth(cond: str):
+        data = f"#if {cond}\n#endif\n".encode()
+        node = new_parser().parse(data).root_node.named_children[0].child_by_field_name("condition")
+        return device_pass_truth(node, data, unknown=lambda name: name == "__CUDA_ARCH__")
+
+    assert truth("defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__)") is False
+    assert truth("defined(__NVCC__) && __CUDA_ARCH__ >= 800") is False
+    assert truth("defined(__HIP_DEVICE_COMPILE__) || __CUDA_ARCH__ >= 800") is True
+    assert truth("__CUDA_ARCH__ >= 800") is None
+    assert truth("defined(__GNUC__) && __CUDA_ARCH__ >= 800") is None

@@ -2,7 +2,7 @@ import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
-from hiplint.preproc import HIP, condition_truth, is_hip_macro
+from hiplint.preproc import HIP, condition_truth, device_pass_truth, is_hip_macro
 
 ARCH_MACROS = re.compile(r"\b(__CUDA_ARCH__|__CUDA_ARCH_LIST__|__CUDA_ARCH_FEAT_SM\w+|__CUDA_ARCH_SPECIFIC__|"
                          r"__CUDA_ARCH_FAMILY_SPECIFIC__)\b")
@@ -28,7 +28,10 @@ class CudaArchMacro(CudaRule):
     it is defined, with the lines that use it; the uses are not reported again (a define that only
     passes the value on, or sits inside an `#if` on the same macro, is left to that `#if`). Conditions that
     also test a HIP macro (`__HIP_PLATFORM_AMD__`, `__HIP_DEVICE_COMPILE__`, `USE_ROCM`, ...) are
-    already ported and not reported, nor are conditions inside a branch only NVIDIA compiles.
+    already ported and not reported, nor are conditions inside a branch only NVIDIA compiles, a
+    condition AMD fails when a later `#elif` of its chain tests a HIP macro (AMD goes on to that
+    branch), and an architecture test that AMD's device pass settles without the architecture
+    (`defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__)`: HIP-Clang is clang).
 
     ## Why it breaks on AMD
     HIP-Clang defines none of these macros, and nothing fails: the preprocessor silently picks a
@@ -149,6 +152,13 @@ class CudaArchMacro(CudaRule):
         on_amd = condition_truth(cond, ctx.source.data, HIP, ctx.settings.hip_macros) if ctx.unit.delta == 0 else None
         if on_amd is True and NOT_DEFINED_ARCH.search(text):
             return  # `!defined(__CUDA_ARCH__) || ...`: AMD takes it like nvcc's host pass, which compiles it too
+        if on_amd is False and self._hip_branch_follows(ctx, node):
+            return  # `#if CUDART_VERSION >= 11000 ... #elif defined(USE_ROCM)`: AMD goes on to its own branch
+        if kind == "architecture" and ctx.unit.delta == 0 and device_pass_truth(
+                cond, ctx.source.data, ctx.settings.hip_macros, unknown=ARCH_MACROS.fullmatch) is not None:
+            # `defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__)`: AMD's device pass
+            # (clang) settles it without the architecture; host passes see no __CUDA_ARCH__ on either side.
+            return
         if kind == "architecture":
             taken = {True: "takes this branch", False: "skips this branch"}.get(on_amd, "decides this branch")
             taken += " as if the architecture were 0"
@@ -158,6 +168,17 @@ class CudaArchMacro(CudaRule):
         ctx.report_range(ctx.file_range(directive)[0], head_end + ctx.unit.delta,
                          f"`{ctx.text(directive)} {text.strip()}` tests the {kind} macro `{macro}`, undefined on AMD: "
                          f"the preprocessor silently {taken}")
+
+    @staticmethod
+    def _hip_branch_follows(ctx, node) -> bool:
+        """Does a later `#elif` of the same chain test a HIP macro?"""
+        alt = node.child_by_field_name("alternative")
+        while alt is not None and alt.type in ("preproc_elif", "preproc_elifdef"):
+            cond = alt.child_by_field_name("condition") or alt.child_by_field_name("name")
+            if cond is not None and _mentions_hip(ctx, ctx.text(cond)):
+                return True
+            alt = alt.child_by_field_name("alternative")
+        return False
 
     def _split_fix(self, ctx, node, directive, cond, device_branch):
         if node.type not in ("preproc_ifdef", "preproc_if"):
