@@ -60,6 +60,21 @@ def is_hip_macro(name: str, hip_macros: frozenset[str] = HIP_MACROS) -> bool:
     return not words.isdisjoint(_HIP_WORDS) and words.isdisjoint(_NOT_HIP_WORDS)
 
 
+# A project's "this is the NVIDIA build" macro (AMREX_USE_CUDA, GGML_USE_CUDA, WITH_CUDA, __CUDACC__) is
+# unknown on its own: some projects keep it on in HIP builds. Only a chain that offers a HIP branch after
+# it (`#ifdef AMREX_USE_CUDA ... #elif defined(AMREX_USE_HIP)`) says it is off there.
+_CUDA_WORDS = frozenset({"CUDA", "CUDACC", "NVCC", "NVIDIA"})
+_NEGATING_WORDS = frozenset({"NO", "NOT", "DISABLE", "DISABLED", "WITHOUT", "SKIP"})
+
+
+def is_cuda_build_macro(name: str, hip_macros: frozenset[str] = HIP_MACROS) -> bool:
+    """Named for the CUDA build (a word CUDA, CUDACC, NVCC or NVIDIA, none naming HIP or negating)."""
+    if is_hip_macro(name, hip_macros) or name in HIP_PASS_MACROS or AMD_TARGET_MACRO.fullmatch(name):
+        return False
+    words = {w for w in name.upper().split("_") if w}
+    return not words.isdisjoint(_CUDA_WORDS) and words.isdisjoint(_NEGATING_WORDS) and words.isdisjoint(_HIP_WORDS)
+
+
 def _not(v):
     return None if v is None else (not v)
 
@@ -149,6 +164,28 @@ class _Eval:
             except ValueError:
                 return None
         return None
+
+
+class _CudaOffEval(_Eval):
+    """The HIP world with the project's CUDA-build macros taken as undefined."""
+
+    def defined(self, name: str, world: str):
+        value = super().defined(name, world)
+        if value is None and world == HIP and is_cuda_build_macro(name, self.hip_macros):
+            return False
+        return value
+
+
+def _settle_cuda_branches(chain: list, hip_truth_without_cuda) -> list:
+    """In a chain with a HIP branch, a branch before it that tests the project's CUDA-build macro is
+    not taken on AMD. `hip_truth_without_cuda(i)` evaluates branch i with those macros undefined."""
+    last_hip = max((i for i, entry in enumerate(chain) if entry[3]), default=-1)
+    out = []
+    for i, (start, end, cond, tests_hip, platform) in enumerate(chain):
+        if i < last_hip and cond[HIP] is None and hip_truth_without_cuda(i) is False:
+            cond = {**cond, HIP: False}
+        out.append((start, end, cond, tests_hip, platform))
+    return out
 
 
 class _KnownEval(_Eval):
@@ -294,11 +331,12 @@ def directive_groups(data: bytes) -> list[list[tuple[str, bytes, int, int, int]]
 
 
 @lru_cache(maxsize=4096)
-def _text_branch(kind: str, cond: bytes, hip_macros: frozenset[str]):
+def _text_branch(kind: str, cond: bytes, hip_macros: frozenset[str], evaluator=None):
     """({world: truth}, tests a HIP macro, is a platform test) of one textual branch."""
+    evaluator = evaluator or _Eval
     if kind == "else":
         return {HIP: True, CUDA: True}, False, False
-    ev = _Eval(cond, hip_macros)
+    ev = evaluator(cond, hip_macros)
     names = [n.decode("utf-8", "replace") for n in re.findall(rb"[A-Za-z_]\w*", cond)]
     names_hip = any(n not in HIP_PASS_MACROS and is_hip_macro(n, hip_macros) for n in names)
     platform = bool(cond) and not any(m in names for m in HIP_PASS_MACROS)
@@ -308,8 +346,21 @@ def _text_branch(kind: str, cond: bytes, hip_macros: frozenset[str]):
             values = {w: _not(v) for w, v in values.items()}
         return values, names_hip, platform
     node, snippet = _parse_condition(cond)
-    ev = _Eval(snippet, hip_macros)
+    ev = evaluator(snippet, hip_macros)
     return {w: ev.truth(node, w) for w in (HIP, CUDA)}, names_hip, platform
+
+
+def _tree_truth(ev: _Eval, kind: str, cond: Node | None):
+    """HIP-world truth of one branch of a parsed chain."""
+    if kind == "preproc_else":
+        return True
+    if cond is None:
+        return None
+    if kind in ("preproc_ifdef", "preproc_elifdef"):
+        value = ev.defined(ev.text(cond), HIP)
+        negated = cond.prev_sibling is not None and cond.prev_sibling.type in ("#ifndef", "#elifndef")
+        return _not(value) if negated else value
+    return ev.truth(cond, HIP)
 
 
 def _parse_condition(cond: bytes):
@@ -357,6 +408,7 @@ class PlatformMap:
     def __init__(self, root: Node, data: bytes, hip_macros: frozenset[str] = HIP_MACROS,
                  errors: list[tuple[int, int]] | None = None):
         ev = _Eval(data, hip_macros)
+        cuda_off = _CudaOffEval(data, hip_macros)
         regions: list[Region] = []
         seen = set()
         for node in iter_nodes(root, {"preproc_if", "preproc_ifdef"}):
@@ -364,6 +416,7 @@ class PlatformMap:
             # Walk the #if / #elif / #else chain, carrying "no earlier branch was taken".
             branch = node
             chain = []
+            conditions = []
             while branch is not None:
                 t = branch.type
                 if t in ("preproc_if", "preproc_elif"):
@@ -384,7 +437,10 @@ class PlatformMap:
                 cond_node = branch.child_by_field_name("condition") or branch.child_by_field_name("name")
                 platform = cond_node is not None and not any(m in ev.text(cond_node) for m in HIP_PASS_MACROS)
                 chain.append((start, end, cond, _tests_hip_macro(branch, data, hip_macros), platform))
+                conditions.append((t, cond_node))
                 branch = branch.child_by_field_name("alternative")
+            if any(entry[3] for entry in chain[1:]):
+                chain = _settle_cuda_branches(chain, lambda i: _tree_truth(cuda_off, *conditions[i]))
             regions.extend(_chain_regions(chain))
         # Directives inside regions tree-sitter could not parse are lost from the tree: read those
         # groups from the text (the preprocessor itself is line-based).
@@ -401,6 +457,9 @@ class PlatformMap:
                 for kind, cond, _, body_start, body_end in group:
                     values, tests_hip, platform = _text_branch(kind, cond, hip_macros)
                     chain.append((body_start, body_end, values, tests_hip, platform))
+                if any(entry[3] for entry in chain[1:]):
+                    chain = _settle_cuda_branches(
+                        chain, lambda i, group=group: _text_branch(*group[i][:2], hip_macros, _CudaOffEval)[0][HIP])
                 regions.extend(_chain_regions(chain))
         regions.sort(key=lambda r: (r.start, -r.end))
         self.regions = regions

@@ -104,3 +104,46 @@ def test_device_pass_truth_leaves_the_named_macros_unknown():
     assert truth("defined(__HIP_DEVICE_COMPILE__) || __CUDA_ARCH__ >= 800") is True
     assert truth("__CUDA_ARCH__ >= 800") is None
     assert truth("defined(__GNUC__) && __CUDA_ARCH__ >= 800") is None
+
+
+def test_cuda_switch_before_a_hip_branch_is_nvidia_only():
+    src = """
+#ifdef AMREX_USE_CUDA
+int cuda_side;
+#elif defined(AMREX_USE_HIP)
+int hip_side;
+#endif
+#if defined(GGML_USE_CUDA) && FAST
+int cuda_fast;
+#elif defined(GGML_USE_HIP)
+int hip_too;
+#endif
+#if defined(USE_FAST_MATH)
+int feature;
+#elif defined(USE_ROCM)
+int rocm;
+#endif
+#if !defined(WITH_CUDA)
+int not_cuda;
+#elif defined(USE_ROCM)
+int rocm2;
+#endif
+#ifdef NO_CUDA
+int no_cuda;
+#elif defined(USE_ROCM)
+int rocm3;
+#endif
+#ifdef USE_CUDA
+int lone_cuda;
+#endif
+"""
+    data = src.encode()
+    pm = PlatformMap(new_parser().parse(data).root_node, data)
+    got = {name: pm.kind_at(data.index(f"int {name};".encode())) for name in
+           ("cuda_side", "hip_side", "cuda_fast", "feature", "not_cuda", "no_cuda", "lone_cuda")}
+    assert got["cuda_side"] == "nvidia" and got["hip_side"] == "hip"
+    assert got["cuda_fast"] == "nvidia"
+    assert got["feature"] is None  # a feature switch: an AMD build may set it
+    assert got["not_cuda"] is None
+    assert got["no_cuda"] is None
+    assert got["lone_cuda"] is None  # no HIP branch beside it: unknown
