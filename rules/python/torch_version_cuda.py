@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from functools import cache
 
 from hiplint.lazy import libcst as cst
@@ -7,7 +8,7 @@ from hiplint.lazy import libcst as cst
 from hiplint import Edit, FileRule, Fix, Impact, Severity
 from hiplint import pyparse
 
-from ._vendor import handles_rocm
+from ._vendor import HIP_DOTTED, handles_rocm, mentions_hip
 
 TORCH_VERSION_CUDA = "torch.version.cuda"
 # Calls that fail on None: float("12.1"), Version(...), packaging.version.parse(...).
@@ -23,6 +24,12 @@ def ordering():
 def truth_tests():
     return (cst.If, cst.While, cst.IfExp, cst.Assert)
 GUARDED_USES = frozenset({TORCH_VERSION_CUDA, "torch.cuda.get_device_capability", "torch.cuda.get_device_properties"})
+# Under the test, these say the code picks NVIDIA's own path on purpose (CUTLASS kernels, NVML, a
+# compute-capability check), not "any GPU build".
+NVIDIA_ONLY_PARTS = ("cutlass", "nvml", "nvcc", "nvidia", "tensorrt", "capability")
+# In the branch a CUDA-build test leaves to ROCm: AMD's own kernels (Composable Kernel: xformers' `fmha.ck`).
+ROCM_LIBRARY_WORDS = frozenset({"ck", "miopen", "rocblas", "hipblaslt", "aiter"})
+_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")
 
 
 class TorchVersionCudaNone(FileRule):
@@ -41,7 +48,11 @@ class TorchVersionCudaNone(FileRule):
     use of the version or an NVIDIA-only check (`if torch.version.cuda and float(torch.version.cuda)
     >= 11.8`, `torch.version.cuda and torch.cuda.get_device_capability() >= (9, 0)`); version uses
     under such a guard; code in a branch or boolean expression that mentions `torch.version.hip` (or
-    another HIP/ROCm marker) or after an early `if torch.version.hip: return`.
+    another HIP/ROCm marker) or after an early `if torch.version.hip: return`. Nor a truth test that
+    picks NVIDIA's own path on purpose: its branch or conditions name CUTLASS, NVML, nvcc or a compute
+    capability (`fmha.cutlass.FwOp if torch.version.cuda else ...`, `torch.version.cuda and
+    compute_capability < (8, 0)`), its other branch names AMD's kernels (`else fmha.ck.FwOp`), or an
+    `if` beside it tests `torch.version.hip`.
 
     ## Why it breaks on AMD
     PyTorch's ROCm builds reuse the `torch.cuda` API but set `torch.version.hip` and leave
@@ -153,7 +164,9 @@ class TorchVersionCudaNone(FileRule):
         if isinstance(parent, cst.ComparisonTarget):
             return self._comparison(py, node, py.parent(parent))
         if self._truth_position(py, node):
-            return ("truth", node) if not self._guards_version_use(py, node) else (None, None)
+            if self._guards_version_use(py, node) or self._picks_nvidia(py, node):
+                return None, None
+            return "truth", node
         return None, None
 
     @staticmethod
@@ -212,6 +225,34 @@ class TorchVersionCudaNone(FileRule):
         return False
 
     @staticmethod
+    def _picks_nvidia(py, node) -> bool:
+        """Does the test choose between NVIDIA's and AMD's own paths, not "GPU build or not"? Its branch or
+        conditions name an NVIDIA-only thing (`fmha.cutlass.FwOp`, `compute_capability < (8, 0)`), its other
+        branch AMD's (`else fmha.ck.FwOp`), or a statement beside it tests `torch.version.hip`."""
+        top = node
+        for anc in py.ancestors(node):
+            if not isinstance(anc, (cst.BooleanOperation, cst.UnaryOperation)):
+                break
+            top = anc
+        scope = py.parent(top)
+        chosen = [top] if isinstance(top, cst.BooleanOperation) else []
+        other = None
+        if isinstance(scope, (cst.If, cst.IfExp)) and scope.test is top:
+            chosen.append(scope.body)
+            other = scope.orelse
+        if any(_names_nvidia_only(py, part) for part in chosen):
+            return True
+        if other is not None and (mentions_hip(py, other) or _names_rocm_library(other)):
+            return True
+        if isinstance(scope, cst.If) and scope.test is top:
+            block = py.parent(scope)
+            for stmt in getattr(block, "body", ()):
+                if stmt is not scope and isinstance(stmt, cst.If) and any(
+                        py.names(n) & HIP_DOTTED for n in _descendants(stmt.test) if isinstance(n, cst.Attribute)):
+                    return True
+        return False
+
+    @staticmethod
     def _truth_fix(py, node):
         if not isinstance(node, cst.Attribute) or node.attr.value != "cuda":
             return None
@@ -238,3 +279,21 @@ def _descendants(node):
         n = stack.pop()
         yield n
         stack.extend(n.children)
+
+
+def _names_nvidia_only(py, node) -> bool:
+    for n in _descendants(node):
+        if isinstance(n, cst.Name):
+            text = n.value.lower()
+        elif isinstance(n, cst.SimpleString):
+            text = (pyparse.string_value(n) or "").lower()
+        else:
+            continue
+        if any(part in text for part in NVIDIA_ONLY_PARTS):
+            return True
+    return False
+
+
+def _names_rocm_library(node) -> bool:
+    return any(isinstance(n, cst.Name) and not {w.lower() for w in _WORDS.findall(n.value)}.isdisjoint(ROCM_LIBRARY_WORDS)
+               for n in _descendants(node))
