@@ -240,15 +240,16 @@ AMD_DEVICE_PASS_MACROS = frozenset({"__clang__", "__GNUC__", "__HIP__", "__HIPCC
                                     "__AMDGCN__", "__AMDGPU__"})
 
 
-def device_pass_truth(node: Node, data: bytes, hip_macros: frozenset[str] = HIP_MACROS, unknown=lambda name: False):
-    """Truth of a `#if` condition in AMD's device pass, with the macros `unknown(name)` names left unknown:
-    not None means the condition is settled there whatever those macros are."""
+def amd_truth(node: Node, data: bytes, hip_macros: frozenset[str] = HIP_MACROS, unknown=lambda name: False,
+              device_pass: bool = False):
+    """Truth of a `#if` condition in an AMD build (its device pass with `device_pass`), the macros
+    `unknown(name)` names left unknown: not None means the condition is settled there whatever they are."""
     platform = _Eval(data, hip_macros)
 
     def known(name: str):
         if unknown(name):
             return None
-        if name in AMD_DEVICE_PASS_MACROS:
+        if device_pass and name in AMD_DEVICE_PASS_MACROS:
             return True
         return platform.defined(name, HIP)
 

@@ -91,19 +91,21 @@ def test_excluded_when_a_target_builds():
     assert got == [False, True, True, False]
 
 
-def test_device_pass_truth_leaves_the_named_macros_unknown():
-    from hiplint.preproc import device_pass_truth
+def test_amd_truth_leaves_the_named_macros_unknown():
+    from hiplint.preproc import amd_truth
 
-    def truth(cond: str):
+    def truth(cond: str, device_pass=True):
         data = f"#if {cond}\n#endif\n".encode()
         node = new_parser().parse(data).root_node.named_children[0].child_by_field_name("condition")
-        return device_pass_truth(node, data, unknown=lambda name: name == "__CUDA_ARCH__")
+        return amd_truth(node, data, unknown=lambda name: name == "__CUDA_ARCH__", device_pass=device_pass)
 
     assert truth("defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__)") is False
     assert truth("defined(__NVCC__) && __CUDA_ARCH__ >= 800") is False
     assert truth("defined(__HIP_DEVICE_COMPILE__) || __CUDA_ARCH__ >= 800") is True
     assert truth("__CUDA_ARCH__ >= 800") is None
     assert truth("defined(__GNUC__) && __CUDA_ARCH__ >= 800") is None
+    # Outside the device pass clang is not a given (host files may be built by g++).
+    assert truth("defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__)", device_pass=False) is None
 
 
 def test_cuda_switch_before_a_hip_branch_is_nvidia_only():

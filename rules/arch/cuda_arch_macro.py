@@ -2,7 +2,7 @@ import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
-from hiplint.preproc import HIP, condition_truth, device_pass_truth, is_hip_macro
+from hiplint.preproc import HIP, condition_truth, amd_truth, is_hip_macro
 
 ARCH_MACROS = re.compile(r"\b(__CUDA_ARCH__|__CUDA_ARCH_LIST__|__CUDA_ARCH_FEAT_SM\w+|__CUDA_ARCH_SPECIFIC__|"
                          r"__CUDA_ARCH_FAMILY_SPECIFIC__)\b")
@@ -30,8 +30,9 @@ class CudaArchMacro(CudaRule):
     also test a HIP macro (`__HIP_PLATFORM_AMD__`, `__HIP_DEVICE_COMPILE__`, `USE_ROCM`, ...) are
     already ported and not reported, nor are conditions inside a branch only NVIDIA compiles, a
     condition AMD fails when a later `#elif` of its chain tests a HIP macro (AMD goes on to that
-    branch), and an architecture test that AMD's device pass settles without the architecture
-    (`defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__)`: HIP-Clang is clang).
+    branch), and a condition that AMD settles without the CUDA macros (`defined(__NVCC__) &&
+    CUDART_VERSION >= 12000`; for an architecture test, in the device pass, which is always clang:
+    `defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__)`).
 
     ## Why it breaks on AMD
     HIP-Clang defines none of these macros, and nothing fails: the preprocessor silently picks a
@@ -154,10 +155,11 @@ class CudaArchMacro(CudaRule):
             return  # `!defined(__CUDA_ARCH__) || ...`: AMD takes it like nvcc's host pass, which compiles it too
         if on_amd is False and self._hip_branch_follows(ctx, node):
             return  # `#if CUDART_VERSION >= 11000 ... #elif defined(USE_ROCM)`: AMD goes on to its own branch
-        if kind == "architecture" and ctx.unit.delta == 0 and device_pass_truth(
-                cond, ctx.source.data, ctx.settings.hip_macros, unknown=ARCH_MACROS.fullmatch) is not None:
-            # `defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__)`: AMD's device pass
-            # (clang) settles it without the architecture; host passes see no __CUDA_ARCH__ on either side.
+        if ctx.unit.delta == 0 and amd_truth(cond, ctx.source.data, ctx.settings.hip_macros, unknown=_cuda_macro,
+                                             device_pass=kind == "architecture") is not None:
+            # Settled on AMD without the CUDA macros (`defined(__NVCC__) && CUDART_VERSION >= ...`). An
+            # architecture matters only in the device pass, which is clang (`!defined(__clang__) && ...`);
+            # host passes see no __CUDA_ARCH__ on either side.
             return
         if kind == "architecture":
             taken = {True: "takes this branch", False: "skips this branch"}.get(on_amd, "decides this branch")
@@ -238,3 +240,7 @@ def _mentions_hip(ctx, text: str) -> bool:
     """The condition already names the HIP build (`|| defined(USE_AMD_ROCM)`, `__HIP_PLATFORM_*`)."""
     return any(name.startswith("__HIP") or is_hip_macro(name, ctx.settings.hip_macros)
                for name in IDENTIFIER.findall(text))
+
+
+def _cuda_macro(name: str) -> bool:
+    return bool(ARCH_MACROS.fullmatch(name) or VERSION_MACROS.fullmatch(name))
