@@ -4,7 +4,11 @@ from __future__ import annotations
 import re
 
 from hiplint import FileRule, Impact, Severity
-from hiplint.rules._buildfiles import tokens
+from hiplint.rules.build import _cmake, _make
+
+
+LINK_COMMANDS = frozenset({"target_link_libraries", "link_libraries", "target_link_options", "add_link_options"})
+WORD = re.compile(rb"[^\s\"']+")
 
 
 class LinkLibraryRule(FileRule):
@@ -26,11 +30,28 @@ class LinkLibraryRule(FileRule):
     def check_file(self, ctx):
         cmake = ctx.language == "cmake"
         flag, target, variable, path, bare = self._patterns()
-        for tok in tokens(ctx.source.data, cmake):
-            m = flag.match(tok.text) or target.match(tok.text) or variable.match(tok.text) or path.match(tok.text)
-            if m is None and cmake and tok.in_link_command:
-                m = bare.match(tok.text)
+        for text, start, end, in_link_command in _unaware_tokens(ctx, cmake):
+            m = flag.match(text) or target.match(text) or variable.match(text) or path.match(text)
+            if m is None and cmake and in_link_command:
+                m = bare.match(text)
             if m is None:
                 continue
             lib = next(g for g in m.groups() if g and g in self.LIBRARIES)
-            ctx.report_range(tok.start, tok.end, f"`{tok.text}`: {self.LIBRARIES[lib]}")
+            ctx.report_range(start, end, f"`{text}`: {self.LIBRARIES[lib]}")
+
+
+def _unaware_tokens(ctx, cmake: bool):
+    """Tokens outside code that already handles ROCm (`if(HIP_FOUND)`, `ifeq ($(BACKEND),hip)`,
+    `if(GPU_RUNTIME STREQUAL "CUDA")`), as the build rules see them."""
+    if cmake:
+        for cmd in _cmake.get(ctx):
+            if not cmd.aware:
+                for tok in cmd.tokens():
+                    yield tok.text, tok.start, tok.end, cmd.name in LINK_COMMANDS
+    else:
+        for line in _make.get(ctx):
+            if not line.aware:
+                for _, start, end in line.tokens:
+                    # A quoted word (`"link with -lcurand"`) holds several: split its bytes again.
+                    for m in WORD.finditer(ctx.source.data, start, end):
+                        yield m.group().decode("utf-8", "replace"), m.start(), m.end(), False

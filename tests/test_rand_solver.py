@@ -5,7 +5,9 @@ from importlib import resources
 import pytest
 
 from hiplint.rules._apitable import STATUSES, VERSION_RE, load_table
-from hiplint.rules._buildfiles import tokens
+from hiplint.context import FileContext
+from hiplint.rules._linkrule import _unaware_tokens
+from hiplint.source import Source
 
 FAMILIES = ("curand", "cusolver")
 
@@ -50,15 +52,25 @@ def test_tables_hold_the_documented_facts():
     assert {r.family for r in rand.values()} == {"host", "device"}
 
 
-def test_tokenizer_respects_comments_and_quotes():
+def tokens(data: bytes, cmake: bool) -> list[tuple]:
+    ctx = FileContext("CMakeLists.txt" if cmake else "Makefile", Source("x", data), None,
+                      "cmake" if cmake else "make")
+    return list(_unaware_tokens(ctx, cmake))
+
+
+def test_link_tokens_respect_comments_quotes_and_rocm_branches():
     data = b'LIBS = -lcurand # -lcusolver\nX = "-lhip -lcusolver" \'# not a comment\'\n'
-    words = [t.text for t in tokens(data, cmake=False)]
+    toks = tokens(data, cmake=False)
+    words = [t[0] for t in toks]
     assert "-lcurand" in words and words.count("-lcusolver") == 1 and "-lhip" in words
-    assert data[data.index(b"-lcurand"):].startswith(b"-lcurand")
+    for text, start, end, _ in toks:
+        assert data[start:end].decode() == text
     cm = b'target_link_libraries(app PRIVATE curand) #[[ cusolver ]] set(x cusolver)\n'
     toks = tokens(cm, cmake=True)
-    linked = [t.text for t in toks if t.in_link_command]
-    assert linked == ["app", "PRIVATE", "curand"]
-    assert [t.text for t in toks if t.text == "cusolver" and not t.in_link_command] == ["cusolver"]
-    escaped = [t.text for t in tokens(b"X = a\\#b -lcurand # -lcusolver\n", cmake=False)]
+    assert [t[0] for t in toks if t[3]] == ["app", "PRIVATE", "curand"]
+    assert [t[0] for t in toks if t[0] == "cusolver" and not t[3]] == ["cusolver"]
+    escaped = [t[0] for t in tokens(b"X = a\\#b -lcurand # -lcusolver\n", cmake=False)]
     assert escaped == ["X", "=", "a\\#b", "-lcurand"]
+    branches = b'if(GPU_RUNTIME STREQUAL "CUDA")\n  target_link_libraries(a CUDA::curand)\nelse()\n' \
+               b'  target_link_libraries(a roc::rocrand curand)\nendif()\nif(USE_HIP)\n  set(L cusolver)\nendif()\n'
+    assert [t[0] for t in tokens(branches, cmake=True) if "rand" in t[0] or "solver" in t[0]] == ["roc::rocrand", "curand"]

@@ -1,7 +1,8 @@
 """CMake files through tree-sitter-cmake: commands with their arguments and option tokens.
 
 Each command knows whether it sits inside an `if()`/`elseif()` chain (or a function/macro) whose
-condition or name mentions HIP/ROCm; such code already handles AMD and the build rules skip it.
+condition or name mentions HIP/ROCm, or in a branch whose own test picks the CUDA build
+(`if(GPU_RUNTIME STREQUAL "CUDA")`); such code already handles AMD and the build rules skip it.
 Arguments are split into tokens on blanks and `;` (CMake lists), with generator-expression
 wrappers (`$<$<COMPILE_LANGUAGE:CUDA>:--use_fast_math>`) peeled off; offsets are file bytes.
 """
@@ -134,10 +135,30 @@ def parse(data: bytes) -> list[Command]:
                 if c.type == "argument_list":
                     cmd.args = [_argument(a, data) for a in c.children if a.type == "argument"]
             commands.append(cmd)
+        if node.type == "if_condition" and not aware:
+            # `if(GPU_RUNTIME STREQUAL "CUDA")`: that branch is the NVIDIA build by its own test.
+            branch_aware, children = False, []
+            for c in node.children:
+                if c.type in ("if_command", "elseif_command", "else_command"):
+                    branch_aware = _tests_for_cuda(c, data)
+                children.append((c, branch_aware and c.type == "body"))
+            stack.extend(reversed(children))
+            continue
         for c in reversed(node.children):
             stack.append((c, aware))
     commands.sort(key=lambda c: c.start)
     return commands
+
+
+NVIDIA_BACKENDS = frozenset({"CUDA", "NVIDIA", "NVCC"})
+
+
+def _tests_for_cuda(head, data: bytes) -> bool:
+    """`if(<var> STREQUAL "CUDA")` (either side): the branch runs only when the build is the CUDA one."""
+    args = [c for c in head.children if c.type == "argument_list"]
+    words = [data[a.start_byte:a.end_byte].decode("utf-8", "replace").strip('"').upper()
+             for a in (args[0].children if args else ()) if a.type == "argument"]
+    return len(words) == 3 and words[1] == "STREQUAL" and (words[0] in NVIDIA_BACKENDS or words[2] in NVIDIA_BACKENDS)
 
 
 def get(ctx) -> list[Command]:

@@ -6,7 +6,9 @@ class CurandLinkLibrary(LinkLibraryRule):
 
     ## What it does
     Finds `-lcurand`, `-lcurand_static`, `CUDA::curand`, `CUDA::curand_static`, `${CUDA_curand_LIBRARY}`,
-    `libcurand.so`/`.a`, and a bare `curand` inside `target_link_libraries(...)`, outside comments.
+    `libcurand.so`/`.a`, and a bare `curand` inside `target_link_libraries(...)`, outside comments. Lines
+    in a branch that already handles the HIP build (`if(USE_HIP) ... else()`, `ifeq ($(BACKEND),hip)`) or
+    that its own test keeps to the CUDA build (`if(GPU_RUNTIME STREQUAL "CUDA")`) are not reported.
 
     ## Why it breaks on AMD
     hipify rewrites includes, not build files. A HIP build links `hiprand` (CMake: `find_package(hiprand)`,

@@ -6,7 +6,9 @@ class CusolverLinkLibrary(LinkLibraryRule):
 
     ## What it does
     Finds `-lcusolver`, `-lcusolver_static`, `-lcusolverMg`, `CUDA::cusolver`, `${CUDA_cusolver_LIBRARY}`,
-    `libcusolver.so`/`.a`, and a bare `cusolver` inside `target_link_libraries(...)`, outside comments.
+    `libcusolver.so`/`.a`, and a bare `cusolver` inside `target_link_libraries(...)`, outside comments. Lines
+    in a branch that already handles the HIP build (`if(USE_HIP) ... else()`, `ifeq ($(BACKEND),hip)`) or
+    that its own test keeps to the CUDA build (`if(GPU_RUNTIME STREQUAL "CUDA")`) are not reported.
 
     ## Why it breaks on AMD
     hipify rewrites includes, not build files. A HIP build links `hipsolver` (CMake:
