@@ -105,8 +105,12 @@ def test_makefile_conditionals_naming_hip_are_left_alone():
     FLAGS = -arch=sm_80
     endif
     NVCC = nvcc
+    app: app.cu
+    	$(NVCC) -o $@ $<
     """
     assert _codes(_lint("Makefile", make)) == [(7, "BLD007")]
+    # No recipe runs $(NVCC) itself: beside hipcc, it is the NVIDIA choice.
+    assert _codes(_lint("Makefile", make.replace("\t$(NVCC)", "\t$(CC)"))) == []
 
 
 def test_cmake_generator_expressions_are_peeled():

@@ -3,8 +3,9 @@
 There is no Makefile grammar that serves here (tree-sitter-make leaves recipes as shell text), so this
 is a small tokenizer: backslash continuations are joined, `#` comments dropped, words split on
 blanks outside quotes (quotes removed from the token, offsets kept), and every line knows whether
-it sits inside an `ifeq`/`ifdef` block whose condition names HIP/ROCm (then it is ROCm-aware and
-the build rules leave it alone).
+it sits inside an `ifeq`/`ifdef` block whose condition names HIP/ROCm, or in a branch whose own test
+picks the CUDA build (`ifeq ($(GPU_RUNTIME),CUDA)`): then it is ROCm-aware and the build rules leave
+it alone.
 """
 from __future__ import annotations
 
@@ -125,24 +126,49 @@ def parse(source) -> list[MakeLine]:
 
 
 def _mark_conditionals(lines: list[MakeLine]) -> None:
-    stack: list[list] = []  # [first index, hip-aware so far]
+    # Per open conditional: [first line, names HIP/ROCm, first line of the current branch, that branch
+    # is the CUDA build by its own test (`ifeq ($(GPU_RUNTIME),CUDA)`)].
+    stack: list[list] = []
     blocks: list[tuple[int, int, bool]] = []
     for i, ml in enumerate(lines):
         text = " ".join(ml.words())
         if ml.recipe:
             continue
         if CONDITIONAL.match(text) and not ELSE.match(text):
-            stack.append([i, is_hip_text(text)])
+            stack.append([i, is_hip_text(text), i, _tests_for_cuda(text)])
         elif ELSE.match(text) and stack:
             if CONDITIONAL.match(text) and is_hip_text(text):
                 stack[-1][1] = True
+            _end_branch(lines, stack[-1], i)
+            stack[-1][2:] = [i, bool(CONDITIONAL.match(text)) and _tests_for_cuda(text)]
         elif ENDIF.match(text) and stack:
-            first, aware = stack.pop()
+            _end_branch(lines, stack[-1], i)
+            first, aware, _, _ = stack.pop()
             blocks.append((first, i, aware))
     for first, last, aware in blocks:
         if aware:
             for ml in lines[first:last + 1]:
                 ml.aware = True
+
+
+IFEQ_OPERANDS = re.compile(r"^\s*(?:else\s+)?ifeq\s*(.*)$")
+NVIDIA_BACKENDS = frozenset({"CUDA", "NVIDIA", "NVCC"})
+VARIABLE_REF = re.compile(r"\$[({][^)}]*[)}]")  # `$(CUDA)` names a variable, not the value CUDA
+
+
+def _tests_for_cuda(text: str) -> bool:
+    """`ifeq ($(GPU_RUNTIME),CUDA)` / `ifeq "$(BACKEND)" "cuda"`: true only in the CUDA build."""
+    m = IFEQ_OPERANDS.match(text)
+    if m is None:
+        return False
+    operands = [w for w in re.split(r"[\s,()\"']+", VARIABLE_REF.sub(" ", m.group(1))) if w]
+    return any(w.upper() in NVIDIA_BACKENDS for w in operands)
+
+
+def _end_branch(lines: list[MakeLine], entry: list, end: int) -> None:
+    if entry[3]:
+        for ml in lines[entry[2]:end + 1]:
+            ml.aware = True
 
 
 def get(ctx) -> list[MakeLine]:

@@ -5,14 +5,19 @@ from hiplint import FileRule, Impact, Severity
 from . import _make
 
 
+HIP_COMPILERS = frozenset({"hipcc", "hipcc.pl", "amdclang++"})
+
+
 class NvccCompiler(FileRule):
     """A Makefile compiles with nvcc.
 
     ## What it does
     Finds `nvcc` used as the compiler in a Makefile: in a variable (`NVCC = nvcc`,
     `NVCC ?= $(CUDA_HOME)/bin/nvcc`, `CXX = nvcc`) or at the start of a recipe command. Lines in a
-    conditional that names HIP/ROCm (`ifeq ($(BACKEND),hip)`) are not reported, nor `$(shell nvcc ...)`
-    probes.
+    conditional that names HIP/ROCm (`ifeq ($(BACKEND),hip)`) or whose own test picks the CUDA build
+    (`ifeq ($(GPU_RUNTIME),CUDA)`) are not reported, nor `$(shell nvcc ...)` probes, nor an nvcc
+    variable in a Makefile that also names a HIP compiler (`HIPCXX ?= hipcc` beside `CUDACXX ?= nvcc`)
+    when no recipe outside the CUDA-only branches runs that variable itself.
 
     ## Why it breaks on AMD
     nvcc only produces code for NVIDIA GPUs and is not installed on ROCm systems. HIP sources are
@@ -48,8 +53,16 @@ class NvccCompiler(FileRule):
     checklist = "Compile the GPU sources with hipcc on AMD (a HIPCC variable beside NVCC, selected by a make variable)."
 
     def check_file(self, ctx):
-        for line in _make.get(ctx):
+        lines = _make.get(ctx)
+        # A Makefile that also names a HIP compiler (`HIPCXX ?= hipcc` beside `CUDACXX ?= nvcc`) offers
+        # nvcc as the NVIDIA choice, unless a recipe outside the CUDA-only branches runs that variable.
+        offers_hip = any(line.variable is not None and line.value_tokens() and
+                         os.path.basename(line.value_tokens()[0][0]) in HIP_COMPILERS for line in lines)
+        run = {w for line in lines if line.recipe and not line.aware for w in line.words()} if offers_hip else set()
+        for line in lines:
             if line.aware or not line.tokens:
+                continue
+            if line.variable is not None and offers_hip and not {f"$({line.variable})", f"${{{line.variable}}}"} & run:
                 continue
             if line.variable is not None:
                 # NVCC = nvcc / NVCC ?= $(CUDA_HOME)/bin/nvcc: the first word after the assignment operator.
