@@ -15,19 +15,32 @@ def _split(fn):
 
 
 def _device_symbols(ctx):
+    return _declared_symbols(ctx)[0]
+
+
+def _array_symbols(ctx):
+    return _declared_symbols(ctx)[1]
+
+
+def _declared_symbols(ctx):
+    """(every __constant__/__device__/__managed__ variable of the file, those declared as arrays)."""
     cached = ctx.cache.get("mem008_symbols")
     if cached is None:
-        cached = set()
+        cached = (set(), set())
         unit = ctx.units[0]
         for decl in iter_nodes(unit.root, {"declaration"}):
             words = {unit.text(c) for c in decl.children if c.type in ("type_qualifier", "storage_class_specifier", "__device__")}
             if words & {"__constant__", "__device__", "__managed__"}:
                 for d in decl.children_by_field_name("declarator"):
                     ident = d
+                    array = False
                     while ident is not None and ident.type != "identifier":
+                        array = array or ident.type == "array_declarator"
                         ident = ident.child_by_field_name("declarator")
                     if ident is not None:
-                        cached.add(unit.text(ident))
+                        cached[0].add(unit.text(ident))
+                        if array:
+                            cached[1].add(unit.text(ident))
         ctx.cache["mem008_symbols"] = cached
     return cached
 
@@ -44,8 +57,10 @@ class MemcpySymbolForms(CudaRule):
     Passing the symbol's name as a string was removed in CUDA 5.0 and HIP never supported it: the
     call fails to compile or returns an invalid-symbol error. In hand-written HIP, `hipMemcpyToSymbol(sym, ...)`
     works on AMD (where `HIP_SYMBOL(X)` is just `X`) but not when the same HIP source is built for
-    the NVIDIA platform, where `HIP_SYMBOL` supplies the form the CUDA runtime needs; hipify inserts it
-    for that reason. Every ROCm version.
+    the NVIDIA platform, where `hipMemcpyToSymbol` takes `const void*` and `HIP_SYMBOL(X)` is `&X`;
+    hipify inserts it for that reason. An array symbol declared in the file is not reported: its name
+    decays to that same address (`hipMemcpyToSymbol(c_weights, ...)` with `__constant__ float
+    c_weights[64]`). Every ROCm version.
 
     ## Example
     ```cuda
@@ -105,6 +120,8 @@ class MemcpySymbolForms(CudaRule):
                             f"supported by HIP; pass the symbol itself", fix=fix)
         elif prefix == "hip" and sym.type == "identifier":
             name = ctx.text(sym)
+            if name in _array_symbols(ctx):
+                return  # an array decays to the symbol's address: the NVIDIA platform's `const void*` form
             ctx.report(sym, f"`{fn}({name}, ...)` without `{WRAPPER}({name})`: needed when this HIP code builds for "
                             f"the NVIDIA platform", severity=Severity.WARNING,
                        fix=Fix.safe(f"wrap in {WRAPPER}()", ctx.replace(sym, f"{WRAPPER}({name})")))
