@@ -16,8 +16,8 @@ class NvccCompiler(FileRule):
     `NVCC ?= $(CUDA_HOME)/bin/nvcc`, `CXX = nvcc`) or at the start of a recipe command. Lines in a
     conditional that names HIP/ROCm (`ifeq ($(BACKEND),hip)`) or whose own test picks the CUDA build
     (`ifeq ($(GPU_RUNTIME),CUDA)`) are not reported, nor `$(shell nvcc ...)` probes, nor an nvcc
-    variable in a Makefile that also names a HIP compiler (`HIPCXX ?= hipcc` beside `CUDACXX ?= nvcc`)
-    when no recipe outside the CUDA-only branches runs that variable itself.
+    variable used only in such branches (`COMPILER := $(CUDACXX)` under the CUDA test), or never used
+    outside them in a Makefile that also names a HIP compiler (`HIPCXX ?= hipcc` beside it).
 
     ## Why it breaks on AMD
     nvcc only produces code for NVIDIA GPUs and is not installed on ROCm systems. HIP sources are
@@ -54,16 +54,21 @@ class NvccCompiler(FileRule):
 
     def check_file(self, ctx):
         lines = _make.get(ctx)
-        # A Makefile that also names a HIP compiler (`HIPCXX ?= hipcc` beside `CUDACXX ?= nvcc`) offers
-        # nvcc as the NVIDIA choice, unless a recipe outside the CUDA-only branches runs that variable.
+        # An nvcc variable is the NVIDIA choice when only code that already handles AMD uses it
+        # (`COMPILER := $(CUDACXX)` under `ifeq ($(GPU_RUNTIME),CUDA)`), or when the Makefile also names a
+        # HIP compiler (`HIPCXX ?= hipcc`) and nothing else uses it.
         offers_hip = any(line.variable is not None and line.value_tokens() and
                          os.path.basename(line.value_tokens()[0][0]) in HIP_COMPILERS for line in lines)
-        run = {w for line in lines if line.recipe and not line.aware for w in line.words()} if offers_hip else set()
+        used = {False: set(), True: set()}  # aware -> the words of those lines
+        for line in lines:
+            used[line.aware].update(line.words())
         for line in lines:
             if line.aware or not line.tokens:
                 continue
-            if line.variable is not None and offers_hip and not {f"$({line.variable})", f"${{{line.variable}}}"} & run:
-                continue
+            if line.variable is not None:
+                refs = {f"$({line.variable})", f"${{{line.variable}}}"}
+                if not refs & used[False] and (refs & used[True] or offers_hip):
+                    continue
             if line.variable is not None:
                 # NVCC = nvcc / NVCC ?= $(CUDA_HOME)/bin/nvcc: the first word after the assignment operator.
                 candidates = line.value_tokens()[:1]
