@@ -30,7 +30,7 @@ HIP_MACROS = frozenset({
 # Defined by nvcc or only on the NVIDIA platform of HIP, never in an AMD build.
 CUDA_MACROS = frozenset({
     "__NVCC__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__", "__NVCOMPILER", "__CUDACC_VER_MAJOR__",
-    "__CUDACC_VER_MINOR__", "CUDART_VERSION", "__CUDA_ARCH_LIST__",
+    "__CUDACC_VER_MINOR__", "CUDART_VERSION", "CUDA_VERSION", "__CUDA_ARCH_LIST__",
 })
 # Defined by nvcc in one compilation pass only (device), and never for AMD: false on HIP, unknown on CUDA.
 CUDA_PASS_MACROS = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_FEAT_SM90_ALL", "__CUDA_ARCH_SPECIFIC__"})
@@ -65,6 +65,15 @@ def is_hip_macro(name: str, hip_macros: frozenset[str] = HIP_MACROS) -> bool:
 # it (`#ifdef AMREX_USE_CUDA ... #elif defined(AMREX_USE_HIP)`) says it is off there.
 _CUDA_WORDS = frozenset({"CUDA", "CUDACC", "NVCC", "NVIDIA"})
 _NEGATING_WORDS = frozenset({"NO", "NOT", "DISABLE", "DISABLED", "WITHOUT", "SKIP"})
+
+
+# A project macro for NVIDIA's compilers (KOKKOS_COMPILER_NVCC, KOKKOS_COMPILER_NVHPC): never an AMD build.
+_NVIDIA_COMPILER_WORDS = frozenset({"NVCC", "NVIDIA", "NVHPC", "NVCOMPILER"})
+
+
+def names_nvidia_compiler(name: str) -> bool:
+    words = {w for w in name.upper().split("_") if w}
+    return not words.isdisjoint(_NVIDIA_COMPILER_WORDS) and words.isdisjoint(_HIP_WORDS)
 
 
 def is_cuda_build_macro(name: str, hip_macros: frozenset[str] = HIP_MACROS) -> bool:
@@ -118,6 +127,8 @@ class _Eval:
             return False if world == HIP else None
         if is_hip_macro(name, self.hip_macros):
             return world == HIP
+        if world == HIP and names_nvidia_compiler(name):
+            return False
         return None
 
     def truth(self, node: Node | None, world: str):

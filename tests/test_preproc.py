@@ -149,3 +149,16 @@ int lone_cuda;
     assert got["not_cuda"] is None
     assert got["no_cuda"] is None
     assert got["lone_cuda"] is None  # no HIP branch beside it: unknown
+
+
+def test_nvidia_compiler_macros_are_off_for_amd():
+    from hiplint.preproc import names_nvidia_compiler
+
+    assert names_nvidia_compiler("KOKKOS_COMPILER_NVCC") and names_nvidia_compiler("KOKKOS_COMPILER_NVHPC")
+    assert not names_nvidia_compiler("HIP_NVCC_COMPAT") and not names_nvidia_compiler("USE_CUDA")
+    got = {name: PlatformMap(new_parser().parse(src.encode()).root_node, src.encode()).kind_at(src.index("int x"))
+           for name, src in {
+               "nvcc": "#ifdef MYLIB_COMPILER_NVCC\nint x;\n#elif defined(USE_ROCM)\nint y;\n#endif\n",
+               "cuda_version": "#if CUDA_VERSION >= 11000\nint x;\n#elif defined(USE_ROCM)\nint y;\n#endif\n",
+           }.items()}
+    assert got == {"nvcc": "nvidia", "cuda_version": "nvidia"}
