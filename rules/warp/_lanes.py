@@ -393,8 +393,7 @@ def is_32_lane_index(ctx, node, scope) -> bool:
     return lane_arith_32(ctx, node, scope) and does_warp_work(ctx, scope) and not keeps_32_tiles(ctx, scope)
 
 
-_TILE_32 = re.compile(r"\btiled_partition\s*<\s*32\s*>")
-_OTHER_TILE = re.compile(r"\btiled_partition\s*(<\s*(?!32\s*>)|\()")
+_TILE = re.compile(r"\btiled_partition\s*(?:<\s*([^<>]*?)\s*>|\()")
 
 
 def keeps_32_tiles(ctx, scope) -> bool:
@@ -407,7 +406,8 @@ def keeps_32_tiles(ctx, scope) -> bool:
     key = ("wrp_tiles32", id(ctx.unit), scope.start_byte, scope.end_byte)
     if key not in ctx.cache:
         text = ctx.text(scope)
-        ok = bool(_TILE_32.search(text)) and not _OTHER_TILE.search(text) and \
+        sizes = [m.group(1) for m in _TILE.finditer(text)]  # None for the run-time form tiled_partition(g, n)
+        ok = bool(sizes) and all(_is_32_constant(ctx, size) for size in sizes) and \
             all(m.group(0) == "tiled_partition" for m in WARP_COLLECTIVE.finditer(text))
         if ok:
             own = _function_name(ctx, scope)
@@ -415,6 +415,18 @@ def keeps_32_tiles(ctx, scope) -> bool:
             ok = not (helpers and re.search(r"\b(" + "|".join(map(re.escape, sorted(helpers))) + r")\s*[(<]", text))
         ctx.cache[key] = ok
     return ctx.cache[key]
+
+
+def _is_32_constant(ctx, text: str | None) -> bool:
+    """`32`, or a macro of the file defined as 32 (`tiled_partition<WARP_SIZE>`)."""
+    for _ in range(4):  # a short chain of macros at most
+        if text is None:
+            return False
+        text = text.strip().strip("()").strip()
+        if text == "32":
+            return True
+        text = file_macros(ctx).get(text)
+    return False
 
 
 def _function_name(ctx, fn) -> str | None:

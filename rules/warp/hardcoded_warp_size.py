@@ -11,7 +11,7 @@ class HardcodedWarpSize(CudaRule):
     `blockDim.x / 32` (warps per block), in functions that do warp-level work: shuffles, votes,
     ballots, `__syncwarp`, tiles, or calls to functions of the file that do. Elsewhere `tid / 32`
     only splits data among threads and is correct for any wave size. A function whose collectives
-    all go through `tiled_partition<32>` tiles (`tile.shfl_xor`) is left alone too: its lanes
+    all go through `tiled_partition<32>` tiles (or a macro of 32; `tile.shfl_xor`) is left alone too: its lanes
     numbered in 32s match the tiles, which HIP provides on 64-lane waves as well.
 
     ## Why it breaks on AMD
