@@ -315,12 +315,35 @@ _TRAILING_COMMENT = re.compile(rb"(?:\s|\\\r?\n)*(//.*|/\*.*)?$", re.S)
 _CONTINUATION = re.compile(rb"\\\r?\n")
 
 
+# What can hide a `#` at the start of a line: block comments and raw strings (found after skipping line
+# comments and ordinary literals, which may hold `/*` or `R"(`).
+_LEXEME = re.compile(rb"//(?:[^\n\\]|\\.)*"             # line comment (continued by a backslash)
+                     rb"|/\*.*?(?:\*/|\Z)"                # block comment
+                     rb'|R"([^()\\\s"]{0,16})\(.*?\)\1"'  # raw string
+                     rb'|"(?:[^"\\\n]|\\.)*"'             # string
+                     rb"|'(?:[^'\\\n]|\\.)*'", re.S)      # character
+
+
+def _hidden_spans(data: bytes) -> list[tuple[int, int]]:
+    """Block comments and raw strings that run over a line end: a directive-looking line inside is text."""
+    if b"/*" not in data and b'R"' not in data:
+        return []
+    return [m.span() for m in _LEXEME.finditer(data)
+            if data[m.start():m.start() + 2] == b"/*" or data[m.start():m.start() + 1] == b"R"
+            if b"\n" in data[m.start():m.end()]]
+
+
 def directive_groups(data: bytes) -> list[list[tuple[str, bytes, int, int, int]]]:
     """Each `#if ... #endif` group of the file as its branches, from the text alone (a file tree-sitter
     cannot parse keeps its directives): (kind, condition, the directive's `#`, body start, body end)."""
     stack: list[list] = []
     groups = []
+    hidden = _hidden_spans(data)
+    hidden_starts = [start for start, _ in hidden]
     for m in _DIRECTIVE.finditer(data):
+        i = bisect.bisect_right(hidden_starts, m.start()) - 1
+        if i >= 0 and m.start() < hidden[i][1]:
+            continue  # inside a block comment or a raw string
         kind = m.group(1).decode()
         cond = m.group(2)
         if kind == "else":

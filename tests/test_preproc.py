@@ -81,6 +81,13 @@ def test_directive_groups_follow_the_text():
     # A Windows line ending inside a continuation keeps the directive whole.
     [(_, cond, *_)] = directive_groups(b"#if defined(A) && \\\r\n    defined(B)\r\nx\r\n#endif\r\n")[0]
     assert b" ".join(cond.split()) == b"defined(A) && defined(B)"
+    # Directive-looking lines in block comments and raw strings are text; `/*` in a string or after
+    # `//` opens nothing.
+    data = (b'int a; // see /* here\n#if defined(USE_ROCM)\nint x;\n/*\n#else\n*/\nconst char* s = R"doc(\n'
+            b'#endif\n)doc";\nconst char* t = "/*";\n#else\nint y;\n#endif\n')
+    [group] = directive_groups(data)
+    assert [(k, c) for k, c, *_ in group] == [("if", b"defined(USE_ROCM)"), ("else", b"")]
+    assert data[group[1][3]:group[1][4]] == b"\nint y;\n"
 
 
 def test_excluded_when_a_target_builds():
