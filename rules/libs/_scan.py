@@ -160,7 +160,7 @@ class Library:
                        tuple(table.get("namespaces", ())))
 
 
-def first_use(ctx, lib: Library):
+def first_use(ctx, lib: Library, prefer=frozenset()):
     """Where a file first uses `lib`: ("include", Include) or ("name", Name), or None.
 
     An include is the place to report; only a file without one (the header comes through another
@@ -168,6 +168,8 @@ def first_use(ctx, lib: Library):
     been ported already: nothing to report.
     """
     incs = [i for i in includes(ctx) if header_matches(i, lib.headers)]
+    if prefer:  # e.g. a header the AMD port does not support: the include worth reporting
+        incs.sort(key=lambda i: i.path not in prefer)
     if incs:
         for inc in incs:
             if unguarded(ctx, inc.start):

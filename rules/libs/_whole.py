@@ -27,7 +27,14 @@ class WholeLibraryRule(CudaRule):
     def message(self, where: str, text: str) -> str:
         lib = self.lib()
         what = f"`#include <{text}>`" if where == "include" else f"first use of {lib.title} (`{text}`)"
+        if where == "include" and text in self.amd_unsupported():
+            port = self.amd_side().split(" (")[0]
+            return (f"{what}: {lib.title} has no drop-in HIP rename, and {port}, the AMD port, lists <{text}> as "
+                    f"unsupported: rewrite what it provides with HIP primitives")
         return f"{what}: {lib.title} has no drop-in HIP rename; port to {self.amd_side()}"
+
+    def amd_unsupported(self) -> frozenset[str]:
+        return frozenset(load_table("libraries.toml")["libraries"][self.library].get("amd_unsupported", ()))
 
     def fix_for(self, ctx, where, item):
         return None
@@ -35,7 +42,7 @@ class WholeLibraryRule(CudaRule):
     def check_unit(self, ctx) -> None:
         if not is_last_unit(ctx):
             return  # all units are scanned together once, after the last
-        found = first_use(ctx, self.lib())
+        found = first_use(ctx, self.lib(), self.amd_unsupported())
         if found is None:
             return
         where, item = found

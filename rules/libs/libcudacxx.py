@@ -15,9 +15,10 @@ class Libcudacxx(WholeLibraryRule):
     libcu++ ships with the CUDA toolkit (CCCL); a ROCm installation does not provide it and hipify
     leaves it alone. AMD's port, libhipcxx, keeps the `cuda::` / `cuda::std::` spellings and the
     `<cuda/...>` headers, but it is an early-access technology preview, is installed separately,
-    needs `hip/hip_runtime.h` included first, and implements a subset: check each facility you use
-    (`cuda::barrier` and `cuda::pipeline` / `memcpy_async` rely on NVIDIA hardware features such as
-    async copies and mbarrier, and thread scopes map onto AMD's memory model). All targets.
+    needs `hip/hip_runtime.h` included first, and implements a subset: its documentation lists
+    `<cuda/barrier>`, `<cuda/latch>`, `<cuda/semaphore>` (and their `cuda/std/` forms), `<cuda/pipeline>`,
+    `<cuda/annotated_ptr>` and `<cuda/ptx>` as unsupported. When a file includes one of those, that
+    include is the one reported, and the message says so. All targets.
 
     ## Example
     ```cuda
@@ -35,6 +36,7 @@ class Libcudacxx(WholeLibraryRule):
     ## References
     - libhipcxx, what it is and its status: https://rocm.docs.amd.com/projects/libhipcxx/en/latest/what-is-libhipcxx.html
     - libhipcxx repository (early-access note, include order): https://github.com/ROCm/libhipcxx
+    - libhipcxx, limitations and unsupported APIs: https://rocm.docs.amd.com/projects/libhipcxx/en/latest/reference/libhipcxx-limitations.html
     - libcu++ (CCCL) documentation: https://nvidia.github.io/cccl/libcudacxx/
     """
 

@@ -2,10 +2,11 @@ from hiplint import CudaRule, Impact, Severity
 from .._cuda import NamesRuleMixin
 
 _LIBCU = "`{}` (libcu++ barrier) has no HIP equivalent; use `__syncthreads()` or an explicit shared-memory counter"
-_NAMES = {n: _LIBCU.format(n) for n in (
-    "cuda::barrier", "cuda::std::barrier", "cuda::std::latch", "cuda::latch", "cuda::binary_semaphore",
-    "cuda::counting_semaphore", "cuda::std::binary_semaphore", "cuda::std::counting_semaphore",
-)}
+_SEMAPHORE = "`{}` (libcu++ semaphore) has no HIP equivalent; use an atomic counter (`atomicCAS` / `atomicAdd`)"
+_NAMES = {n: _LIBCU.format(n) for n in ("cuda::barrier", "cuda::std::barrier", "cuda::std::latch", "cuda::latch")}
+_NAMES.update({n: _SEMAPHORE.format(n) for n in (
+    "cuda::binary_semaphore", "cuda::counting_semaphore", "cuda::std::binary_semaphore", "cuda::std::counting_semaphore",
+)})
 _NAMES["__barrier_sync"] = "`__barrier_sync` (named barrier) has no HIP equivalent; HIP has only the whole-block `__syncthreads()`"
 _HEADERS = {h: f"<{h}> (libcu++ synchronization primitives) has no HIP counterpart" for h in (
     "cuda/barrier", "cuda/std/barrier", "cuda/latch", "cuda/std/latch", "cuda/semaphore", "cuda/std/semaphore",
