@@ -184,7 +184,11 @@ class NamesRuleMixin:
         for asm in captures.get("asm", ()):
             template = asm_template(ctx, asm)
             if is_ptx(template) and ptx_category(template) == self.ASM_CATEGORY:
-                ctx.report(asm, self.ASM_MESSAGE)
+                ctx.report(asm, self.asm_message(template))
+
+    def asm_message(self, template: str) -> str:
+        """The message for an inline-asm template of this rule's PTX category (one message by default)."""
+        return self.ASM_MESSAGE
 
     def _check_name(self, ctx, node):
         name = ctx.text(node)

@@ -1,3 +1,5 @@
+import re
+
 from hiplint import CudaRule, Impact, Severity
 from .._cuda import NamesRuleMixin
 
@@ -24,7 +26,9 @@ class Sm90Clusters(NamesRuleMixin, CudaRule):
     `cudaFuncAttributeNonPortableClusterSizeAllowed`, `cudaFuncAttributeRequiredCluster*`),
     `cudaOccupancyMaxActiveClusters`, `cudaDevAttrClusterLaunch`, and inline PTX with `wgmma.*`,
     `tcgen05.*`, `setmaxnreg`, `stmatrix`, `elect.sync`, `barrier.cluster`, `mapa`,
-    `%cluster*` registers or `multimem.*`.
+    `%cluster*` registers or `multimem.*`. The message says what each kind of PTX is for: matrix
+    instructions (rocWMMA, MFMA), cluster addressing, `setmaxnreg`, `elect.sync`, and `multimem`
+    (NVLink SHARP multicast, which has nothing to do with matrices: reduce with RCCL).
 
     ## Why it breaks on AMD
     Clusters, distributed shared memory and warpgroup MMA are features of NVIDIA sm_90 and later.
@@ -62,6 +66,23 @@ class Sm90Clusters(NamesRuleMixin, CudaRule):
     NAMES = _NAMES
     ASM_CATEGORY = "sm90"
     ASM_MESSAGE = "Hopper/Blackwell PTX (wgmma, tcgen05, clusters, setmaxnreg) has no AMD equivalent; use rocWMMA or MFMA builtins"
+    # What each kind of sm_90+ PTX is for, and what to do instead (the first match wins).
+    ASM_KINDS = (
+        (re.compile(r"\bmultimem\."), "PTX `multimem` (NVLink SHARP multicast memory) has no AMD equivalent; "
+                                       "reduce across GPUs with RCCL or peer-to-peer loads"),
+        (re.compile(r"\bmapa\.|getctarank|%cluster|barrier\.cluster"),
+         "thread-block cluster PTX has no AMD equivalent: AMD GPUs have no clusters or distributed shared memory"),
+        (re.compile(r"\bsetmaxnreg\."), "PTX `setmaxnreg` has no AMD equivalent (registers are fixed per kernel); "
+                                         "drop it and bound registers with `__launch_bounds__`"),
+        (re.compile(r"\belect\.sync"), "PTX `elect.sync` has no AMD equivalent; pick the lowest active lane "
+                                        "with `__ffsll(__ballot(1)) - 1`"),
+    )
+
+    def asm_message(self, template: str) -> str:
+        for pattern, message in self.ASM_KINDS:
+            if pattern.search(template):
+                return message
+        return self.ASM_MESSAGE
 
     def qualify(self, ctx, ns, name):
         from ..sync._cg import cg_namespace
