@@ -37,7 +37,9 @@ def env_access(py, node):
             return "write"
         return None
     if isinstance(parent, cst.DictElement) and parent.key is node:
-        return "write"
+        # A dict compared with another (`assert env == {"ROCR_VISIBLE_DEVICES": "0", ...}`) sets nothing.
+        holder = py.parent(py.parent(parent))
+        return None if isinstance(holder, (cst.Comparison, cst.ComparisonTarget)) else "write"
     if isinstance(parent, cst.Comparison):
         return "read" if any(isinstance(t.operator, (cst.In, cst.NotIn)) and
                              pyparse.dotted(t.comparator) in ("os.environ", "environ") for t in parent.comparisons) else None
@@ -55,7 +57,8 @@ class VisibleDevicesEnv(FileRule):
     - the file reads `CUDA_VISIBLE_DEVICES` (`os.environ[...]`, `.get`, `os.getenv`, `in os.environ`)
       and never mentions `HIP_VISIBLE_DEVICES` or `ROCR_VISIBLE_DEVICES`: each read is reported.
     Setting only `CUDA_VISIBLE_DEVICES` is fine (HIP honours it) and is not reported; neither is code
-    inside a condition that names HIP/ROCm.
+    inside a condition that names HIP/ROCm, a dict literal that is only compared (`assert env ==
+    {...}`), or a read inside a test assertion (`self.assertEqual(os.environ[...], "5,6")`).
 
     ## Why it breaks on AMD
     On AMD GPUs three layers filter devices: `ROCR_VISIBLE_DEVICES` (the ROCm runtime, applied
@@ -122,7 +125,20 @@ class VisibleDevicesEnv(FileRule):
                                  f"`{var}` is set together with `{ROCR_VAR}`: HIP applies it after ROCR, counting "
                                  "only the GPUs ROCR left, so the same physical ids select the wrong GPU or none; "
                                  "set one of them")
-            elif access == "read" and var == CUDA_VAR and not ({HIP_VAR, ROCR_VAR} & mentioned):
+            elif access == "read" and var == CUDA_VAR and not ({HIP_VAR, ROCR_VAR} & mentioned) \
+                    and not _checked_by_a_test(py, node):
                 ctx.report_range(start, end,
                                  f"reads only `{CUDA_VAR}`: on ROCm the GPUs are often chosen with `{ROCR_VAR}` "
                                  f"(AMD's recommendation on Linux) or `{HIP_VAR}`, leaving it unset; read those too")
+
+
+def _checked_by_a_test(py, node) -> bool:
+    """A read inside `assert ...` or `self.assertEqual(...)` checks a value; it selects no GPU."""
+    for anc in py.ancestors(node):
+        if isinstance(anc, cst.Assert):
+            return True
+        if isinstance(anc, cst.Call) and (pyparse.dotted(anc.func) or "").rsplit(".", 1)[-1].startswith("assert"):
+            return True
+        if isinstance(anc, (cst.SimpleStatementLine, cst.FunctionDef)):
+            return False
+    return False
