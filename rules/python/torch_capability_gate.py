@@ -30,6 +30,13 @@ def _is_number_like(node) -> bool:
     return False
 
 
+def _is_zero(node) -> bool:
+    """0, or a tuple of zeros: the capability a CPU-only build or a stub reports."""
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return all(_is_zero(e.value) for e in node.elements)
+    return isinstance(node, (cst.Integer, cst.Float)) and float(node.value.replace("_", "")) == 0
+
+
 class TorchCapabilityGate(FileRule):
     """A compute-capability gate with NVIDIA numbers, taken on ROCm too.
 
@@ -40,7 +47,8 @@ class TorchCapabilityGate(FileRule):
     `cap = ...; cap == (9, 0)`, `props = ...; props.major * 10 + props.minor >= 80`). Not reported
     where the code already separates ROCm (a condition or boolean expression naming
     `torch.version.hip`, `is_hip()`, `gcnArchName`..., an earlier `if torch.version.hip: return`, or a
-    function named for ROCm).
+    function named for ROCm), nor a comparison with zero only (`== (0, 0)`, `[0] > 0`: "no GPU" or
+    "any GPU", no NVIDIA architecture named).
 
     ## Why it breaks on AMD
     ROCm builds of PyTorch answer `get_device_capability()` with the major/minor of the gfx
@@ -106,8 +114,9 @@ class TorchCapabilityGate(FileRule):
                 continue
             operands = [comp.left] + [t.comparator for t in comp.comparisons]
             derived = [o for o in operands if self._derives(py, o, tracked)]
-            if not derived or not any(_is_number_like(o) for o in operands if o not in derived):
-                continue
+            numbers = [o for o in operands if o not in derived and _is_number_like(o)]
+            if not derived or not numbers or all(_is_zero(o) for o in numbers):
+                continue  # `== (0, 0)` is "no GPU", not an NVIDIA architecture
             # Once per test: `cc == 61 or cc <= 52` is one gate, reported at its first comparison.
             test = comp
             while isinstance(py.parent(test), (cst.BooleanOperation, cst.UnaryOperation)):
