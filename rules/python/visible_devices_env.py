@@ -46,14 +46,57 @@ def env_access(py, node):
     return None
 
 
+PROCESS_ENV = "os.environ"
+
+
+def env_group(py, node):
+    """The environment a write of `node` (a variable name) goes to: the process's (`os.environ[...] =`,
+    `setdefault`, `putenv`), one dict literal, or one variable of a function (`env["X"] = ...`,
+    `env = {...}`)."""
+    parent = py.parent(node)
+    target = None
+    if isinstance(parent, cst.Index):
+        target = py.parent(py.parent(parent)).value  # the subscripted object
+    elif isinstance(parent, cst.Arg):
+        call = py.parent(parent)
+        func = call.func if isinstance(call, cst.Call) else None
+        if pyparse.dotted(func) in WRITERS or pyparse.dotted(func) in ("os.putenv", "putenv"):
+            return PROCESS_ENV
+        target = func.value if isinstance(func, cst.Attribute) else None  # env.update(CUDA_VISIBLE_DEVICES=...)
+    elif isinstance(parent, cst.DictElement):
+        literal = py.parent(parent)
+        holder = py.parent(literal)
+        if isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name):
+            target = holder.targets[0].target  # env = {...}: the variable is the environment
+        else:
+            return ("dict", id(literal))
+    if target is None:
+        return None
+    if pyparse.dotted(target) in ("os.environ", "environ"):
+        return PROCESS_ENV
+    if isinstance(target, cst.Name):
+        scope = next((id(a) for a in py.ancestors(node) if isinstance(a, (cst.FunctionDef, cst.Lambda))), 0)
+        return ("var", scope, target.value)
+    return None
+
+
+def _same_environment(group, rocr_groups) -> bool:
+    """Would a child or this process see the CUDA/HIP write together with a ROCR write? The process's
+    own environment is inherited by children (`dict(os.environ)`), so it pairs with every group."""
+    if not rocr_groups:
+        return False
+    return group is None or group == PROCESS_ENV or PROCESS_ENV in rocr_groups or None in rocr_groups \
+        or group in rocr_groups
+
+
 class VisibleDevicesEnv(FileRule):
     """GPU selection through CUDA_VISIBLE_DEVICES where ROCm's variables decide.
 
     ## What it does
     Two cases, per file:
     - the file sets `ROCR_VISIBLE_DEVICES` and also sets `CUDA_VISIBLE_DEVICES` or
-      `HIP_VISIBLE_DEVICES` (in `os.environ`, an `env` dict for a subprocess, `setdefault`,
-      `putenv`): each CUDA/HIP write is reported;
+      `HIP_VISIBLE_DEVICES` in the same environment (`os.environ`, which children inherit; or one
+      `env` dict or variable for a subprocess, `setdefault`, `putenv`): each CUDA/HIP write is reported;
     - the file reads `CUDA_VISIBLE_DEVICES` (`os.environ[...]`, `.get`, `os.getenv`, `in os.environ`)
       and never mentions `HIP_VISIBLE_DEVICES` or `ROCR_VISIBLE_DEVICES`: each read is reported.
     Setting only `CUDA_VISIBLE_DEVICES` is fine (HIP honours it) and is not reported; neither is code
@@ -115,12 +158,13 @@ class VisibleDevicesEnv(FileRule):
             access = env_access(py, node)
             uses.append((var, access, node))
         mentioned = {v for v, _, _ in uses}
-        writes = {v for v, a, _ in uses if a == "write"}
+        # Which environment each write goes to: the process's own, or one dict / variable for a child.
+        rocr_groups = {env_group(py, node) for v, a, node in uses if a == "write" and v == ROCR_VAR}
         for var, access, node in uses:
             if handles_rocm(py, node, cuda_build_guard=False):
                 continue
             start, end = py.span(node)
-            if access == "write" and var in (CUDA_VAR, HIP_VAR) and ROCR_VAR in writes:
+            if access == "write" and var in (CUDA_VAR, HIP_VAR) and _same_environment(env_group(py, node), rocr_groups):
                 ctx.report_range(start, end,
                                  f"`{var}` is set together with `{ROCR_VAR}`: HIP applies it after ROCR, counting "
                                  "only the GPUs ROCR left, so the same physical ids select the wrong GPU or none; "
