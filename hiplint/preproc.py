@@ -67,21 +67,22 @@ _CUDA_WORDS = frozenset({"CUDA", "CUDACC", "NVCC", "NVIDIA"})
 _NEGATING_WORDS = frozenset({"NO", "NOT", "DISABLE", "DISABLED", "WITHOUT", "SKIP"})
 
 
-# A project macro for NVIDIA's compilers (KOKKOS_COMPILER_NVCC, KOKKOS_COMPILER_NVHPC): never an AMD build.
-_NVIDIA_COMPILER_WORDS = frozenset({"NVCC", "NVIDIA", "NVHPC", "NVCOMPILER"})
-
-
-def names_nvidia_compiler(name: str) -> bool:
-    words = {w for w in name.upper().split("_") if w}
-    return not words.isdisjoint(_NVIDIA_COMPILER_WORDS) and words.isdisjoint(_HIP_WORDS)
-
-
 def is_cuda_build_macro(name: str, hip_macros: frozenset[str] = HIP_MACROS) -> bool:
     """Named for the CUDA build (a word CUDA, CUDACC, NVCC or NVIDIA, none naming HIP or negating)."""
     if is_hip_macro(name, hip_macros) or name in HIP_PASS_MACROS or AMD_TARGET_MACRO.fullmatch(name):
         return False
     words = {w for w in name.upper().split("_") if w}
     return not words.isdisjoint(_CUDA_WORDS) and words.isdisjoint(_NEGATING_WORDS) and words.isdisjoint(_HIP_WORDS)
+
+
+# A project macro for NVIDIA's compilers (KOKKOS_COMPILER_NVCC, KOKKOS_COMPILER_NVHPC): never an AMD build.
+_NVIDIA_COMPILER_WORDS = frozenset({"NVCC", "NVIDIA", "NVHPC", "NVCOMPILER"})
+
+
+def names_nvidia_compiler(name: str) -> bool:
+    """A word of the name is NVCC, NVIDIA, NVHPC or NVCOMPILER, and none is HIP or ROCM."""
+    words = {w for w in name.upper().split("_") if w}
+    return not words.isdisjoint(_NVIDIA_COMPILER_WORDS) and words.isdisjoint(_HIP_WORDS)
 
 
 def _not(v):
@@ -329,8 +330,8 @@ def _hidden_spans(data: bytes) -> list[tuple[int, int]]:
     if b"/*" not in data and b'R"' not in data:
         return []
     return [m.span() for m in _LEXEME.finditer(data)
-            if data[m.start():m.start() + 2] == b"/*" or data[m.start():m.start() + 1] == b"R"
-            if b"\n" in data[m.start():m.end()]]
+            if data[m.start():m.start() + 1] in (b"/", b"R") and not data.startswith(b"//", m.start())
+            and b"\n" in data[m.start():m.end()]]
 
 
 def directive_groups(data: bytes) -> list[list[tuple[str, bytes, int, int, int]]]:
