@@ -31,10 +31,10 @@ def _is_number_like(node) -> bool:
 
 
 def _is_zero(node) -> bool:
-    """0, or a tuple of zeros: the capability a CPU-only build or a stub reports."""
-    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
-        return all(_is_zero(e.value) for e in node.elements)
-    return isinstance(node, (cst.Integer, cst.Float)) and float(node.value.replace("_", "")) == 0
+    """A tuple of zeros, `(0, 0)`: the capability a CPU-only build or a stub reports. (A lone 0 is not:
+    `minor != 0` tells NVIDIA's x.0 data-centre parts from the rest.)"""
+    return isinstance(node, (cst.Tuple, cst.List)) and bool(node.elements) and all(
+        isinstance(e.value, cst.Integer) and int(e.value.value.replace("_", ""), 0) == 0 for e in node.elements)
 
 
 class TorchCapabilityGate(FileRule):
@@ -47,8 +47,8 @@ class TorchCapabilityGate(FileRule):
     `cap = ...; cap == (9, 0)`, `props = ...; props.major * 10 + props.minor >= 80`). Not reported
     where the code already separates ROCm (a condition or boolean expression naming
     `torch.version.hip`, `is_hip()`, `gcnArchName`..., an earlier `if torch.version.hip: return`, or a
-    function named for ROCm), nor a comparison with zero only (`== (0, 0)`, `[0] > 0`: "no GPU" or
-    "any GPU", no NVIDIA architecture named).
+    function named for ROCm), nor a comparison with `(0, 0)` only (what a CPU-only stub reports: no
+    NVIDIA architecture named; `minor != 0` still is one).
 
     ## Why it breaks on AMD
     ROCm builds of PyTorch answer `get_device_capability()` with the major/minor of the gfx
