@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ._vendor import is_hip_text
+from ._vendor import NVIDIA_BACKENDS, is_hip_text
 
 HIP_LANGUAGE_ARCH_VARS = ("CMAKE_HIP_ARCHITECTURES", "HIP_ARCHITECTURES", "GPU_TARGETS", "AMDGPU_TARGETS")
 
@@ -150,7 +150,6 @@ def parse(data: bytes) -> list[Command]:
     return commands
 
 
-NVIDIA_BACKENDS = frozenset({"CUDA", "NVIDIA", "NVCC"})
 
 
 def _tests_for_cuda(head, data: bytes) -> bool:

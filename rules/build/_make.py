@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ._vendor import is_hip_text
+from ._vendor import NVIDIA_BACKENDS, is_hip_text
 
 ASSIGN = re.compile(r"^\s*(?:override\s+|export\s+|private\s+)*(?P<var>[A-Za-z_][\w.-]*)\s*(?:\+|\?|::?|!)?=")
 CONDITIONAL = re.compile(r"^\s*(?:else\s+)?(ifeq|ifneq|ifdef|ifndef)\b")
@@ -152,7 +152,6 @@ def _mark_conditionals(lines: list[MakeLine]) -> None:
 
 
 IFEQ_OPERANDS = re.compile(r"^\s*(?:else\s+)?ifeq\s*(.*)$")
-NVIDIA_BACKENDS = frozenset({"CUDA", "NVIDIA", "NVCC"})
 VARIABLE_REF = re.compile(r"\$[({][^)}]*[)}]")  # `$(CUDA)` names a variable, not the value CUDA
 
 
