@@ -150,8 +150,6 @@ def parse(data: bytes) -> list[Command]:
     return commands
 
 
-
-
 def _tests_for_cuda(head, data: bytes) -> bool:
     """`if(<var> STREQUAL "CUDA")` (either side): the branch runs only when the build is the CUDA one."""
     args = [c for c in head.children if c.type == "argument_list"]
