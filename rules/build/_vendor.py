@@ -11,12 +11,17 @@ HIP_SUBSTRINGS = ("rocm", "amdgpu", "gcnarch", "hipcc", "amdclang")
 NVIDIA_BACKENDS = frozenset({"CUDA", "NVIDIA", "NVCC"})
 
 
+def identifier_words(identifier: str) -> list[str]:
+    """`MemoryEfficientAttentionCkOp` -> memory, efficient, attention, ck, op (lower case)."""
+    return [p.lower() for p in _WORD.findall(identifier)]
+
+
 def is_hip_word(identifier: str) -> bool:
     """IS_HIP_EXTENSION, use_rocm, isROCm, is_hip, gcnArchName, gfx942: yes. ship, chip, hipster: no."""
     low = identifier.lower()
     if any(s in low for s in HIP_SUBSTRINGS):
         return True
-    parts = [p.lower() for p in _WORD.findall(identifier)]
+    parts = identifier_words(identifier)
     return any(p in HIP_WORDS or re.fullmatch(r"gfx[0-9a-f]*", p) for p in parts)
 
 

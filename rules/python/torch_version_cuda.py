@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-import re
 from functools import cache
 
 from hiplint.lazy import libcst as cst
 
 from hiplint import Edit, FileRule, Fix, Impact, Severity
 from hiplint import pyparse
+from hiplint.rules.build._vendor import identifier_words
 
 from ._vendor import HIP_DOTTED, handles_rocm, mentions_hip
 
@@ -29,7 +29,6 @@ GUARDED_USES = frozenset({TORCH_VERSION_CUDA, "torch.cuda.get_device_capability"
 NVIDIA_ONLY_PARTS = ("cutlass", "nvml", "nvcc", "nvidia", "tensorrt", "capability")
 # In the branch a CUDA-build test leaves to ROCm: AMD's own kernels (Composable Kernel: xformers' `fmha.ck`).
 ROCM_LIBRARY_WORDS = frozenset({"ck", "miopen", "rocblas", "hipblaslt", "aiter"})
-_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")
 
 
 class TorchVersionCudaNone(FileRule):
@@ -295,5 +294,5 @@ def _names_nvidia_only(py, node) -> bool:
 
 
 def _names_rocm_library(node) -> bool:
-    return any(isinstance(n, cst.Name) and not {w.lower() for w in _WORDS.findall(n.value)}.isdisjoint(ROCM_LIBRARY_WORDS)
+    return any(isinstance(n, cst.Name) and not ROCM_LIBRARY_WORDS.isdisjoint(identifier_words(n.value))
                for n in _descendants(node))
