@@ -29,7 +29,12 @@ def device_function(ctx, node):
     while fn is not None:
         if is_device_only(fn):
             return fn
-        fn = ctx.enclosing(fn, ("function_definition",))
+        outer = ctx.enclosing(fn, ("function_definition", "field_declaration_list"))
+        if outer is not None and outer.type == "function_definition":
+            # C++ has no nested functions: the parser took a macro call for a definition and ran on
+            # into what follows (a host function after a kernel), so the outer body is not ours.
+            return None
+        fn = ctx.enclosing(outer, ("function_definition",)) if outer is not None else None
     return None
 
 
