@@ -80,9 +80,13 @@ _NVIDIA_COMPILER_WORDS = frozenset({"NVCC", "NVIDIA", "NVHPC", "NVCOMPILER"})
 
 
 def names_nvidia_compiler(name: str) -> bool:
-    """A word of the name is NVCC, NVIDIA, NVHPC or NVCOMPILER, and none is HIP or ROCM."""
-    words = {w for w in name.upper().split("_") if w}
-    return not words.isdisjoint(_NVIDIA_COMPILER_WORDS) and words.isdisjoint(_HIP_WORDS)
+    """A word of the name is NVCC, NVIDIA, NVHPC or NVCOMPILER, and none is HIP or ROCM; or, HIP or
+    not, it names the NVIDIA platform the way HIP's `__HIP_PLATFORM_NVIDIA__` does
+    (GINKGO_HIP_PLATFORM_NVCC: HIP compiling for NVIDIA, never an AMD build)."""
+    words = [w for w in name.upper().split("_") if w]
+    if any(a == "PLATFORM" and b in ("NVCC", "NVIDIA") for a, b in zip(words, words[1:])):
+        return True
+    return not _NVIDIA_COMPILER_WORDS.isdisjoint(words) and _HIP_WORDS.isdisjoint(words)
 
 
 def _not(v):

@@ -163,6 +163,9 @@ def test_nvidia_compiler_macros_are_off_for_amd():
 
     assert names_nvidia_compiler("KOKKOS_COMPILER_NVCC") and names_nvidia_compiler("KOKKOS_COMPILER_NVHPC")
     assert not names_nvidia_compiler("HIP_NVCC_COMPAT") and not names_nvidia_compiler("USE_CUDA")
+    # HIP's own spelling for the NVIDIA platform, in a project's macro: HIP word or not.
+    assert names_nvidia_compiler("GINKGO_HIP_PLATFORM_NVCC") and names_nvidia_compiler("MY_HIP_PLATFORM_NVIDIA")
+    assert not names_nvidia_compiler("GINKGO_HIP_PLATFORM_HCC") and not names_nvidia_compiler("NVIDIA_PLATFORM_HIP")
     got = {name: PlatformMap(new_parser().parse(src.encode()).root_node, src.encode()).kind_at(src.index("int x"))
            for name, src in {
                "nvcc": "#ifdef MYLIB_COMPILER_NVCC\nint x;\n#elif defined(USE_ROCM)\nint y;\n#endif\n",
