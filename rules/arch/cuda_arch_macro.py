@@ -10,6 +10,8 @@ VERSION_MACROS = re.compile(r"\b(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR_
                             r"__CUDACC_VER_BUILD__)\b")
 IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*")
 NOT_DEFINED_ARCH = re.compile(r"!\s*defined\s*\(?\s*__CUDA_ARCH__")
+# `!defined(CUDA_VERSION)`: the branch for a build without the CUDA toolkit, which AMD's is.
+NOT_DEFINED_VERSION = re.compile(r"!\s*defined\s*\(?\s*(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__)\b")
 # A macro body that is a test (a comparison, `defined`, a logical operator), not just the value.
 TEST_LIKE = re.compile(r"\bdefined\b|[<>]=?|[=!]=|&&|\|\|")
 # `defined(__CUDA_ARCH__)` alone, possibly negated: the host/device split.
@@ -32,7 +34,9 @@ class CudaArchMacro(CudaRule):
     condition AMD fails when a later `#elif` of its chain tests a HIP macro (AMD goes on to that
     branch), and a condition that AMD settles without the CUDA macros (`defined(__NVCC__) &&
     CUDART_VERSION >= 12000`; for an architecture test, in the device pass, which is always clang:
-    `defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__)`).
+    `defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__)`), nor a branch written for
+    a build without the CUDA toolkit (`#ifndef CUDART_VERSION`, `!defined(CUDA_VERSION) || ...`),
+    which AMD's build is. `#ifdef CUDART_VERSION` is still reported: AMD skips that branch.
 
     ## Why it breaks on AMD
     HIP-Clang defines none of these macros, and nothing fails: the preprocessor silently picks a
@@ -151,8 +155,12 @@ class CudaArchMacro(CudaRule):
             return
         kind = "architecture" if macro.startswith("__CUDA_ARCH") else "CUDA version"
         on_amd = condition_truth(cond, ctx.source.data, HIP, ctx.settings.hip_macros) if ctx.unit.delta == 0 else None
+        if negated and on_amd is not None:
+            on_amd = not on_amd  # `#ifndef X`: cond is the name alone
         if on_amd is True and NOT_DEFINED_ARCH.search(text):
             return  # `!defined(__CUDA_ARCH__) || ...`: AMD takes it like nvcc's host pass, which compiles it too
+        if kind == "CUDA version" and (negated or (on_amd is True and NOT_DEFINED_VERSION.search(text))):
+            return  # `#ifndef CUDART_VERSION`, `!defined(CUDA_VERSION) || ...`: written for "no CUDA", as AMD is
         if on_amd is False and self._hip_branch_follows(ctx, node):
             return  # `#if CUDART_VERSION >= 11000 ... #elif defined(USE_ROCM)`: AMD goes on to its own branch
         if ctx.unit.delta == 0 and amd_truth(cond, ctx.source.data, ctx.settings.hip_macros, unknown=_cuda_macro,
