@@ -35,7 +35,7 @@ CUDA_MACROS = frozenset({
 # Defined by nvcc in one compilation pass only (device), and never for AMD: false on HIP, unknown on CUDA.
 CUDA_PASS_MACROS = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_FEAT_SM90_ALL", "__CUDA_ARCH_SPECIFIC__"})
 
-# Defined in one pass of an AMD build only (device): a branch on them is no platform alternative.
+# Defined in one pass of an AMD build only (device): a branch on them is AMD code for that pass only.
 HIP_PASS_MACROS = ("__HIP_DEVICE_COMPILE__",)
 
 HIP, CUDA = "hip", "cuda"
@@ -197,10 +197,10 @@ def _settle_cuda_branches(chain: list, hip_truth_without_cuda) -> list:
     not taken on AMD. `hip_truth_without_cuda(i)` evaluates branch i with those macros undefined."""
     last_hip = max((i for i, entry in enumerate(chain) if entry[3]), default=-1)
     out = []
-    for i, (start, end, cond, tests_hip, platform) in enumerate(chain):
+    for i, (start, end, cond, tests_hip) in enumerate(chain):
         if i < last_hip and cond[HIP] is None and hip_truth_without_cuda(i) is False:
             cond = {**cond, HIP: False}
-        out.append((start, end, cond, tests_hip, platform))
+        out.append((start, end, cond, tests_hip))
     return out
 
 
@@ -372,22 +372,21 @@ def directive_groups(data: bytes) -> list[list[tuple[str, bytes, int, int, int]]
 
 @lru_cache(maxsize=4096)
 def _text_branch(kind: str, cond: bytes, hip_macros: frozenset[str], evaluator=None):
-    """({world: truth}, tests a HIP macro, is a platform test) of one textual branch."""
+    """({world: truth}, tests a HIP macro) of one textual branch."""
     evaluator = evaluator or _Eval
     if kind == "else":
-        return {HIP: True, CUDA: True}, False, False
+        return {HIP: True, CUDA: True}, False
     ev = evaluator(cond, hip_macros)
     names = [n.decode("utf-8", "replace") for n in re.findall(rb"[A-Za-z_]\w*", cond)]
     names_hip = any(n not in HIP_PASS_MACROS and is_hip_macro(n, hip_macros) for n in names)
-    platform = bool(cond) and not any(m in names for m in HIP_PASS_MACROS)
     if kind in ("ifdef", "ifndef", "elifdef", "elifndef"):
         values = {w: ev.defined(names[0], w) if names else None for w in (HIP, CUDA)}
         if kind.endswith("ndef"):
             values = {w: _not(v) for w, v in values.items()}
-        return values, names_hip, platform
+        return values, names_hip
     node, snippet = _parse_condition(cond)
     ev = evaluator(snippet, hip_macros)
-    return {w: ev.truth(node, w) for w in (HIP, CUDA)}, names_hip, platform
+    return {w: ev.truth(node, w) for w in (HIP, CUDA)}, names_hip
 
 
 def _tree_truth(ev: _Eval, kind: str, cond: Node | None):
@@ -419,22 +418,23 @@ def _snippet_parser():
 
 def _chain_regions(chain: list) -> list[Region]:
     """Regions of one #if/#elif/#else chain, given per branch (start, end, {world: condition},
-    tests a HIP macro, is a platform test)."""
+    tests a HIP macro)."""
     prior = {HIP: True, CUDA: True}
     names_hip = False  # does the chain so far test a HIP macro (an explicit AMD alternative)?
     branches = []
-    for start, end, cond, tests_hip, platform in chain:
+    for start, end, cond, tests_hip in chain:
         names_hip = names_hip or tests_hip
         taken = {w: _and(prior[w], cond[w]) for w in (HIP, CUDA)}
-        branches.append((start, end, taken, platform, names_hip))
+        branches.append((start, end, taken, names_hip))
         prior = {w: _and(prior[w], _not(cond[w])) for w in (HIP, CUDA)}
     # A branch AMD never compiles is NVIDIA-only when nvcc surely compiles it, or when the chain
-    # has a HIP branch beside it (`#if AMD ... #elif __CUDA_ARCH__ >= 800 ... #else ...`).
+    # has a HIP branch beside it (`#if AMD ... #elif __CUDA_ARCH__ >= 800 ... #else ...`), if only
+    # for AMD's device pass (`#elif defined(__CUDA_ARCH__) ... #elif defined(__HIP_DEVICE_COMPILE__)`).
     # Also NVIDIA-side: a branch kept from AMD builds by a HIP macro test earlier in the chain
     # (`#elif CUDART_VERSION >= ...` after `#if defined(__HIP_PLATFORM_AMD__)`, `&& !defined(USE_ROCM)`).
-    has_hip = any(t[CUDA] is False and t[HIP] is not False and plat for _, _, t, plat, _ in branches)
+    has_hip = any(t[CUDA] is False and t[HIP] is not False for _, _, t, _ in branches)
     regions = []
-    for start, end, taken, _, hip_named in branches:
+    for start, end, taken, hip_named in branches:
         if taken[CUDA] is False and taken[HIP] is not False:
             regions.append(Region(start, end, "hip"))
         elif taken[HIP] is False and (taken[CUDA] is True or (taken[CUDA] is None and (has_hip or hip_named))):
@@ -475,8 +475,7 @@ class PlatformMap:
                 start = _body_start(branch) if t != "preproc_else" else (branch.child(0).end_byte if branch.child(0) else branch.start_byte)
                 end = _body_end(branch) if t != "preproc_else" else branch.end_byte
                 cond_node = branch.child_by_field_name("condition") or branch.child_by_field_name("name")
-                platform = cond_node is not None and not any(m in ev.text(cond_node) for m in HIP_PASS_MACROS)
-                chain.append((start, end, cond, _tests_hip_macro(branch, data, hip_macros), platform))
+                chain.append((start, end, cond, _tests_hip_macro(branch, data, hip_macros)))
                 conditions.append((t, cond_node))
                 branch = branch.child_by_field_name("alternative")
             if any(entry[3] for entry in chain[1:]):
@@ -495,8 +494,8 @@ class PlatformMap:
                     continue
                 chain = []
                 for kind, cond, _, body_start, body_end in group:
-                    values, tests_hip, platform = _text_branch(kind, cond, hip_macros)
-                    chain.append((body_start, body_end, values, tests_hip, platform))
+                    values, tests_hip = _text_branch(kind, cond, hip_macros)
+                    chain.append((body_start, body_end, values, tests_hip))
                 if any(entry[3] for entry in chain[1:]):
                     chain = _settle_cuda_branches(
                         chain, lambda i, group=group: _text_branch(*group[i][:2], hip_macros, _CudaOffEval)[0][HIP])

@@ -63,11 +63,11 @@ def test_cuda_arch_split_without_hip_branch_stays_unknown():
     assert _kinds(src) == {"mark_a": None, "mark_b": None, "mark_c": None}
 
 
-def test_device_pass_macro_is_not_a_platform_alternative():
-    # __HIP_DEVICE_COMPILE__ is undefined in AMD's host pass: the #else is AMD host code.
-    src = b"#if defined(__HIP_DEVICE_COMPILE__)\nmark_a\n#elif defined(__CUDA_ARCH__)\nmark_b\n#else\nmark_c\n#endif\n"
-    kinds = _kinds(src)
-    assert kinds["mark_a"] == "hip" and kinds["mark_c"] is None
+def test_device_pass_macro_is_an_alternative_only_to_nvcc_device_code():
+    # __HIP_DEVICE_COMPILE__ is undefined in AMD's host pass: the #else is AMD host code. The
+    # __CUDA_ARCH__ branch is compiled by no AMD pass, and AMD's device pass has its own branch.
+    src = b"#if defined(__HIP_DEVICE_COMPILE__)\nint mark_a;\n#elif defined(__CUDA_ARCH__)\nint mark_b;\n#else\nint mark_c;\n#endif\n"
+    assert _kinds(src) == {"mark_a": "hip", "mark_b": "nvidia", "mark_c": None}
 
 
 NVIDIA_BRANCH = """\

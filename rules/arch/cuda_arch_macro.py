@@ -147,6 +147,8 @@ class CudaArchMacro(CudaRule):
         head_end = cond.end_byte
         if macro == "__CUDA_ARCH__" and (node.type in ("preproc_ifdef", "preproc_elifdef") or SPLIT.match(text)):
             device_branch = not negated and not text.lstrip().startswith("!")
+            if device_branch and self._hip_branch_follows(ctx, node):
+                return  # `#elif defined(__CUDA_ARCH__) ... #elif defined(__HIP_DEVICE_COMPILE__)`: AMD's comes next
             what = ("the device-code branch is skipped in AMD's device pass (host code compiles for the GPU)"
                     if device_branch else "AMD's device pass takes this host-only branch")
             ctx.report_range(ctx.file_range(directive)[0], ctx.file_range(cond)[1],
