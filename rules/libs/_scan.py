@@ -38,6 +38,9 @@ class Include:
     path_end: int
 
 
+_MEMBER = re.compile(r"[A-Za-z_]\w*|")  # the first name of `std::atomic<int>`
+
+
 @dataclass(frozen=True)
 class Name:
     text: str
@@ -45,6 +48,8 @@ class Name:
     start: int
     end: int
     leading_namespace: bool  # a namespace_identifier that starts a qualified name (`cuda` in cuda::std::x)
+    member: str = ""  # for a leading namespace, the name after it (`std` in cuda::std::x)
+    in_namespace: bool = False  # for a leading namespace, written inside a `namespace ... {}` block
 
 
 def includes(ctx) -> list[Include]:
@@ -91,7 +96,13 @@ def names(ctx) -> list[Name]:
             if (start, end) in seen:
                 continue
             seen.add((start, end))
-            out.append(Name(unit.text(node), node.type, start, end, leading))
+            if leading:
+                rest = parent.child_by_field_name("name")
+                member = _MEMBER.match(unit.text(rest)).group(0) if rest is not None else ""
+                out.append(Name(unit.text(node), node.type, start, end, True, member,
+                                ctx.enclosing(node, ("namespace_definition",)) is not None))
+            else:
+                out.append(Name(unit.text(node), node.type, start, end, False))
     out.sort(key=lambda n: n.start)
     ctx.cache["lib_names"] = out
     return out
@@ -139,6 +150,10 @@ class Library:
     headers: tuple[str, ...] = ()
     name_pattern: str = ""  # regex on identifiers (full match)
     namespaces: tuple[str, ...] = ()  # leading namespaces (`cutlass` in cutlass::gemm::...)
+    # Names after a namespace that are surely the library's (`std`, `atomic` after `cuda::`). When
+    # given, any other member counts only outside the project's own namespaces, where a `cuda::` can
+    # be the project's (RAJA::cuda, written `cuda::IndexGlobal` inside `namespace RAJA`).
+    members: frozenset[str] = frozenset()
 
     def triggers(self) -> tuple[str, ...]:
         """Strings one of which a file that uses the library contains (its rules run only there):
@@ -157,7 +172,7 @@ class Library:
     @staticmethod
     def from_table(key: str, table: dict) -> "Library":
         return Library(key, table["title"], tuple(table.get("headers", ())), table.get("names", ""),
-                       tuple(table.get("namespaces", ())))
+                       tuple(table.get("namespaces", ())), frozenset(table.get("namespace_members", ())))
 
 
 def first_use(ctx, lib: Library, prefer=frozenset()):
@@ -178,7 +193,8 @@ def first_use(ctx, lib: Library, prefer=frozenset()):
     pattern = re.compile(lib.name_pattern) if lib.name_pattern else None
     for n in names(ctx):
         hit = (pattern is not None and n.kind != "namespace_identifier" and pattern.fullmatch(n.text)) or \
-              (n.leading_namespace and n.text in lib.namespaces)
+              (n.leading_namespace and n.text in lib.namespaces
+               and (not lib.members or n.member in lib.members or not n.in_namespace))
         if hit and unguarded(ctx, n.start):
             return "name", n
     return None

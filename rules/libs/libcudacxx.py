@@ -9,7 +9,9 @@ class Libcudacxx(WholeLibraryRule):
     ## What it does
     Reports the first libcu++ include (`<cuda/...>`, `cuda/std/...`) of a file, or in a file without
     one the first `cuda::` name (`cuda::std::atomic`, `cuda::barrier`, `cuda::memcpy_async`).
-    `thrust::cuda::par` is not libcu++ and is not reported. Once per file.
+    `thrust::cuda::par` is not libcu++ and is not reported, nor, inside a `namespace` block, a
+    `cuda::` name that libcu++ does not have (`cuda::IndexGlobal` in a project with its own `cuda`
+    namespace, such as RAJA's). Once per file.
 
     ## Why it breaks on AMD
     libcu++ ships with the CUDA toolkit (CCCL); a ROCm installation does not provide it and hipify
