@@ -3,7 +3,8 @@
 Code counts as handling ROCm when a condition around it (an `if`/`elif`/`while`/conditional
 expression test, or a boolean operation it is part of) mentions a HIP/ROCm marker, when an earlier
 statement of the same block leaves early on ROCm (`if torch.version.hip: return ...`), or when it
-sits in a function whose name says it is the HIP/ROCm variant (`def _flags_rocm():`).
+sits in a function whose name says it is the HIP/ROCm variant (`def _flags_rocm():`) or whose
+decorators test for it (`@pytest.mark.skipif(cupy.cuda.runtime.is_hip, ...)`).
 """
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ def _leaves_early(block) -> bool:
         return True
     # sys.exit(...) / exit(...)
     return isinstance(last, cst.Expr) and isinstance(last.value, cst.Call) and \
-        (dotted(last.value.func) or "") in ("sys.exit", "exit", "quit", "os._exit")
+        (dotted(last.value.func) or "") in ("sys.exit", "exit", "quit", "os._exit", "pytest.skip")
 
 
 def handles_rocm(py: PyModule, node: cst.CSTNode, cuda_build_guard: bool = True) -> bool:
@@ -105,8 +106,9 @@ def handles_rocm(py: PyModule, node: cst.CSTNode, cuda_build_guard: bool = True)
             other = anc.right if anc.left is child else anc.left
             if mentions_hip(py, other, also):
                 return True
-        if isinstance(anc, (cst.FunctionDef, cst.ClassDef)) and is_hip_word(anc.name.value):
-            return True
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef)) and (
+                is_hip_word(anc.name.value) or any(mentions_hip(py, d.decorator, also) for d in anc.decorators)):
+            return True  # `def _flags_rocm():`, `@pytest.mark.skipif(runtime.is_hip, ...)`
         # An earlier statement of the same block that leaves on ROCm guards everything after it. (Not
         # `if not torch.version.cuda: raise`: that exit is itself the bug PY001 reports.)
         body = getattr(anc, "body", None)

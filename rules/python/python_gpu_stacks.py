@@ -5,6 +5,7 @@ from hiplint.lazy import libcst as cst
 from hiplint import FileRule, Impact, Severity
 from hiplint import pyparse
 
+from ._embedded import cuda_findings, literal_source
 from ._vendor import handles_rocm
 
 # Imported module -> (severity, message). Most specific first.
@@ -36,8 +37,12 @@ class PythonGpuStacks(FileRule):
     Finds imports of PyCUDA (`import pycuda.driver`, `from pycuda.compiler import SourceModule`),
     Numba's CUDA target (`from numba import cuda`, `import numba.cuda`), NVIDIA's CUDA Python
     bindings (`from cuda import cudart`, `from cuda.bindings import runtime`), and CuPy raw kernels
-    (`cupy.RawKernel`, `cupy.RawModule`) whose CUDA C source must also compile for HIP. Not reported
-    inside a condition that names HIP/ROCm or `torch.version.cuda`.
+    (`cupy.RawKernel`, `cupy.RawModule`) whose CUDA C source must also compile for HIP. A kernel
+    source that the file spells out (a string literal, or a module-level name assigned one) is
+    checked by the enabled C-family rules, as a `.cu` file would be: one finding at the call lists
+    what they found (`NV001 at kernel line 4: inline PTX ...`), and a clean source is not reported.
+    A source built at run time gets an info note to check it by hand. Not reported inside a
+    condition that names HIP/ROCm or `torch.version.cuda`.
 
     ## Why it breaks on AMD
     - PyCUDA binds NVIDIA's driver API and has no ROCm backend; AMD's HIP Python (`hip-python`) is
@@ -47,7 +52,7 @@ class PythonGpuStacks(FileRule):
     - NVIDIA's CUDA Python needs `libcuda`; AMD ships `hip-python-as-cuda`, an interoperability layer
       that provides `cuda.cuda`, `cuda.cudart` and `cuda.nvrtc` whose names alias HIP Python.
     - CuPy has ROCm builds, but `RawKernel`/`RawModule` sources are compiled with hipRTC there:
-      inline PTX, warp-size assumptions and CUDA-only headers fail (info).
+      inline PTX, warp-size assumptions and CUDA-only headers fail, as in any HIP source.
 
     ## Example
     ```python
@@ -101,10 +106,30 @@ class PythonGpuStacks(FileRule):
                     ctx.report_range(start, end, message, severity=severity)
         for call in py.nodes(cst.Call):
             if py.names(call.func) & CUPY_KERNELS and not handles_rocm(py, call):
-                start, end = py.span(call.func)
-                ctx.report_range(start, end,
-                                 "CuPy raw-kernel source is compiled with hipRTC on ROCm builds of CuPy: inline PTX, "
-                                 "32-lane warp assumptions and CUDA-only headers fail there", severity=Severity.INFO)
+                self._check_kernel(ctx, py, call)
+
+    @staticmethod
+    def _check_kernel(ctx, py, call):
+        """A kernel source the file spells out is checked by the C-family rules; one built at run time
+        gets a note to check it by hand."""
+        start, end = py.span(call.func)
+        code = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "code"),
+                    call.args[0].value if call.args and call.args[0].keyword is None else None)
+        source = literal_source(py, code) if code is not None else None
+        found = cuda_findings(ctx, source) if source is not None else None
+        if found is None:
+            ctx.report_range(start, end,
+                             "CuPy raw-kernel source is compiled with hipRTC on ROCm builds of CuPy: inline PTX, "
+                             "32-lane warp assumptions and CUDA-only headers fail there (hiplint could not read or "
+                             "check this source: check it by hand)", severity=Severity.INFO)
+            return
+        if not found:
+            return
+        listed = "; ".join(f"{f.code} at kernel line {f.line}: {f.message}" for f in found[:3])
+        more = f"; {len(found) - 3} more" if len(found) > 3 else ""
+        ctx.report_range(start, end, f"CuPy raw-kernel source, compiled with hipRTC on ROCm builds, has "
+                                     f"{len(found)} problem{'s' if len(found) > 1 else ''} for AMD: {listed}{more}",
+                         severity=max((f.severity for f in found), key=lambda s: s.rank))
 
     @staticmethod
     def _modules(node):

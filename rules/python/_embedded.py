@@ -1,0 +1,42 @@
+"""CUDA C++ source embedded in Python (CuPy raw kernels): found, then checked by the C-family rules.
+
+A Python rule that meets kernel source in a string asks here for what the project's C-family rules
+find in it, so the source gets the same checks (and suppression comments) as a `.cu` file.
+"""
+from __future__ import annotations
+
+from hiplint.lazy import libcst as cst
+
+from hiplint.pyparse import PyModule, string_value
+
+_LINTERS: dict[int, tuple[object, object]] = {}  # id(settings) -> (settings, Linter): one per scan
+
+
+def literal_source(py: PyModule, node) -> str | None:
+    """The text of a string literal, or of a module-level name assigned one string literal once."""
+    text = string_value(node)
+    if text is not None or not isinstance(node, cst.Name):
+        return text
+    values = []
+    for assign in py.nodes(cst.Assign):
+        if any(isinstance(t.target, cst.Name) and t.target.value == node.value for t in assign.targets):
+            values.append(assign.value)
+    for aug in py.nodes(cst.AugAssign):
+        if isinstance(aug.target, cst.Name) and aug.target.value == node.value:
+            return None  # built up piece by piece
+    return string_value(values[0]) if len(values) == 1 else None
+
+
+def cuda_findings(ctx, source: str) -> list | None:
+    """The findings of the enabled C-family rules in `source` (engine codes HLxxx left out), or None
+    when no C-family rule is enabled (`--select PY006`): nothing checked the source."""
+    from hiplint.engine import Linter
+    from hiplint.registry import select_rules
+
+    held = _LINTERS.get(id(ctx.settings))
+    if held is None or held[0] is not ctx.settings:
+        held = _LINTERS[id(ctx.settings)] = (ctx.settings, Linter(ctx.settings, select_rules(ctx.settings)))
+    if not held[1].languages & {"cuda"}:
+        return None
+    result = held[1].lint_bytes(ctx.path, source.encode("utf-8", "surrogatepass"), "cuda")
+    return [f for f in result.findings if not f.code.startswith("HL")]
