@@ -378,7 +378,37 @@ def lane_arith_32(ctx, node, scope) -> bool:
         return False
     if ctx.text(op) in ("/", ">>") and BLOCK_DIM.match(ctx.text(left)):
         return True  # warps per block
+    if ctx.text(op) in ("/", ">>") and is_lane_number(ctx, left, scope):
+        return False  # a lane is below 32 on NVIDIA (`lane / 32` is 0 there): this code was written for 64
     return is_simple_index(left) and mentions_thread_index(ctx, left, scope)
+
+
+LANE_NAME = re.compile(r"^_*lane_?(id|idx|index)?$", re.I)
+LANE_CALL = re.compile(r"^(__lane_id|__lane_id_x|__laneid)$")
+
+
+def is_lane_number(ctx, node, scope) -> bool:
+    """Is `node` a lane of the wave already: `__lane_id()`, or a name like `lane_idx` that is a
+    parameter of the function or assigned only `__lane_id()` in it?"""
+    if node.type == "call_expression":
+        fn = node.child_by_field_name("function")
+        return fn is not None and bool(LANE_CALL.match(ctx.text(fn)))
+    if node.type != "identifier" or not LANE_NAME.match(ctx.text(node)):
+        return False
+    name = ctx.text(node)
+    values, is_param = [], False
+    for n in iter_nodes(scope, {"init_declarator", "assignment_expression", "parameter_declaration"}):
+        if n.type == "parameter_declaration":
+            d = n.child_by_field_name("declarator")
+            is_param = is_param or (d is not None and ctx.text(d) == name)
+            continue
+        target = n.child_by_field_name("declarator" if n.type == "init_declarator" else "left")
+        if target is not None and ctx.text(target) == name:
+            values.append(n.child_by_field_name("value" if n.type == "init_declarator" else "right"))
+    if is_param and not values:
+        return True
+    return bool(values) and not is_param and \
+        all(v is not None and v.type == "call_expression" and is_lane_number(ctx, v, scope) for v in values)
 
 
 BLOCK_DIM = re.compile(r"^(blockDim\.[xyz]|hipBlockDim_[xyz])$")

@@ -12,7 +12,9 @@ class HardcodedWarpSize(CudaRule):
     ballots, `__syncwarp`, tiles, or calls to functions of the file that do. Elsewhere `tid / 32`
     only splits data among threads and is correct for any wave size. A function whose collectives
     all go through `tiled_partition<32>` tiles (or a macro of 32; `tile.shfl_xor`) is left alone too: its lanes
-    numbered in 32s match the tiles, which HIP provides on 64-lane waves as well.
+    numbered in 32s match the tiles, which HIP provides on 64-lane waves as well. A lane divided by
+    32 (`lane_idx / 32` with `lane_idx` a parameter or `__lane_id()`) is left alone: it is 0 on
+    NVIDIA, so that code was written for 64-lane waves; `lane & 31` is still reported.
 
     ## Why it breaks on AMD
     NVIDIA warps have 32 lanes. AMD CDNA GPUs (MI200 `gfx90a`, MI300X `gfx942`, MI350 `gfx950`) run
