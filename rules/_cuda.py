@@ -83,6 +83,24 @@ def file_text_has(ctx, pattern: re.Pattern) -> bool:
     return pattern.search(ctx.source.text) is not None
 
 
+def written_for_amd(ctx) -> bool:
+    """Does the file call AMD compiler builtins (`__builtin_amdgcn_*`) outside `#if` branches for one
+    platform? nvcc cannot compile it: it is HIP code written for AMD, not CUDA code to port."""
+    key = "written_for_amd"
+    if key not in ctx.cache:
+        found = False
+        if b"__builtin_amdgcn_" in ctx.source.data:
+            unit = ctx.units[0]
+            for call in iter_nodes(unit.root, {"call_expression"}):
+                fn = call.child_by_field_name("function")
+                if fn is not None and unit.text(fn).startswith("__builtin_amdgcn_") \
+                        and ctx.platform_kind(call.start_byte) is None:
+                    found = True
+                    break
+        ctx.cache[key] = found
+    return ctx.cache[key]
+
+
 # Inline assembly ---------------------------------------------------------------------------------
 
 # PTX that no AMD target accepts: special registers, declarations and instruction mnemonics.

@@ -1,6 +1,7 @@
 import re
 
 from hiplint import CudaRule, Impact, Severity
+from .._cuda import written_for_amd
 
 DEFAULT_MIN = ("1", "1u", "1U")
 # A second argument named for AMD's meaning (rocPRIM's ROCPRIM_DEFAULT_MIN_WARPS_PER_EU, kMinWavesPerEU):
@@ -15,7 +16,9 @@ class LaunchBoundsMinBlocks(CudaRule):
     Finds `__launch_bounds__` with a second argument (and a third, the CUDA 12 maximum cluster
     size), and reports that argument. A second argument of `1` is not reported: it constrains
     nothing on either vendor (HIP's minimum waves per EU defaults to 1). Nor is one whose name
-    already says waves (or warps) per execution unit, such as `MIN_WAVES_PER_EU`: that is AMD's meaning.
+    already says waves (or warps) per execution unit, such as `MIN_WAVES_PER_EU`: that is AMD's meaning,
+    nor any in a file written for AMD (it calls `__builtin_amdgcn_*` builtins outside platform
+    branches, so nvcc could not compile it): its author means AMD's waves per EU.
 
     ## Why it breaks on AMD
     HIP defines `__launch_bounds__(T, B)` as `amdgpu_flat_work_group_size(1, T)` plus
@@ -66,8 +69,8 @@ class LaunchBoundsMinBlocks(CudaRule):
             t, b = ctx.text(args[0]), ctx.text(args[1])
             if b.strip() in DEFAULT_MIN:
                 return  # 1 asks for nothing on either vendor: HIP's default is 1 wave per EU
-            if AMD_MEANING.search(b.lower().replace("_", "")):
-                return
+            if AMD_MEANING.search(b.lower().replace("_", "")) or written_for_amd(ctx):
+                return  # the author counts waves per EU: by the name, or by writing the file for AMD
             ctx.report(args[1], f"`{b}` is read as a minimum of waves per execution unit on AMD "
                                 f"(amdgpu_waves_per_eu), not blocks per multiprocessor; the HIP guide's conversion "
                                 f"is ({b} * {t}) / 32")
