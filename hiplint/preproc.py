@@ -113,13 +113,18 @@ class _Eval:
     def __init__(self, data: bytes, hip_macros: frozenset[str]):
         self.data = data
         self.hip_macros = hip_macros
+        self.hip_on_nvidia = False  # set per condition by truth()
 
     def text(self, node: Node) -> str:
         return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
     def defined(self, name: str, world: str):
         if name in HIP_PASS_MACROS:
-            return None if world == HIP else False  # AMD device pass only: unknown for AMD overall
+            if world == HIP or self.hip_on_nvidia:
+                # One pass only: unknown for the build as a whole. Also for NVIDIA in a condition that
+                # names HIP's NVIDIA platform: hipcc over nvcc defines it in the device pass there.
+                return None
+            return False  # plain nvcc never defines it
         if AMD_TARGET_MACRO.fullmatch(name):
             # One target's device pass (`__gfx942__`, `__GFX11__`): the #else of such a test is still
             # AMD code for the other targets and the host pass.
@@ -140,6 +145,16 @@ class _Eval:
         """Three-valued truth of a #if condition in `world`."""
         if node is None:
             return None
+        cond = self.data[node.start_byte:node.end_byte]
+        self.hip_on_nvidia = b"__HIP_PLATFORM_NVIDIA__" in cond or b"__HIP_PLATFORM_NVCC__" in cond
+        try:
+            return self._truth(node, world)
+        finally:
+            self.hip_on_nvidia = False
+
+    def _truth(self, node: Node | None, world: str):
+        if node is None:
+            return None
         t = node.type
         if t == "preproc_defined":
             ids = [c for c in node.named_children if c.type == "identifier"]
@@ -150,21 +165,21 @@ class _Eval:
             return d
         if t == "parenthesized_expression":
             inner = node.named_children
-            return self.truth(inner[0], world) if inner else None
+            return self._truth(inner[0], world) if inner else None
         if t == "unary_expression":
             op = node.child_by_field_name("operator")
             arg = node.child_by_field_name("argument")
             if op is not None and self.text(op) == "!":
-                return _not(self.truth(arg, world))
+                return _not(self._truth(arg, world))
             return None
         if t == "binary_expression":
             op = node.child_by_field_name("operator")
             opt = self.text(op) if op is not None else ""
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
             if opt == "&&":
-                return _and(self.truth(left, world), self.truth(right, world))
+                return _and(self._truth(left, world), self._truth(right, world))
             if opt == "||":
-                return _or(self.truth(left, world), self.truth(right, world))
+                return _or(self._truth(left, world), self._truth(right, world))
             # `X >= N` with X undefined in this world compares 0; anything else is unknown.
             if opt in (">", ">=", "==", "!=", "<", "<=") and left is not None and left.type == "identifier":
                 if self.defined(self.text(left), world) is False and right is not None and right.type == "number_literal":
