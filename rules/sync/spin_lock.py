@@ -32,7 +32,8 @@ class IntraWarpSpinLock(CudaRule):
     `__shared__` flag that another thread stores to in the other arm of an `if` or later in the
     function (`if (tid == 0) flag = 1; else while (flag == 0) {}`). Loops that only one lane runs
     (inside `if (threadIdx.x == 0)`, `if (lane == 0)`) and lock-free CAS loops (the expected and
-    new values are variables, as in a floating-point `atomicAdd` emulation) are not reported.
+    new values are variables, as in a floating-point `atomicAdd` emulation) are not reported, nor
+    `atomicCAS(p, 0, 0)` polling (equal expected and new values swap nothing: an atomic read).
 
     ## Why it breaks on AMD
     All lanes of a wave share one program counter. When several lanes of a wave spin on the same
@@ -123,7 +124,9 @@ class IntraWarpSpinLock(CudaRule):
         args = call.child_by_field_name("arguments")
         values = [a for a in (args.named_children if args is not None else []) if a.type != "comment"]
         if name.startswith("atomicCAS"):
-            return len(values) == 3 and all(CONSTANT.match(ctx.text(v)) for v in values[1:])
+            # atomicCAS(p, 0, 0) swaps nothing: an atomic read polling a flag, no lock taken.
+            return len(values) == 3 and all(CONSTANT.match(ctx.text(v)) for v in values[1:]) \
+                and ctx.text(values[1]).strip() != ctx.text(values[2]).strip()
         return len(values) == 2 and CONSTANT.match(ctx.text(values[1])) is not None
 
     def _lock_assigned_in_body(self, ctx, loop, cond):
