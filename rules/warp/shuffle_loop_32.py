@@ -50,7 +50,8 @@ class ShuffleLoop32(CudaRule):
     ## What it does
     Finds loops that shuffle with offsets starting at 16 and halving (`for (o = 16; o > 0; o /= 2)`),
     or doubling while below 32 (`for (o = 1; o < 32; o *= 2)`), and unrolled shuffles with a literal
-    offset of 16, when the shuffles have no explicit `width`.
+    offset of 16, when the shuffles have no explicit `width`. A shuffle in an NVIDIA-only branch
+    (the `#else` of `#ifdef __HIP_PLATFORM_AMD__`) does not count: the AMD branch's shuffle does.
 
     ## Why it breaks on AMD
     On a 64-lane wave (gfx90a, gfx942) such a tree combines only the lanes of each 32-lane half:
@@ -122,7 +123,10 @@ class ShuffleLoop32(CudaRule):
         body = loop.child_by_field_name("body")
         if body is None:
             return
-        shuffles = [c for c in _shuffles_in(ctx, body) if not _has_width(ctx, c)]
+        # A shuffle in an NVIDIA-only branch beside a HIP one (`#else` of `__HIP_PLATFORM_AMD__`) is
+        # not what AMD runs: the HIP branch's own shuffle decides.
+        shuffles = [c for c in _shuffles_in(ctx, body) if not _has_width(ctx, c)
+                    and ctx.platform_kind(ctx.file_range(c)[0]) != "nvidia"]
         if var_name:
             shuffles = [c for c in shuffles if re.search(rf"\b{re.escape(var_name)}\b", ctx.text(c.child_by_field_name("arguments")))]
         if shuffles:
