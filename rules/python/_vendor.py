@@ -4,7 +4,8 @@ Code counts as handling ROCm when a condition around it (an `if`/`elif`/`while`/
 expression test, or a boolean operation it is part of) mentions a HIP/ROCm marker, when an earlier
 statement of the same block leaves early on ROCm (`if torch.version.hip: return ...`), or when it
 sits in a function whose name says it is the HIP/ROCm variant (`def _flags_rocm():`) or whose
-decorators test for it (`@pytest.mark.skipif(cupy.cuda.runtime.is_hip, ...)`).
+decorators test for it (`@pytest.mark.skipif(cupy.cuda.runtime.is_hip, ...)`). A variable every
+assignment of which is such a marker counts as one (`use_cuda = torch.version.cuda and ...`).
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def _mentions_hip(py: PyModule, node: cst.CSTNode, also) -> bool:
 
         def visit_Name(self, n):
             nonlocal found
-            if is_hip_word(n.value) or py.names(n) & (HIP_DOTTED | also):
+            if is_hip_word(n.value) or py.names(n) & (HIP_DOTTED | also) or _alias_mentions(py, n.value, also):
                 found = True
             return False
 
@@ -59,6 +60,19 @@ def _mentions_hip(py: PyModule, node: cst.CSTNode, also) -> bool:
 
     node.visit(V())
     return found
+
+
+def _alias_mentions(py: PyModule, name: str, also) -> bool:
+    """A variable every assignment of which mentions ROCm (or, with `also`, the CUDA build):
+    `use_cuda = torch.version.cuda and CUDA_HOME is not None`, then `if use_cuda:`."""
+    memo = py.__dict__.setdefault("_alias_mentions", {})
+    key = (name, also)
+    if key not in memo:
+        memo[key] = False  # while deciding: a name assigned from itself says nothing
+        values = [a.value for a in py.nodes(cst.Assign)
+                  if any(isinstance(t.target, cst.Name) and t.target.value == name for t in a.targets)]
+        memo[key] = bool(values) and all(mentions_hip(py, v, also) for v in values)
+    return memo[key]
 
 
 @cache
