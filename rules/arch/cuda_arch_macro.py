@@ -11,6 +11,12 @@ VERSION_MACROS = re.compile(r"\b(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR_
 IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*")
 NOT_DEFINED_ARCH = re.compile(r"!\s*defined\s*\(?\s*__CUDA_ARCH__")
 # `!defined(CUDA_VERSION)`: the branch for a build without the CUDA toolkit, which AMD's is.
+# A test for particular CUDA releases (`__CUDACC_VER_MAJOR__ == 11`, `CUDA_VERSION >= 12020 &&
+# CUDA_VERSION < 12051`) is a workaround for those releases: AMD, which is none of them, skips it rightly.
+_VERSION = r"\b(?:CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__|__CUDACC_VER_BUILD__)\s*"
+EXACT_RELEASE = re.compile(_VERSION + r"==\s*\d")
+LOWER_BOUND = re.compile(_VERSION + r">=?\s*\d")
+UPPER_BOUND = re.compile(_VERSION + r"<=?\s*\d")
 NOT_DEFINED_VERSION = re.compile(r"!\s*defined\s*\(?\s*(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__)\b")
 # A macro body that is a test (a comparison, `defined`, a logical operator), not just the value.
 TEST_LIKE = re.compile(r"\bdefined\b|[<>]=?|[=!]=|&&|\|\|")
@@ -36,7 +42,9 @@ class CudaArchMacro(CudaRule):
     CUDART_VERSION >= 12000`; for an architecture test, in the device pass, which is always clang:
     `defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__)`), nor a branch written for
     a build without the CUDA toolkit (`#ifndef CUDART_VERSION`, `!defined(CUDA_VERSION) || ...`),
-    which AMD's build is. `#ifdef CUDART_VERSION` is still reported: AMD skips that branch.
+    which AMD's build is. `#ifdef CUDART_VERSION` is still reported: AMD skips that branch. Nor a
+    workaround for particular CUDA releases that AMD skips (`__CUDACC_VER_MAJOR__ == 11 &&
+    __CUDACC_VER_MINOR__ == 2`, `CUDA_VERSION >= 12020 && CUDA_VERSION < 12051`).
 
     ## Why it breaks on AMD
     HIP-Clang defines none of these macros, and nothing fails: the preprocessor silently picks a
@@ -163,6 +171,9 @@ class CudaArchMacro(CudaRule):
             return  # `!defined(__CUDA_ARCH__) || ...`: AMD takes it like nvcc's host pass, which compiles it too
         if kind == "CUDA version" and (negated or (on_amd is True and NOT_DEFINED_VERSION.search(text))):
             return  # `#ifndef CUDART_VERSION`, `!defined(CUDA_VERSION) || ...`: written for "no CUDA", as AMD is
+        if kind == "CUDA version" and on_amd is False and "||" not in text and (
+                EXACT_RELEASE.search(text) or (LOWER_BOUND.search(text) and UPPER_BOUND.search(text))):
+            return  # a workaround for particular CUDA releases, which AMD rightly skips
         if on_amd is False and self._hip_branch_follows(ctx, node):
             return  # `#if CUDART_VERSION >= 11000 ... #elif defined(USE_ROCM)`: AMD goes on to its own branch
         if ctx.unit.delta == 0 and amd_truth(cond, ctx.source.data, ctx.settings.hip_macros, unknown=_cuda_macro,
