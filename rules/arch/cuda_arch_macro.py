@@ -13,6 +13,11 @@ NOT_DEFINED_ARCH = re.compile(r"!\s*defined\s*\(?\s*__CUDA_ARCH__")
 # `!defined(CUDA_VERSION)`: the branch for a build without the CUDA toolkit, which AMD's is.
 # A test for particular CUDA releases (`__CUDACC_VER_MAJOR__ == 11`, `CUDA_VERSION >= 12020 &&
 # CUDA_VERSION < 12051`) is a workaround for those releases: AMD, which is none of them, skips it rightly.
+# `defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600`: a shim for old NVIDIA GPUs (a CAS-loop atomicAdd
+# for double). AMD skips it and takes the path for current GPUs, which is what the shim stands in for.
+ARCH_BELOW = re.compile(r"__CUDA_ARCH__\s*<=?\s*\d|\d\s*>=?\s*__CUDA_ARCH__")
+ARCH_FROM = re.compile(r"__CUDA_ARCH__\s*>=?\s*\d|\d\s*<=?\s*__CUDA_ARCH__|__CUDA_ARCH__\s*[=!]=")
+DEFINED_ARCH = re.compile(r"(?<!!)\bdefined\s*\(?\s*__CUDA_ARCH__")
 _VERSION = r"\b(?:CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__|__CUDACC_VER_BUILD__)\s*"
 EXACT_RELEASE = re.compile(_VERSION + r"==\s*\d")
 LOWER_BOUND = re.compile(_VERSION + r">=?\s*\d")
@@ -44,7 +49,9 @@ class CudaArchMacro(CudaRule):
     a build without the CUDA toolkit (`#ifndef CUDART_VERSION`, `!defined(CUDA_VERSION) || ...`),
     which AMD's build is. `#ifdef CUDART_VERSION` is still reported: AMD skips that branch. Nor a
     workaround for particular CUDA releases that AMD skips (`__CUDACC_VER_MAJOR__ == 11 &&
-    __CUDACC_VER_MINOR__ == 2`, `CUDA_VERSION >= 12020 && CUDA_VERSION < 12051`).
+    __CUDACC_VER_MINOR__ == 2`, `CUDA_VERSION >= 12020 && CUDA_VERSION < 12051`), nor a shim for old
+    NVIDIA GPUs that AMD skips (`defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600`: AMD takes the code
+    for current GPUs).
 
     ## Why it breaks on AMD
     HIP-Clang defines none of these macros, and nothing fails: the preprocessor silently picks a
@@ -171,6 +178,9 @@ class CudaArchMacro(CudaRule):
             return  # `!defined(__CUDA_ARCH__) || ...`: AMD takes it like nvcc's host pass, which compiles it too
         if kind == "CUDA version" and (negated or (on_amd is True and NOT_DEFINED_VERSION.search(text))):
             return  # `#ifndef CUDART_VERSION`, `!defined(CUDA_VERSION) || ...`: written for "no CUDA", as AMD is
+        if kind == "architecture" and on_amd is False and "||" not in text and DEFINED_ARCH.search(text) \
+                and ARCH_BELOW.search(text) and not ARCH_FROM.search(text):
+            return  # a shim for old NVIDIA GPUs: AMD goes on to the code for current ones
         if kind == "CUDA version" and on_amd is False and "||" not in text and (
                 EXACT_RELEASE.search(text) or (LOWER_BOUND.search(text) and UPPER_BOUND.search(text))):
             return  # a workaround for particular CUDA releases, which AMD rightly skips
