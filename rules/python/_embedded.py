@@ -9,11 +9,11 @@ from hiplint.lazy import libcst as cst
 
 from hiplint.pyparse import PyModule, string_value
 
-_LINTERS: dict[int, tuple[object, object]] = {}  # id(settings) -> (settings, Linter): one per scan
+_LINTER: list = [None, None]  # [settings, Linter] of the last scan: built once per settings
 
 
 def literal_source(py: PyModule, node) -> str | None:
-    """The text of a string literal, or of a module-level name assigned one string literal once."""
+    """The text of a string literal, or of a name that the file assigns once, to a string literal."""
     text = string_value(node)
     if text is not None or not isinstance(node, cst.Name):
         return text
@@ -33,10 +33,10 @@ def cuda_findings(ctx, source: str) -> list | None:
     from hiplint.engine import Linter
     from hiplint.registry import select_rules
 
-    held = _LINTERS.get(id(ctx.settings))
-    if held is None or held[0] is not ctx.settings:
-        held = _LINTERS[id(ctx.settings)] = (ctx.settings, Linter(ctx.settings, select_rules(ctx.settings)))
-    if not held[1].languages & {"cuda"}:
+    if _LINTER[0] is not ctx.settings:
+        _LINTER[:] = [ctx.settings, Linter(ctx.settings, select_rules(ctx.settings))]
+    linter = _LINTER[1]
+    if "cuda" not in linter.languages:
         return None
-    result = held[1].lint_bytes(ctx.path, source.encode("utf-8", "surrogatepass"), "cuda")
+    result = linter.lint_bytes(ctx.path, source.encode("utf-8", "surrogatepass"), "cuda")
     return [f for f in result.findings if not f.code.startswith("HL")]

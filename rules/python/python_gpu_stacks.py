@@ -38,7 +38,7 @@ class PythonGpuStacks(FileRule):
     Numba's CUDA target (`from numba import cuda`, `import numba.cuda`), NVIDIA's CUDA Python
     bindings (`from cuda import cudart`, `from cuda.bindings import runtime`), and CuPy raw kernels
     (`cupy.RawKernel`, `cupy.RawModule`) whose CUDA C source must also compile for HIP. A kernel
-    source that the file spells out (a string literal, or a module-level name assigned one) is
+    source that the file spells out (a string literal, or a name the file assigns one once) is
     checked by the enabled C-family rules, as a `.cu` file would be: one finding at the call lists
     what they found (`NV001 at kernel line 4: inline PTX ...`), and a clean source is not reported.
     A source built at run time gets an info note to check it by hand. Not reported inside a
