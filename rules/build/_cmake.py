@@ -151,11 +151,16 @@ def parse(data: bytes) -> list[Command]:
 
 
 def _tests_for_cuda(head, data: bytes) -> bool:
-    """`if(<var> STREQUAL "CUDA")` (either side): the branch runs only when the build is the CUDA one."""
+    """`if(<var> STREQUAL "CUDA")` (either side) or `if(CMAKE_CUDA_COMPILER MATCHES "nvcc$")`: the branch
+    runs only when the build is the CUDA one, or the compiler nvcc."""
     args = [c for c in head.children if c.type == "argument_list"]
     words = [data[a.start_byte:a.end_byte].decode("utf-8", "replace").strip('"').upper()
              for a in (args[0].children if args else ()) if a.type == "argument"]
-    return len(words) == 3 and words[1] == "STREQUAL" and (words[0] in NVIDIA_BACKENDS or words[2] in NVIDIA_BACKENDS)
+    if len(words) != 3:
+        return False
+    if words[1] == "MATCHES":
+        return "NVCC" in words[2]
+    return words[1] == "STREQUAL" and (words[0] in NVIDIA_BACKENDS or words[2] in NVIDIA_BACKENDS)
 
 
 def get(ctx) -> list[Command]:
