@@ -75,12 +75,13 @@ def is_cuda_build_macro(name: str, hip_macros: frozenset[str] = HIP_MACROS) -> b
     return not words.isdisjoint(_CUDA_WORDS) and words.isdisjoint(_NEGATING_WORDS) and words.isdisjoint(_HIP_WORDS)
 
 
-# A project macro for NVIDIA's compilers (KOKKOS_COMPILER_NVCC, KOKKOS_COMPILER_NVHPC): never an AMD build.
-_NVIDIA_COMPILER_WORDS = frozenset({"NVCC", "NVIDIA", "NVHPC", "NVCOMPILER"})
+# A project macro for NVIDIA's compilers (KOKKOS_COMPILER_NVCC, KOKKOS_COMPILER_NVHPC, PGI's `__PGI`):
+# never an AMD build.
+_NVIDIA_COMPILER_WORDS = frozenset({"NVCC", "NVIDIA", "NVHPC", "NVCOMPILER", "PGI"})
 
 
 def names_nvidia_compiler(name: str) -> bool:
-    """A word of the name is NVCC, NVIDIA, NVHPC or NVCOMPILER, and none is HIP or ROCM; or, HIP or
+    """A word of the name is NVCC, NVIDIA, NVHPC, NVCOMPILER or PGI, and none is HIP or ROCM; or, HIP or
     not, it names the NVIDIA platform the way HIP's `__HIP_PLATFORM_NVIDIA__` does
     (GINKGO_HIP_PLATFORM_NVCC: HIP compiling for NVIDIA, never an AMD build)."""
     words = [w for w in name.upper().split("_") if w]

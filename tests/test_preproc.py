@@ -162,6 +162,7 @@ def test_nvidia_compiler_macros_are_off_for_amd():
     from hiplint.preproc import names_nvidia_compiler
 
     assert names_nvidia_compiler("KOKKOS_COMPILER_NVCC") and names_nvidia_compiler("KOKKOS_COMPILER_NVHPC")
+    assert names_nvidia_compiler("__PGI") and names_nvidia_compiler("C_COMPILER_FAMILY_IS_PGI")
     assert not names_nvidia_compiler("HIP_NVCC_COMPAT") and not names_nvidia_compiler("USE_CUDA")
     # HIP's own spelling for the NVIDIA platform, in a project's macro: HIP word or not.
     assert names_nvidia_compiler("GINKGO_HIP_PLATFORM_NVCC") and names_nvidia_compiler("MY_HIP_PLATFORM_NVIDIA")

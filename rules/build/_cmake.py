@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from hiplint.preproc import names_nvidia_compiler
+
 from ._vendor import NVIDIA_BACKENDS, is_hip_text
 
 HIP_LANGUAGE_ARCH_VARS = ("CMAKE_HIP_ARCHITECTURES", "HIP_ARCHITECTURES", "GPU_TARGETS", "AMDGPU_TARGETS")
@@ -151,11 +153,14 @@ def parse(data: bytes) -> list[Command]:
 
 
 def _tests_for_cuda(head, data: bytes) -> bool:
-    """`if(<var> STREQUAL "CUDA")` (either side) or `if(CMAKE_CUDA_COMPILER MATCHES "nvcc$")`: the branch
-    runs only when the build is the CUDA one, or the compiler nvcc."""
+    """`if(<var> STREQUAL "CUDA")` (either side), `if(CMAKE_CUDA_COMPILER MATCHES "nvcc$")` or a switch
+    named for an NVIDIA compiler (`if(COMPILER_IS_PGI)`): the branch runs only when the build is the
+    CUDA one, or the compiler NVIDIA's."""
     args = [c for c in head.children if c.type == "argument_list"]
     words = [data[a.start_byte:a.end_byte].decode("utf-8", "replace").strip('"').upper()
              for a in (args[0].children if args else ()) if a.type == "argument"]
+    if len(words) == 1:
+        return names_nvidia_compiler(words[0])  # if(C_COMPILER_FAMILY_IS_PGI), if(PROJECT_COMPILER_IS_NVCC)
     if len(words) != 3:
         return False
     if words[1] == "MATCHES":

@@ -13,8 +13,9 @@ class NvccOnlyFlags(FileRule):
     `-rdc=true`, `-maxrregcount`, `--default-stream`, `-ccbin`, `--ftz`/`--prec-div`/`--fmad`,
     `-Xcudafe`, `--keep`, `-res-usage`, `-x cu`, and, on nvcc lines only, `-G`, `-dc`, `-dlink`, `-t`.
     The message names what hipcc does with the option and the HIP counterpart. Not reported inside
-    a conditional that names HIP/ROCm or whose own test keeps it to the CUDA build or the nvcc
-    compiler (`if(GPU_RUNTIME STREQUAL "CUDA")`, `if(CMAKE_CUDA_COMPILER MATCHES "nvcc$")`), nor
+    a conditional that names HIP/ROCm or whose own test keeps it to the CUDA build or an NVIDIA
+    compiler (`if(GPU_RUNTIME STREQUAL "CUDA")`, `if(CMAKE_CUDA_COMPILER MATCHES "nvcc$")`,
+    `if(C_COMPILER_FAMILY_IS_PGI)`), nor
     (in CMake) options that only reach the CUDA language when the project also enables HIP.
 
     ## Why it breaks on AMD
