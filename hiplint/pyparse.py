@@ -246,6 +246,43 @@ def dotted(node) -> str | None:
     return None
 
 
+def assigned_values(py: PyModule, name_node, include_augmented: bool = False):
+    """Values assigned to a variable in the scope of `name_node` (the function, else the module)."""
+    name = name_node.value
+    scope = scope_of(py, name_node)
+
+    def visible(node):  # the same function, or the module level
+        s = scope_of(py, node)
+        return s is scope or s is None
+
+    for assign in py.nodes(cst.Assign):
+        if visible(assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in assign.targets):
+            yield assign.value
+    for ann in py.nodes(cst.AnnAssign):
+        if visible(ann) and isinstance(ann.target, cst.Name) and ann.target.value == name and ann.value is not None:
+            yield ann.value
+    if include_augmented:
+        for aug in py.nodes(cst.AugAssign):
+            if visible(aug) and isinstance(aug.target, cst.Name) and aug.target.value == name and \
+                    isinstance(aug.operator, cst.AddAssign):
+                yield aug.value
+        for call in py.nodes(cst.Call):
+            f = call.func
+            if not visible(call):
+                continue
+            if isinstance(f, cst.Attribute) and dotted(f.value) == name and f.attr.value in ("append", "extend"):
+                for arg in call.args:
+                    yield cst.List([cst.Element(arg.value)]) if f.attr.value == "append" else arg.value
+
+
+def scope_of(py: PyModule, node):
+    """The function a node is in, or None at module level."""
+    for anc in py.ancestors(node):
+        if isinstance(anc, cst.FunctionDef):
+            return anc
+    return None
+
+
 def string_value(node) -> str | None:
     """The value of a plain string literal (or implicitly concatenated ones), else None."""
     if isinstance(node, cst.SimpleString):

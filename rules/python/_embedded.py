@@ -7,23 +7,18 @@ from __future__ import annotations
 
 from hiplint.lazy import libcst as cst
 
-from hiplint.pyparse import PyModule, string_value
+from hiplint.pyparse import PyModule, assigned_values, string_value
 
 _LINTER: list = [None, None]  # [settings, Linter] of the last scan: built once per settings
 
 
 def literal_source(py: PyModule, node) -> str | None:
-    """The text of a string literal, or of a name that the file assigns once, to a string literal."""
+    """The text of a string literal, or of a variable assigned one string literal once (in its
+    function or at module level) and never added to."""
     text = string_value(node)
     if text is not None or not isinstance(node, cst.Name):
         return text
-    values = []
-    for assign in py.nodes(cst.Assign):
-        if any(isinstance(t.target, cst.Name) and t.target.value == node.value for t in assign.targets):
-            values.append(assign.value)
-    for aug in py.nodes(cst.AugAssign):
-        if isinstance(aug.target, cst.Name) and aug.target.value == node.value:
-            return None  # built up piece by piece
+    values = list(assigned_values(py, node, include_augmented=True))
     return string_value(values[0]) if len(values) == 1 else None
 
 

@@ -13,7 +13,7 @@ from functools import cache
 
 from hiplint.lazy import libcst as cst
 
-from hiplint.pyparse import PyModule, dotted, string_value
+from hiplint.pyparse import PyModule, assigned_values, dotted, scope_of, string_value
 from hiplint.rules.build._vendor import is_hip_word
 
 # Names that mean "this is the AMD path" when they appear in a condition.
@@ -47,7 +47,7 @@ def _mentions_hip(py: PyModule, node: cst.CSTNode, also) -> bool:
 
         def visit_Name(self, n):
             nonlocal found
-            if is_hip_word(n.value) or py.names(n) & (HIP_DOTTED | also) or _alias_mentions(py, n.value, also):
+            if is_hip_word(n.value) or py.names(n) & (HIP_DOTTED | also) or _alias_mentions(py, n, also):
                 found = True
             return False
 
@@ -62,15 +62,15 @@ def _mentions_hip(py: PyModule, node: cst.CSTNode, also) -> bool:
     return found
 
 
-def _alias_mentions(py: PyModule, name: str, also) -> bool:
-    """A variable every assignment of which mentions ROCm (or, with `also`, the CUDA build):
-    `use_cuda = torch.version.cuda and CUDA_HOME is not None`, then `if use_cuda:`."""
+def _alias_mentions(py: PyModule, name: cst.Name, also) -> bool:
+    """A variable every assignment of which (in its function or at module level) mentions ROCm (or,
+    with `also`, the CUDA build): `use_cuda = torch.version.cuda and CUDA_HOME is not None`, then
+    `if use_cuda:`."""
     memo = py.__dict__.setdefault("_alias_mentions", {})
-    key = (name, also)
+    key = (id(scope_of(py, name)), name.value, also)
     if key not in memo:
         memo[key] = False  # while deciding: a name assigned from itself says nothing
-        values = [a.value for a in py.nodes(cst.Assign)
-                  if any(isinstance(t.target, cst.Name) and t.target.value == name for t in a.targets)]
+        values = list(assigned_values(py, name))
         memo[key] = bool(values) and all(mentions_hip(py, v, also) for v in values)
     return memo[key]
 

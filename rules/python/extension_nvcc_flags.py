@@ -134,7 +134,7 @@ class ExtensionNvccFlags(FileRule):
                     yield arg.value
         elif isinstance(node, cst.Name) and node.value not in visiting:
             visiting = visiting | {node.value}
-            for value in _assigned_values(py, node):
+            for value in pyparse.assigned_values(py, node):
                 yield from self._nvcc_entry(py, value, visiting)
             # extra_args["nvcc"] = [...]
             for assign in py.nodes(cst.Assign):
@@ -160,7 +160,7 @@ class ExtensionNvccFlags(FileRule):
             yield from self._elements(py, node.right, visiting)
         elif isinstance(node, cst.Name) and node.value not in visiting:
             visiting = visiting | {node.value}
-            for value in _assigned_values(py, node, include_augmented=True):
+            for value in pyparse.assigned_values(py, node, include_augmented=True):
                 yield from self._elements(py, value, visiting)
 
     @staticmethod
@@ -199,39 +199,3 @@ class ExtensionNvccFlags(FileRule):
             ctx.report_range(start, end, f"`{shown}` in the extension's nvcc flags reaches hipcc on ROCm builds of "
                                          f"PyTorch: {use.option.effect}; for HIP: {use.option.instead}",
                              severity=None if use.option.breaks else Severity.WARNING)
-
-
-def _assigned_values(py, name_node, include_augmented=False):
-    """Values assigned to a variable in the scope of `name_node` (the function, else the module)."""
-    name = name_node.value
-    scope = _scope(py, name_node)
-
-    def visible(node):  # the same function, or the module level
-        s = _scope(py, node)
-        return s is scope or s is None
-
-    for assign in py.nodes(cst.Assign):
-        if visible(assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in assign.targets):
-            yield assign.value
-    for ann in py.nodes(cst.AnnAssign):
-        if visible(ann) and isinstance(ann.target, cst.Name) and ann.target.value == name and ann.value is not None:
-            yield ann.value
-    if include_augmented:
-        for aug in py.nodes(cst.AugAssign):
-            if visible(aug) and isinstance(aug.target, cst.Name) and aug.target.value == name and \
-                    isinstance(aug.operator, cst.AddAssign):
-                yield aug.value
-        for call in py.nodes(cst.Call):
-            f = call.func
-            if not visible(call):
-                continue
-            if isinstance(f, cst.Attribute) and pyparse.dotted(f.value) == name and f.attr.value in ("append", "extend"):
-                for arg in call.args:
-                    yield cst.List([cst.Element(arg.value)]) if f.attr.value == "append" else arg.value
-
-
-def _scope(py, node):
-    for anc in py.ancestors(node):
-        if isinstance(anc, cst.FunctionDef):
-            return anc
-    return None
