@@ -1,3 +1,5 @@
+import re
+
 from hiplint import CudaRule, Impact, Severity
 
 CONSTANT_CONTEXTS = frozenset({"template_argument_list", "static_assert_declaration", "case_statement",
@@ -42,6 +44,7 @@ class WarpSizeNotConstexpr(CudaRule):
     ## References
     - HIP 7.0 changelog, "warpSize change" (no longer constexpr): https://github.com/ROCm/clr/blob/develop/CHANGELOG.md
     - HIP C++ language extensions, warpSize: https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html#warpsize
+    - LLVM, `__AMDGCN_WAVEFRONT_SIZE(__)` deprecated: https://github.com/llvm/llvm-project/pull/112849 (announced in the ROCm 6.3.2 release notes)
     """
 
     code = "WRP009"
@@ -59,7 +62,8 @@ class WarpSizeNotConstexpr(CudaRule):
         node = captures["w"][0]
         name = ctx.text(node)
         if name != "warpSize":
-            ctx.report(node, f"`{name}` is deprecated and undefined in the host pass; use warpSize at run time or a template parameter")
+            host = "" if _device_pass_only(ctx, node) else " and undefined in the host pass"
+            ctx.report(node, f"`{name}` is deprecated{host}; use warpSize at run time or a template parameter")
             return
         if _declared_here(ctx, node):
             return  # a template or function parameter named warpSize: a constant of the code's own
@@ -104,3 +108,25 @@ def _ancestors(node):
     while node is not None:
         yield node
         node = node.parent
+
+
+_DEVICE_PASS_TEST = re.compile(r"(!\s*)?\bdefined\s*\(?\s*__HIP_DEVICE_COMPILE__\b")
+
+
+def _device_pass_only(ctx, node) -> bool:
+    """Is `node` in the body of an `#if defined(__HIP_DEVICE_COMPILE__) ...` (or `#ifdef`) branch,
+    which the host pass never reads?"""
+    child, n = node, node.parent
+    while n is not None:
+        if n.type in ("preproc_if", "preproc_elif", "preproc_ifdef") and child != n.child_by_field_name("alternative"):
+            cond = n.child_by_field_name("condition") or n.child_by_field_name("name")
+            if cond is not None and child != cond:
+                text = ctx.text(cond)
+                if n.type == "preproc_ifdef":
+                    if text == "__HIP_DEVICE_COMPILE__" and ctx.text(n.child(0)) == "#ifdef":
+                        return True
+                elif "||" not in text and any(m.group(1) is None for m in _DEVICE_PASS_TEST.finditer(text)):
+                    return True
+        child, n = n, n.parent
+    return False
+
