@@ -39,19 +39,24 @@ class CudaArchMacro(CudaRule):
     `CUDA_VERSION` or `__CUDACC_VER_MAJOR__/MINOR__` (once per condition, not per line inside).
     A `#define` whose body tests them (`#define HAS_TC (__CUDA_ARCH__ >= 800)`) is reported where
     it is defined, with the lines that use it; the uses are not reported again (a define that only
-    passes the value on, or sits inside an `#if` on the same macro, is left to that `#if`). Conditions that
-    also test a HIP macro (`__HIP_PLATFORM_AMD__`, `__HIP_DEVICE_COMPILE__`, `USE_ROCM`, ...) are
-    already ported and not reported, nor are conditions inside a branch only NVIDIA compiles, a
-    condition AMD fails when a later `#elif` of its chain tests a HIP macro (AMD goes on to that
-    branch), and a condition that AMD settles without the CUDA macros (`defined(__NVCC__) &&
-    CUDART_VERSION >= 12000`; for an architecture test, in the device pass, which is always clang:
-    `defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__)`), nor a branch written for
-    a build without the CUDA toolkit (`#ifndef CUDART_VERSION`, `!defined(CUDA_VERSION) || ...`),
-    which AMD's build is. `#ifdef CUDART_VERSION` is still reported: AMD skips that branch. Nor a
-    workaround for particular CUDA releases that AMD skips (`__CUDACC_VER_MAJOR__ == 11 &&
-    __CUDACC_VER_MINOR__ == 2`, `CUDA_VERSION >= 12020 && CUDA_VERSION < 12051`), nor a shim for old
-    NVIDIA GPUs that AMD skips (`defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600`: AMD takes the code
-    for current GPUs).
+    passes the value on, or sits inside an `#if` on the same macro, is left to that `#if`).
+
+    Not reported, because AMD's build already takes the branch meant for it:
+    - conditions that also test a HIP macro (`__HIP_PLATFORM_AMD__`, `__HIP_DEVICE_COMPILE__`,
+      `USE_ROCM`, ...), and conditions inside a branch only NVIDIA compiles;
+    - a condition AMD fails when a later `#elif` of its chain tests a HIP macro (AMD goes on to it);
+    - a condition AMD settles without the CUDA macros (`defined(__NVCC__) && CUDART_VERSION >= 12000`;
+      for an architecture test, in the device pass, which is always clang: `defined(__GNUC__) &&
+      !defined(__clang__) && !defined(__CUDA_ARCH__)`);
+    - a branch written for a build without the CUDA toolkit (`#ifndef CUDART_VERSION`,
+      `!defined(CUDA_VERSION) || ...`), which AMD's build is;
+    - a workaround for particular CUDA releases, which AMD skips (`__CUDACC_VER_MAJOR__ == 11 &&
+      __CUDACC_VER_MINOR__ == 2`, `CUDA_VERSION >= 12020 && CUDA_VERSION < 12051`);
+    - a shim for old NVIDIA GPUs, which AMD skips for the code for current GPUs
+      (`defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600`).
+
+    Still reported: `#ifdef CUDART_VERSION` (AMD skips code its build may need), an unguarded
+    `__CUDA_ARCH__ < 700` (AMD's device pass reads 0 and takes the shim), and lower bounds.
 
     ## Why it breaks on AMD
     HIP-Clang defines none of these macros, and nothing fails: the preprocessor silently picks a
