@@ -15,6 +15,10 @@ STACKS = (
     ("numba.cuda", Severity.ERROR,
      "Numba's CUDA target runs only on NVIDIA GPUs: on AMD use ROCm's Numba HIP backend (numba-hip, "
      "experimental, MI-series GPUs) or move the kernel to another stack"),
+    ("cuda.pathfinder", Severity.WARNING,
+     "cuda-pathfinder finds NVIDIA's libraries and tools (`load_nvidia_dynamic_lib('nvrtc')`, "
+     "`find_nvidia_binary_utility('nvcc')`): on a ROCm machine there are none to find; look up ROCm's "
+     "(hipRTC, hipcc; `ROCM_PATH`) on that path"),
     ("cuda", Severity.WARNING,
      "CUDA Python (`cuda.cuda`, `cuda.cudart`, `cuda.nvrtc`, `cuda.bindings`) needs NVIDIA's driver: on ROCm "
      "install hip-python-as-cuda, which provides `cuda.cuda`/`cuda.cudart`/`cuda.nvrtc` as aliases of HIP Python "
@@ -36,7 +40,8 @@ class PythonGpuStacks(FileRule):
     ## What it does
     Finds imports of PyCUDA (`import pycuda.driver`, `from pycuda.compiler import SourceModule`),
     Numba's CUDA target (`from numba import cuda`, `import numba.cuda`), NVIDIA's CUDA Python
-    bindings (`from cuda import cudart`, `from cuda.bindings import runtime`), and CuPy raw kernels
+    bindings (`from cuda import cudart`, `from cuda.bindings import runtime`), NVIDIA's library finder
+    (`from cuda.pathfinder import load_nvidia_dynamic_lib`), and CuPy raw kernels
     (`cupy.RawKernel`, `cupy.RawModule`) whose CUDA C source must also compile for HIP. A kernel
     source that the file spells out (a string literal, or a name the file assigns one once) is
     checked by the enabled C-family rules, as a `.cu` file would be: one finding at the call lists
@@ -51,6 +56,8 @@ class PythonGpuStacks(FileRule):
       ROCm offers an experimental HIP backend for Numba (`numba-hip`, MI-series GPUs on Linux).
     - NVIDIA's CUDA Python needs `libcuda`; AMD ships `hip-python-as-cuda`, an interoperability layer
       that provides `cuda.cuda`, `cuda.cudart` and `cuda.nvrtc` whose names alias HIP Python.
+    - `cuda.pathfinder` locates NVIDIA's dynamic libraries, headers and tools (nvrtc, cuBLAS, nvcc);
+      on a ROCm machine it finds none, and the code needs ROCm's counterparts (hipRTC, hipcc) instead.
     - CuPy has ROCm builds, but `RawKernel`/`RawModule` sources are compiled with hipRTC there:
       inline PTX, warp-size assumptions and CUDA-only headers fail, as in any HIP source.
 
@@ -77,6 +84,7 @@ class PythonGpuStacks(FileRule):
 
     ## References
     - HIP Python and its CUDA Python interoperability layer (hip-python-as-cuda): https://rocm.docs.amd.com/projects/hip-python/en/latest/
+    - cuda.pathfinder API (loads NVIDIA dynamic libraries, finds NVIDIA headers and tools): https://nvidia.github.io/cuda-python/cuda-pathfinder/latest/api.html
     - Numba HIP backend for ROCm (numba-hip): https://github.com/ROCm/numba-hip
     - Numba's CUDA target (NVIDIA GPUs): https://numba.readthedocs.io/en/stable/cuda/overview.html
     - CuPy on AMD GPUs (ROCm): https://docs.cupy.dev/en/stable/install.html#using-cupy-on-amd-gpu-experimental
