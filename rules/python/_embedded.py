@@ -33,5 +33,7 @@ def cuda_findings(ctx, source: str) -> list | None:
     linter = _LINTER[1]
     if "cuda" not in linter.languages:
         return None
+    # The Python file's path: its findings belong to that file, so per-file-ignores written for it
+    # apply to its kernels too. (A C rule that judged a file by its extension would see `.py`.)
     result = linter.lint_bytes(ctx.path, source.encode("utf-8", "surrogatepass"), "cuda")
     return [f for f in result.findings if not f.code.startswith("HL")]
