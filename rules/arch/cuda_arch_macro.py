@@ -53,7 +53,8 @@ class CudaArchMacro(CudaRule):
     - a workaround for particular CUDA releases, which AMD skips (`__CUDACC_VER_MAJOR__ == 11 &&
       __CUDACC_VER_MINOR__ == 2`, `CUDA_VERSION >= 12020 && CUDA_VERSION < 12051`);
     - a shim for old NVIDIA GPUs, which AMD skips for the code for current GPUs
-      (`defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600`).
+      (`defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600`, also `&& (__CUDA_ARCH__ < 600 ||
+      CUDA_VERSION < 8000)`: every test an upper bound).
 
     Still reported: `#ifdef CUDART_VERSION` (AMD skips code its build may need), an unguarded
     `__CUDA_ARCH__ < 700` (AMD's device pass reads 0 and takes the shim), and lower bounds.
@@ -183,8 +184,10 @@ class CudaArchMacro(CudaRule):
             return  # `!defined(__CUDA_ARCH__) || ...`: AMD takes it like nvcc's host pass, which compiles it too
         if kind == "CUDA version" and (negated or (on_amd is True and NOT_DEFINED_VERSION.search(text))):
             return  # `#ifndef CUDART_VERSION`, `!defined(CUDA_VERSION) || ...`: written for "no CUDA", as AMD is
-        if kind == "architecture" and on_amd is False and "||" not in text and DEFINED_ARCH.search(text) \
-                and ARCH_BELOW.search(text) and not ARCH_FROM.search(text):
+        if kind == "architecture" and on_amd is False and DEFINED_ARCH.search(text) and ARCH_BELOW.search(text) \
+                and not ARCH_FROM.search(text) and not LOWER_BOUND.search(text) and not EXACT_RELEASE.search(text):
+            # Old GPUs, or old GPUs or an old toolkit (`&& (__CUDA_ARCH__ < 600 || CUDA_VERSION < 8000)`):
+            # every test an upper bound, behind the guard that keeps AMD out.
             return  # a shim for old NVIDIA GPUs: AMD goes on to the code for current ones
         if kind == "CUDA version" and on_amd is False and "||" not in text and (
                 EXACT_RELEASE.search(text) or (LOWER_BOUND.search(text) and UPPER_BOUND.search(text))):
