@@ -9,6 +9,8 @@ and renamed into place, which is atomic on POSIX and Windows).
   Python sources (so editing a rule in a checkout never serves its old findings).
 - The entry key hashes the file's path as reported, its language and its content (not its mtime: a
   checkout or `touch` that keeps the content keeps the entry).
+- An entry lists the other files its findings depend on (project headers a rule read: hiplint.headers)
+  with their digests; a header that changed or went away makes the entry a miss.
 
 Entries are JSON, never pickle: a cache directory checked into a repository must not be able to
 run code. Only plain scans use the cache; `--fix` and `--diff` always lint afresh.
@@ -144,20 +146,36 @@ class Cache:
                 d = json.load(fh)
             if d.get("format") != _FORMAT:
                 return None
+            for path, digest in d.get("depends", ()):
+                if not _unchanged(path, digest):
+                    return None  # a header it read changed: lint the file again
             return [finding_from_json(x) for x in d["findings"]], list(d["notes"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def store(self, key: str, findings, notes) -> None:
+    def store(self, key: str, findings, notes, depends: dict | None = None) -> None:
         if any(f.related for f in findings):
             return  # not representable; such files are simply linted again
         path = self._path(key)
-        blob = json.dumps({"format": _FORMAT, "findings": [finding_to_json(f) for f in findings], "notes": notes})
+        entry = {"format": _FORMAT, "findings": [finding_to_json(f) for f in findings], "notes": notes}
+        if depends:
+            entry["depends"] = sorted(depends.items())
+        blob = json.dumps(entry)
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             replace_file(path, blob.encode("utf-8"), durable=False)
         except OSError:
             pass  # a read-only or full disk makes the next scan slower, never wrong
+
+
+def _unchanged(path: str, digest: str) -> bool:
+    from hiplint.headers import digest_of
+
+    try:
+        with open(path, "rb") as fh:
+            return digest_of(fh.read()) == digest
+    except OSError:
+        return False
 
 
 def _mark(base: str) -> None:

@@ -11,8 +11,9 @@ FUNCTION_TYPES = frozenset({"function_definition", "lambda_expression"})
 
 
 class FileContext:
-    def __init__(self, path: str, source: Source, settings, language: str):
+    def __init__(self, path: str, source: Source, settings, language: str, fs_path: str | None = None):
         self.path = path
+        self.fs_path = fs_path or path  # where the file is on disk (its includes are found from there)
         self.source = source
         self.settings = settings
         self.language = language
@@ -23,6 +24,7 @@ class FileContext:
         self.rule = None  # the rule instance being run
         self.cache: dict = {}  # per-file artefacts shared between rules (e.g. a libcst module)
         self.parse_errors: list[tuple[int, int]] = []
+        self.depends: dict[str, str] = {}  # other files read (hiplint.headers): path -> digest
 
     # Reading ----------------------------------------------------------------------------------
     def text(self, node: Node) -> str:

@@ -31,6 +31,7 @@ class FileResult:
     source: Source | None = None
     fixed: list[Finding] = field(default_factory=list)  # findings whose fixes were applied
     diff: str = ""
+    depends: dict = field(default_factory=dict)  # other files the findings depend on: path -> digest
 
 
 def is_binary(data: bytes) -> bool:
@@ -74,11 +75,11 @@ class Linter:
         self._plan = plan
         self._parser = new_parser()
 
-    def lint_bytes(self, path: str, data: bytes, lang: str) -> FileResult:
+    def lint_bytes(self, path: str, data: bytes, lang: str, fs_path: str | None = None) -> FileResult:
         result = FileResult(path)
         source = Source(path, data)
         result.source = source
-        ctx = FileContext(path, source, self.settings, lang)
+        ctx = FileContext(path, source, self.settings, lang, fs_path)
         comments, next_stmt = [], None
         try:
             if lang == "cuda":
@@ -97,6 +98,7 @@ class Linter:
         findings = self._finish(ctx, comments, next_stmt)
         fingerprint.assign(findings, data, ctx.units[0].root if ctx.units else None)
         result.findings = findings
+        result.depends = ctx.depends
         return result
 
     def _run(self, result: FileResult, rule, fn):
@@ -278,7 +280,7 @@ def lint_file(linter: Linter, path: str, display: str, lang: str) -> FileResult:
         result.notes.append(f"{display}: skipped: binary file")
         return result
     try:
-        res = linter.lint_bytes(display, data, lang)
+        res = linter.lint_bytes(display, data, lang, fs_path=path)
     except RecursionError:
         result.notes.append(f"{display}: skipped: nesting too deep to analyse")
         return result

@@ -59,8 +59,9 @@ def process_file(linter: Linter, sp: SourcePath, mode: FixMode) -> FileResult:
         first.fixed = []
         return first
     data = first.source.data
-    outcome = fix_bytes(lambda d: linter.lint_bytes(sp.display, d, sp.language).findings, data, sp.language, mode.threshold)
-    result = linter.lint_bytes(sp.display, outcome.data, sp.language)
+    outcome = fix_bytes(lambda d: linter.lint_bytes(sp.display, d, sp.language, sp.path).findings, data, sp.language,
+                        mode.threshold)
+    result = linter.lint_bytes(sp.display, outcome.data, sp.language, sp.path)
     result.notes = first.notes + outcome.dropped
     if not outcome.converged:
         result.notes.append(f"{sp.display}: fixes did not converge after {outcome.passes} passes; kept the last result")
@@ -96,7 +97,7 @@ def _work(sp: SourcePath) -> FileResult:
 def _lint_and_store(linter: Linter, sp: SourcePath, mode: FixMode, cache) -> FileResult:
     res = process_file(linter, sp, mode)
     if cache is not None and res.source is not None and not res.internal_error:
-        cache.store(cache.entry_key(sp.display, sp.language, res.source.data), res.findings, res.notes)
+        cache.store(cache.entry_key(sp.display, sp.language, res.source.data), res.findings, res.notes, res.depends)
     res.source = None  # not kept (memory stays flat) nor pickled back; the parent re-reads sources it shows
     return res
 

@@ -1,5 +1,7 @@
 from hiplint import CudaRule, Fix, Impact, Severity
 
+from hiplint.headers import amd_macros
+
 from ._lanes import SYNC_WITH_MASK, file_macros, int_literal, int_width, is_full_mask_32, literal_width, top_level_ancestor
 
 FULL_MASK_MACRO = "HIPLINT_FULL_WARP_MASK"
@@ -25,6 +27,9 @@ class SyncMaskNot64Bit(CudaRule):
     `__reduce_*_sync` and `__syncwarp` calls whose mask argument is 32 bits wide: an unsuffixed
     literal (`0xffffffff`, `0xffffu`), `~0u`, `-1`, a 32-bit cast, or a 32-bit local variable or
     parameter. A mask macro defined in the file is reported at its definition instead (WRP004).
+    Not reported where the project defines the intrinsic itself as a macro for AMD, in the file
+    before the call or in a project header it includes (`#ifdef USE_ROCM` /
+    `#define __shfl_xor_sync(mask, var, lane) __shfl_xor(var, lane)`): the mask never reaches ROCm.
 
     ## Why it breaks on AMD
     ROCm's warp-sync functions are templates with
@@ -87,6 +92,9 @@ class SyncMaskNot64Bit(CudaRule):
             return  # a macro: reported at its definition (WRP004), uses are tied to it
         if int_width(ctx, mask, scope) != 32:
             return
+        own = amd_macros(ctx).get(fn)
+        if own is not None and own[1] < ctx.file_range(call)[0]:
+            return  # the project's own macro replaces the intrinsic on AMD (a compat header)
         text = ctx.text(mask)
         fix = None
         if is_full_mask_32(ctx, mask):

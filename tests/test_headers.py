@@ -1,0 +1,73 @@
+"""Project headers: macros a compat header defines for AMD reach the files that include it, and the
+cache lints a file again when such a header changes."""
+import json
+from pathlib import Path
+
+from conftest import run_cli
+
+from hiplint.config import load_settings
+from hiplint.engine import Linter, lint_file
+from hiplint.registry import load_registry, select_rules
+
+COMPAT = ("#pragma once\n#ifdef USE_ROCM\n"
+          "#define __shfl_xor_sync(mask, var, lane) __shfl_xor(var, lane)\n#endif\n")
+KERNEL = ('#include "{include}"\n'
+          "__global__ void k(float* x) {{\n"
+          "    x[threadIdx.x] = __shfl_xor_sync(0xffffffff, x[threadIdx.x], 1);\n"
+          "}}\n")
+
+
+def wrp006(path: Path) -> list:
+    settings = load_settings([str(path)], isolated=True)
+    linter = Linter(settings, select_rules(settings, load_registry()))
+    return [f for f in lint_file(linter, str(path), str(path), "cuda").findings if f.code == "WRP006"]
+
+
+def test_include_path_found_in_a_parent_directory(tmp_path):
+    # include/mylib/ops/k.cu says "mylib/compat.cuh", as a build with -Iinclude would find it.
+    (tmp_path / "include" / "mylib" / "ops").mkdir(parents=True)
+    (tmp_path / "include" / "mylib" / "compat.cuh").write_text(COMPAT)
+    kernel = tmp_path / "include" / "mylib" / "ops" / "k.cu"
+    kernel.write_text(KERNEL.format(include="mylib/compat.cuh"))
+    assert wrp006(kernel) == []
+    # Without the header the call is reported again.
+    (tmp_path / "include" / "mylib" / "compat.cuh").unlink()
+    assert len(wrp006(kernel)) == 1
+
+
+def test_header_in_an_nvidia_only_branch_does_not_count(tmp_path):
+    (tmp_path / "compat.cuh").write_text(COMPAT.replace("#ifdef USE_ROCM", "#if 1"))
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("#ifndef USE_ROCM\n" + KERNEL.format(include="compat.cuh").replace("\n", "\n#endif\n", 1))
+    assert len(wrp006(kernel)) == 1
+    # A #define inside an NVIDIA-only branch of the header does not count either.
+    (tmp_path / "compat.cuh").write_text(COMPAT.replace("#ifdef USE_ROCM", "#ifndef USE_ROCM"))
+    kernel.write_text(KERNEL.format(include="compat.cuh"))
+    assert len(wrp006(kernel)) == 1
+
+
+def test_include_cycles_and_missing_headers_are_harmless(tmp_path):
+    (tmp_path / "a.cuh").write_text('#pragma once\n#include "b.cuh"\n#include "missing.cuh"\n')
+    (tmp_path / "b.cuh").write_text('#pragma once\n#include "a.cuh"\n' + COMPAT)
+    kernel = tmp_path / "k.cu"
+    kernel.write_text(KERNEL.format(include="a.cuh"))
+    assert wrp006(kernel) == []
+
+
+def test_cache_lints_again_when_an_included_header_changes(tmp_path):
+    (tmp_path / "src").mkdir()
+    header = tmp_path / "src" / "compat.cuh"
+    header.write_text(COMPAT)
+    (tmp_path / "src" / "k.cu").write_text(KERNEL.format(include="compat.cuh"))
+
+    def codes():
+        proc = run_cli("scan", "src", "--isolated", "--select", "WRP006", "--output-format", "json", cwd=tmp_path)
+        return [(f["path"], f["code"]) for f in json.loads(proc.stdout)]
+
+    assert codes() == []
+    stored = [json.loads(p.read_text()) for p in (tmp_path / ".hiplint_cache").rglob("*.json")]
+    assert any(d.get("depends") for d in stored)  # the kernel's entry names the header it read
+    header.write_text("#pragma once\n")  # the port drops its compat macro: the kernel breaks on ROCm
+    assert codes() == [("src/k.cu", "WRP006")]
+    header.write_text(COMPAT)
+    assert codes() == []
