@@ -107,16 +107,42 @@ def written_for_amd(ctx) -> bool:
 PTX_MARKERS = re.compile(
     r"%(laneid|warpid|nwarpid|smid|nsmid|gridid|clock64|clock|globaltimer\w*|lanemask_\w+|tid|ntid|ctaid|nctaid|"
     r"cluster\w*|dynamic_smem_size|total_smem_size|pm\d|envreg\d+)\b"
-    r"|(^|[\s;{])\.(reg|pred|shared|global|local|const|param)\b"
+    r"|(^|[\s;{])\.(reg|shared|global|local|const|param)\s+\.(align|pred|v[248]|[bsuf]\d+|bf16\w*|f16x2|e\dm\d)\b"
+    r"|(^|[\s;{])\.(reg|pred)\b"
     r"|(^|[\s;{}])@!?%?\w+\s"
-    r"|(^|[\s;{}])(mov|ld|st|cvt|cvta|prmt|bfe|bfi|shf|lop3|vote|shfl|atom|red|fence|membar|ldmatrix|stmatrix|"
+    r"|(^|[\s;{}])(?P<op>mov|ld|st|cvt|cvta|prmt|bfe|bfi|shf|lop3|vote|shfl|atom|red|fence|membar|ldmatrix|stmatrix|"
     r"mma|wmma|wgmma|cp|mbarrier|bar|barrier|trap|brkpt|exit|nanosleep|setp|selp|add|sub|mul|mad|fma|min|max|"
     r"and|or|xor|not|shl|shr|brev|popc|clz|bfind|dp4a|dp2a|tex|suld|sust|isspacep|griddepcontrol|elect|"
     r"setmaxnreg|tcgen05|activemask|match|redux|prefetch|discard|applypriority|createpolicy|tensormap|"
-    r"multimem|getctarank|mapa|st\.async|red\.async)\.[a-z0-9_.:]+"
+    r"multimem|getctarank|mapa|st\.async|red\.async)(?P<quals>\.[A-Za-z0-9_.:]+)"
     r"|(^|[\s;{}])(trap|brkpt|exit|pmevent|ret)\s*;",
     re.M,
 )
+# An instruction is PTX only if one of its qualifiers is: a type (`.u32`, `.f16x2`), a state space
+# (`.global`, `.shared::cta`), a scope, ordering, rounding or shape. Other assemblers use dotted
+# mnemonics too (RISC-V `fence.i`, `add.uw`; Esperanto's `mov.m.x m0, x0, 0xFF`).
+PTX_QUALIFIER = re.compile(
+    r"(?:[bsuf](?:8|16|32|64|128)(?:x[24])?|bf16(?:x2)?|tf32|e[45]m[23](?:x2)?|pred|v[248]|"
+    r"global|shared|local|const|param|tex|surf|generic|sync|aligned|async|arrive|cta|gpu|sys|cluster|"
+    r"relaxed|acquire|release|acq_rel|sc|weak|volatile|mmio|nc|ca|cg|cs|lu|cv|wb|wt|rni?|rzi?|rmi?|rpi?|ftz|sat|"
+    r"approx|full|lo|hi|wide|cc|ballot|any|all|uni|eq|up|down|bfly|idx|row|col|trans|x[124]|"
+    r"m\d+n\d+(?:k\d+)?|add|min|max|inc|dec|exch|cas|and|or|xor|popc|L[12]|proxy|sc|to|bulk|b1|"
+    r"lt|le|gt|ge|ne|ltu|leu|gtu|geu|neu|equ|num|nan|f32x2|sync|red|wait|expect_tx|complete_tx)(?:::\w+)*$"
+)
+
+
+# Mnemonics no other assembler has: any qualifier will do.
+PTX_ONLY_OPS = frozenset({"prmt", "lop3", "shfl", "vote", "ldmatrix", "stmatrix", "wmma", "wgmma", "mbarrier",
+                          "cvta", "griddepcontrol", "setmaxnreg", "tcgen05", "redux", "createpolicy",
+                          "applypriority", "tensormap", "multimem", "getctarank", "mapa", "isspacep", "bfind",
+                          "dp4a", "dp2a", "suld", "sust", "elect", "activemask", "nanosleep", "membar", "cp"})
+
+
+def _ptx_instruction(m) -> bool:
+    quals = m.group("quals")
+    if quals is None or m.group("op") in PTX_ONLY_OPS:
+        return True  # a special register, a declaration, a guard, `ret;` or a PTX-only mnemonic
+    return any(PTX_QUALIFIER.match(q) for q in quals.strip(".").split(".") if q)
 
 # What a PTX template is about, most specific first; each category has one rule that reports it.
 PTX_CATEGORIES = (
@@ -150,7 +176,7 @@ def _string_body(ctx, lit) -> str:
 
 def is_ptx(template: str) -> bool:
     t = template.replace("\\n", "\n").replace("\\t", "\t")
-    return PTX_MARKERS.search(t) is not None
+    return any(_ptx_instruction(m) for m in PTX_MARKERS.finditer(t))
 
 
 def ptx_category(template: str) -> str:

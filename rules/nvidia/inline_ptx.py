@@ -41,7 +41,10 @@ class InlinePtx(CudaRule):
     Finds `asm(...)` and `asm volatile(...)` statements (and the same inside macros) whose template
     is PTX: special registers such as `%laneid`, `%smid`, `%clock64`, declarations such as `.reg`,
     and instruction mnemonics such as `mov.u32`, `ld.global`, `cvt.`, `shfl.sync`, `prmt`, `lop3`,
-    `vote.ballot`. The message names the HIP function that does the same job where there is one.
+    `vote.ballot`. A mnemonic that other assemblers share (`mov`, `add`, `fence`) counts only with a
+    PTX qualifier (a type such as `.u32` or `.f16x2`, a state space, a scope or an ordering), so CPU
+    and accelerator assembly with dotted mnemonics (RISC-V `fence.i`, `mov.m.x m0, x0, 0xFF`) is not
+    reported. The message names the HIP function that does the same job where there is one.
     Templates about barriers (SYN003), traps (NV007), asynchronous copies (NV004), Hopper-only
     features (NV005) and `%globaltimer` (NV002) are reported by those rules instead, once.
 
