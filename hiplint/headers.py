@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from hiplint.cparse import error_ranges, iter_nodes, new_parser
 
@@ -31,8 +32,15 @@ DEFINES = frozenset({"preproc_def", "preproc_function_def"})
 @dataclass(frozen=True)
 class HeaderFacts:
     digest: str
-    amd_defines: tuple[tuple[str, int], ...]  # (macro name, byte) defined outside NVIDIA-only branches
-    amd_includes: tuple[str, ...]  # quoted include paths outside NVIDIA-only branches
+    # (macro name, in a HIP-only branch?) for each #define outside NVIDIA-only branches
+    amd_defines: tuple[tuple[str, bool], ...]
+    amd_includes: tuple[tuple[str, bool], ...]  # (quoted include path, in a HIP-only branch?), likewise
+
+
+class MacroDef(NamedTuple):
+    header: str | None  # the header that defines it, None for the file itself
+    byte: int  # where the file defines it; -1 for a header (in effect before the file's code)
+    hip_only: bool  # defined only for AMD: in a HIP-only branch, or reached through one
 
 
 _FACTS: dict[tuple, HeaderFacts | None] = {}  # per process: (path, size, mtime, HIP macros) -> facts
@@ -48,16 +56,17 @@ def _facts_of(root, data: bytes, hip_macros, errors) -> tuple[tuple, tuple]:
     platform = PlatformMap(root, data, hip_macros, errors)
     defines, includes = [], []
     for node in iter_nodes(root, DEFINES | {"preproc_include"}):
-        if platform.kind_at(node.start_byte) == "nvidia":
+        kind = platform.kind_at(node.start_byte)
+        if kind == "nvidia":
             continue
         if node.type == "preproc_include":
             path = node.child_by_field_name("path")
             if path is not None and path.type == "string_literal":
-                includes.append(data[path.start_byte:path.end_byte].decode("utf-8", "replace").strip('"'))
+                includes.append((data[path.start_byte:path.end_byte].decode("utf-8", "replace").strip('"'), kind == "hip"))
         else:
             name = node.child_by_field_name("name")
             if name is not None:
-                defines.append((data[name.start_byte:name.end_byte].decode("utf-8", "replace"), node.start_byte))
+                defines.append((data[name.start_byte:name.end_byte].decode("utf-8", "replace"), kind == "hip"))
     return tuple(defines), tuple(includes)
 
 
@@ -101,32 +110,32 @@ def resolve(include: str, directory: str) -> str | None:
     return None
 
 
-def amd_macros(ctx) -> dict[str, tuple[str | None, int]]:
-    """Macros the file and its project headers define outside NVIDIA-only branches: name -> (header
-    path, or None for the file itself; byte of the definition in the file, or -1 for a header).
+def amd_macros(ctx) -> dict[str, MacroDef]:
+    """Macros the file and its project headers define outside NVIDIA-only branches, by name.
     Computed once per file; the headers read become the file's dependencies (`ctx.depends`)."""
     cached = ctx.cache.get("amd_macros")
     if cached is not None:
         return cached
     unit = ctx.units[0]
-    macros: dict[str, tuple[str | None, int]] = {}
+    macros: dict[str, MacroDef] = {}
     own_includes = []
     for node in iter_nodes(unit.root, DEFINES | {"preproc_include"}):
-        if ctx.platform is not None and ctx.platform.kind_at(node.start_byte) == "nvidia":
+        kind = ctx.platform.kind_at(node.start_byte) if ctx.platform is not None else None
+        if kind == "nvidia":
             continue
         if node.type == "preproc_include":
             path = node.child_by_field_name("path")
             if path is not None and path.type == "string_literal":
-                own_includes.append(unit.text(path).strip('"'))
+                own_includes.append((unit.text(path).strip('"'), kind == "hip"))
         else:
             name = node.child_by_field_name("name")
             if name is not None:
-                macros.setdefault(unit.text(name), (None, node.start_byte))
+                macros.setdefault(unit.text(name), MacroDef(None, node.start_byte, kind == "hip"))
     here = os.path.dirname(os.path.abspath(ctx.fs_path))
-    queue = [(inc, here, 1) for inc in own_includes]
+    queue = [(inc, here, 1, hip) for inc, hip in own_includes]
     seen: set[str] = {os.path.abspath(ctx.fs_path)}
     while queue and len(seen) <= MAX_HEADERS:
-        include, directory, depth = queue.pop(0)
+        include, directory, depth, via_hip = queue.pop(0)
         path = resolve(include, directory)
         if path is None or path in seen:
             continue
@@ -135,9 +144,9 @@ def amd_macros(ctx) -> dict[str, tuple[str | None, int]]:
         if facts is None:
             continue
         ctx.depends[path] = facts.digest
-        for name, _ in facts.amd_defines:
-            macros.setdefault(name, (path, -1))
+        for name, hip in facts.amd_defines:
+            macros.setdefault(name, MacroDef(path, -1, via_hip or hip))
         if depth < MAX_DEPTH:
-            queue.extend((inc, os.path.dirname(path), depth + 1) for inc in facts.amd_includes)
+            queue.extend((inc, os.path.dirname(path), depth + 1, via_hip or hip) for inc, hip in facts.amd_includes)
     ctx.cache["amd_macros"] = macros
     return macros

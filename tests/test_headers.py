@@ -71,3 +71,22 @@ def test_cache_lints_again_when_an_included_header_changes(tmp_path):
     assert codes() == [("src/k.cu", "WRP006")]
     header.write_text(COMPAT)
     assert codes() == []
+
+
+def arc001(path: Path) -> list:
+    settings = load_settings([str(path)], isolated=True)
+    linter = Linter(settings, select_rules(settings, load_registry()))
+    return [f for f in lint_file(linter, str(path), str(path), "cuda").findings if f.code == "ARC001"]
+
+
+def test_cuda_arch_defined_for_amd_only_settles_the_tests(tmp_path):
+    kernel = tmp_path / "k.cu"
+    kernel.write_text('#include "common.h"\n#if __CUDA_ARCH__ >= 800\nint wide;\n#endif\n')
+    # Only in ROCm builds (through a HIP branch): the project's decision, reported at the header.
+    (tmp_path / "common.h").write_text('#ifdef USE_ROCM\n#include "vendor.h"\n#endif\n')
+    (tmp_path / "vendor.h").write_text("#define __CUDA_ARCH__ 1300\n")
+    assert arc001(kernel) == []
+    # A host-pass default is not that: AMD's device pass reads 0 as well, and the test is reported.
+    (tmp_path / "common.h").write_text('#include "vendor.h"\n')
+    (tmp_path / "vendor.h").write_text("#ifndef __CUDA_ARCH__\n#define __CUDA_ARCH__ 0\n#endif\n")
+    assert [f.line for f in arc001(kernel)] == [2]

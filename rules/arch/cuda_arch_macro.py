@@ -2,6 +2,7 @@ import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
+from hiplint.headers import amd_macros
 from hiplint.preproc import HIP, condition_truth, amd_truth, is_hip_macro
 
 ARCH_MACROS = re.compile(r"\b(__CUDA_ARCH__|__CUDA_ARCH_LIST__|__CUDA_ARCH_FEAT_SM\w+|__CUDA_ARCH_SPECIFIC__|"
@@ -54,7 +55,10 @@ class CudaArchMacro(CudaRule):
       __CUDACC_VER_MINOR__ == 2`, `CUDA_VERSION >= 12020 && CUDA_VERSION < 12051`);
     - a shim for old NVIDIA GPUs, which AMD skips for the code for current GPUs
       (`defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600`, also `&& (__CUDA_ARCH__ < 600 ||
-      CUDA_VERSION < 8000)`: every test an upper bound).
+      CUDA_VERSION < 8000)`: every test an upper bound);
+    - a macro that a project header the file includes defines in AMD builds (ggml's HIP vendor header
+      sets `#define __CUDA_ARCH__ 1300`): the definition is reported instead, once; `__CUDA_ARCH__`
+      counts only when defined for AMD alone, not as a host-pass default.
 
     Still reported: `#ifdef CUDART_VERSION` (AMD skips code its build may need), an unguarded
     `__CUDA_ARCH__ < 700` (AMD's device pass reads 0 and takes the shim), and lower bounds.
@@ -161,6 +165,8 @@ class CudaArchMacro(CudaRule):
         macro = m.group(1)
         if macro in self._defined_here(ctx):
             return  # the project defines it itself (a version constant of its own)
+        if self._defined_for_amd(ctx, macro):
+            return  # a project header defines it in AMD builds: reported there, not at every test
         directive = node.child(0)
         if node.type in ("preproc_elif", "preproc_elifdef") and ctx.platform is not None \
                 and ctx.platform_kind(ctx.file_range(cond)[1]) == "nvidia" and not ctx.settings.report_nvidia_branches:
@@ -241,6 +247,15 @@ class CudaArchMacro(CudaRule):
                     return True
             n = n.parent
         return False
+
+    @staticmethod
+    def _defined_for_amd(ctx, macro: str) -> bool:
+        """A project header the file includes defines `macro` in AMD builds (ggml's vendors/hip.h has
+        `#define __CUDA_ARCH__ 1300`), so the test is not of an undefined macro. `__CUDA_ARCH__`
+        counts only when defined for AMD alone: a host-pass default (`#ifndef __CUDA_ARCH__` /
+        `#define __CUDA_ARCH__ 0`) leaves AMD's device pass at 0 too."""
+        found = amd_macros(ctx).get(macro)
+        return found is not None and found.header is not None and (found.hip_only or macro != "__CUDA_ARCH__")
 
     @staticmethod
     def _defined_here(ctx) -> set[str]:

@@ -93,7 +93,7 @@ class SyncMaskNot64Bit(CudaRule):
         if int_width(ctx, mask, scope) != 32:
             return
         own = amd_macros(ctx).get(fn)
-        if own is not None and own[1] < ctx.file_range(call)[0]:
+        if own is not None and own.byte < ctx.file_range(call)[0]:
             return  # the project's own macro replaces the intrinsic on AMD (a compat header)
         text = ctx.text(mask)
         fix = None
