@@ -42,10 +42,11 @@ class LinkLibraryRule(FileRule):
 
 def _unaware_tokens(ctx, cmake: bool):
     """Tokens outside code that already handles ROCm (`if(HIP_FOUND)`, `ifeq ($(BACKEND),hip)`,
-    `if(GPU_RUNTIME STREQUAL "CUDA")`), as the build rules see them."""
+    `if(GPU_RUNTIME STREQUAL "CUDA")`), as the build rules see them. `if()` conditions are left out:
+    `if(TARGET CUDA::cusolver)` tests for the library, it links nothing."""
     if cmake:
         for cmd in _cmake.get(ctx):
-            if not cmd.aware:
+            if not cmd.aware and cmd.name not in ("if", "elseif"):
                 for tok in cmd.tokens():
                     yield tok.text, tok.start, tok.end, cmd.name in LINK_COMMANDS
     else:

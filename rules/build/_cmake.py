@@ -2,12 +2,14 @@
 
 Each command knows whether it sits inside an `if()`/`elseif()` chain (or a function/macro) whose
 condition or name mentions HIP/ROCm, or in a branch whose own test picks the CUDA build
-(`if(GPU_RUNTIME STREQUAL "CUDA")`); such code already handles AMD and the build rules skip it.
+(`if(GPU_RUNTIME STREQUAL "CUDA")`, `if(FFTLIB_ENABLE_CUDA)` in a file that also tests
+`FFTLIB_ENABLE_ROCM`, `if(TARGET CUDA::cufft)`); such code already handles AMD and the build rules skip it.
 Arguments are split into tokens on blanks and `;` (CMake lists), with generator-expression
 wrappers (`$<$<COMPILE_LANGUAGE:CUDA>:--use_fast_math>`) peeled off; offsets are file bytes.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -153,19 +155,37 @@ def parse(data: bytes) -> list[Command]:
 
 
 def _tests_for_cuda(head, data: bytes) -> bool:
-    """`if(<var> STREQUAL "CUDA")` (either side), `if(CMAKE_CUDA_COMPILER MATCHES "nvcc$")` or a switch
-    named for an NVIDIA compiler (`if(COMPILER_IS_PGI)`): the branch runs only when the build is the
-    CUDA one, or the compiler NVIDIA's."""
+    """`if(<var> STREQUAL "CUDA")` (either side), `if(CMAKE_CUDA_COMPILER MATCHES "nvcc$")`, a switch
+    named for an NVIDIA compiler (`if(COMPILER_IS_PGI)`), a CUDA backend switch whose HIP/ROCm twin the
+    file also tests (`if(Heffte_ENABLE_CUDA)` beside `if(Heffte_ENABLE_ROCM)`) or `if(TARGET CUDA::cufft)`:
+    the branch runs only when the build is the CUDA one, or the compiler NVIDIA's."""
     args = [c for c in head.children if c.type == "argument_list"]
-    words = [data[a.start_byte:a.end_byte].decode("utf-8", "replace").strip('"').upper()
+    words = [data[a.start_byte:a.end_byte].decode("utf-8", "replace").strip('"').strip("@").upper()
              for a in (args[0].children if args else ()) if a.type == "argument"]
+    words = [w[2:-1] if w.startswith("${") and w.endswith("}") else w for w in words]
     if len(words) == 1:
-        return names_nvidia_compiler(words[0])  # if(C_COMPILER_FAMILY_IS_PGI), if(PROJECT_COMPILER_IS_NVCC)
+        # if(C_COMPILER_FAMILY_IS_PGI), if(PROJECT_COMPILER_IS_NVCC), if(FFTLIB_ENABLE_CUDA) beside _ROCM
+        return names_nvidia_compiler(words[0]) or _has_amd_twin(words[0], data)
+    if len(words) == 2:
+        return words[0] == "TARGET" and words[1].startswith("CUDA::")  # the CUDA toolkit's imported targets
     if len(words) != 3:
         return False
     if words[1] == "MATCHES":
         return "NVCC" in words[2]
     return words[1] == "STREQUAL" and (words[0] in NVIDIA_BACKENDS or words[2] in NVIDIA_BACKENDS)
+
+
+def _has_amd_twin(switch: str, data: bytes) -> bool:
+    """A switch named for CUDA (`FFTLIB_ENABLE_CUDA`) whose HIP or ROCm twin (`FFTLIB_ENABLE_ROCM`) the
+    file names too: one switch per backend, and an AMD build has the CUDA one off."""
+    parts = switch.split("_")
+    if "CUDA" not in parts:
+        return False
+    for amd in ("HIP", "ROCM"):
+        twin = "_".join(amd if p == "CUDA" else p for p in parts)
+        if re.search(rb"(?i)(?<![\w])" + re.escape(twin.encode()) + rb"(?![\w])", data):
+            return True
+    return False
 
 
 def get(ctx) -> list[Command]:

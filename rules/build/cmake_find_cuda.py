@@ -14,7 +14,8 @@ class CMakeFindCuda(FileRule):
     Finds `find_package(CUDA ...)`, `find_package(CUDAToolkit ...)` and the FindCUDA commands
     (`cuda_add_executable`, `cuda_add_library`, `cuda_compile`, ...). Not reported inside an `if()`
     chain whose condition names HIP or ROCm, in a branch whose own test keeps it to the CUDA build
-    (`if(GPU_RUNTIME STREQUAL "CUDA")`), or in a file that also calls `find_package(hip)`.
+    (`if(GPU_RUNTIME STREQUAL "CUDA")`; a backend switch `if(FFTLIB_ENABLE_CUDA)` in a file that also
+    tests `FFTLIB_ENABLE_ROCM`), or in a file that also calls `find_package(hip)`.
 
     ## Why it breaks on AMD
     On a ROCm machine there is no CUDA toolkit: `find_package(CUDA REQUIRED)` stops the configure

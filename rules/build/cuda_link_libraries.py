@@ -62,8 +62,9 @@ class CudaLinkLibraries(FileRule):
     Makefiles and CMake, `CUDA::cudart`-style imported targets, FindCUDA variables
     (`${CUDA_LIBRARIES}`, `${CUDA_CUBLAS_LIBRARIES}`), bare names in `target_link_libraries`, and
     `libcudart.so` / `libcublas_static.a` paths. cuRAND and cuSOLVER are reported by the RND and SLV
-    rules. Lines inside a Makefile conditional or CMake `if()` chain that names HIP or ROCm are not
-    reported.
+    rules. Lines inside a Makefile conditional or CMake `if()` chain that names HIP or ROCm, or in a
+    branch kept to the CUDA build (see BLD003), are not reported, nor `if()` conditions themselves
+    (`if(TARGET CUDA::cufft)` tests for the library; it links nothing).
 
     ## Why it breaks on AMD
     These libraries do not exist on a ROCm system; the link fails. Each has a HIP or ROCm
@@ -105,8 +106,8 @@ class CudaLinkLibraries(FileRule):
     def check_file(self, ctx):
         if ctx.language == "cmake":
             for cmd in _cmake.get(ctx):
-                if cmd.aware:
-                    continue
+                if cmd.aware or cmd.name in ("if", "elseif"):
+                    continue  # a condition (`if(TARGET CUDA::cufft)`) tests for the library, it links nothing
                 for tok in cmd.tokens():
                     self._check_token(ctx, tok.text, tok.start, tok.end, bare=cmd.name in LINK_COMMANDS)
         else:
