@@ -31,6 +31,59 @@ SPLIT = re.compile(r"^\s*(!\s*)?(defined\s*\(\s*__CUDA_ARCH__\s*\)|defined\s+__C
 DEVICE_PASS = "(defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__))"
 
 
+# A future NVIDIA GPU and toolkit: a branch on these macros alone that AMD (where none is defined)
+# takes as this build would, AMD takes as every current NVIDIA build does. Nothing differs silently.
+NEWEST_NVIDIA = {"__CUDA_ARCH__": 10 ** 6, "CUDART_VERSION": 10 ** 6, "CUDA_VERSION": 10 ** 6,
+                 "__CUDACC_VER_MAJOR__": 10 ** 3, "__CUDACC_VER_MINOR__": 0, "__CUDACC_VER_BUILD__": 0}
+_BINARY = {"&&": lambda a, b: int(bool(a) and bool(b)), "||": lambda a, b: int(bool(a) or bool(b)),
+           "<": lambda a, b: int(a < b), "<=": lambda a, b: int(a <= b), ">": lambda a, b: int(a > b),
+           ">=": lambda a, b: int(a >= b), "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
+           "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+           "/": lambda a, b: a // b if b else None, "%": lambda a, b: a % b if b else None}
+
+
+def _value(node, data: bytes, env: dict):
+    """The integer a `#if` expression has with the macros `env` defines (all others undefined), or None
+    when it names anything else or uses what this small evaluator does not know."""
+    t = node.type
+    if t == "number_literal":
+        try:
+            return int(data[node.start_byte:node.end_byte].decode().rstrip("uUlL"), 0)
+        except ValueError:
+            return None
+    if t == "identifier":
+        name = data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+        return env.get(name, 0) if name in NEWEST_NVIDIA else None
+    if t == "preproc_defined":
+        ids = [c for c in node.named_children if c.type == "identifier"]
+        name = data[ids[0].start_byte:ids[0].end_byte].decode("utf-8", "replace") if ids else ""
+        return int(name in env) if name in NEWEST_NVIDIA else None
+    if t == "parenthesized_expression":
+        inner = node.named_children
+        return _value(inner[0], data, env) if len(inner) == 1 else None
+    if t == "unary_expression":
+        op, arg = node.child_by_field_name("operator"), node.child_by_field_name("argument")
+        v = _value(arg, data, env) if arg is not None else None
+        if v is None or op is None:
+            return None
+        return {"!": lambda x: int(not x), "-": lambda x: -x, "+": lambda x: x}.get(op.type, lambda x: None)(v)
+    if t == "binary_expression":
+        op = node.child_by_field_name("operator")
+        fn = _BINARY.get(op.type if op is not None else "")
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        a = _value(left, data, env) if left is not None else None
+        b = _value(right, data, env) if right is not None else None
+        return None if fn is None or a is None or b is None else fn(a, b)
+    return None
+
+
+def _taken_as_on_newest_nvidia(cond, data: bytes) -> bool:
+    """Does AMD, where no CUDA macro is defined, take this branch as the newest NVIDIA build does?
+    (Both skipping is no such comfort: `__CUDA_ARCH__ == 900` compiles a kernel body out on AMD.)"""
+    on_amd, on_nvidia = _value(cond, data, {}), _value(cond, data, NEWEST_NVIDIA)
+    return bool(on_amd) and bool(on_nvidia)
+
+
 class CudaArchMacro(CudaRule):
     """`#if` tests of `__CUDA_ARCH__` and of CUDA version macros (`CUDART_VERSION`, `__CUDACC_VER_MAJOR__`).
 
@@ -56,6 +109,10 @@ class CudaArchMacro(CudaRule):
     - a shim for old NVIDIA GPUs, which AMD skips for the code for current GPUs
       (`defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600`, also `&& (__CUDA_ARCH__ < 600 ||
       CUDA_VERSION < 8000)`: every test an upper bound);
+    - an `#if` of these macros alone that AMD, where none is defined, takes as the newest NVIDIA GPU
+      and toolkit do (`!(defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800)`, `CUDA_VERSION >= 12020 ||
+      CUDA_VERSION < 9000`): AMD compiles what every current NVIDIA build compiles. A branch both skip
+      is still reported (`__CUDA_ARCH__ == 900` compiles a kernel body out on AMD);
     - a macro that a project header the file includes defines in AMD builds (ggml's HIP vendor header
       sets `#define __CUDA_ARCH__ 1300`): the definition is reported instead, once; `__CUDA_ARCH__`
       counts only when defined for AMD alone, not as a host-pass default.
@@ -195,6 +252,9 @@ class CudaArchMacro(CudaRule):
             # Old GPUs, or old GPUs or an old toolkit (`&& (__CUDA_ARCH__ < 600 || CUDA_VERSION < 8000)`):
             # every test an upper bound, behind the guard that keeps AMD out.
             return  # a shim for old NVIDIA GPUs: AMD goes on to the code for current ones
+        if node.type == "preproc_if" and ctx.unit.delta == 0 and _taken_as_on_newest_nvidia(cond, ctx.source.data):
+            # `!(defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800)`: AMD takes what every current GPU takes.
+            return
         if kind == "CUDA version" and on_amd is False and "||" not in text and (
                 EXACT_RELEASE.search(text) or (LOWER_BOUND.search(text) and UPPER_BOUND.search(text))):
             return  # a workaround for particular CUDA releases, which AMD rightly skips
