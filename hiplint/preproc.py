@@ -32,6 +32,10 @@ CUDA_MACROS = frozenset({
     "__NVCC__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__", "__NVCOMPILER", "__CUDACC_VER_MAJOR__",
     "__CUDACC_VER_MINOR__", "CUDART_VERSION", "CUDA_VERSION", "__CUDA_ARCH_LIST__",
 })
+# The oldest toolkit hiplint assumes for the NVIDIA build (CUDA 11.0, 2020): an `#if` every such nvcc
+# takes and AMD never does, with an `#else` (`#if CUDA_VERSION >= 9000 ... #else`), is NVIDIA code.
+# Its `#else` is not thereby AMD code: it was written for old toolkits, and AMD compiles it as it stands.
+NVCC_FLOOR = {"CUDA_VERSION": 11000, "CUDART_VERSION": 11000, "__CUDACC_VER_MAJOR__": 11}
 # Defined by nvcc in one compilation pass only (device), and never for AMD: false on HIP, unknown on CUDA.
 CUDA_PASS_MACROS = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_FEAT_SM90_ALL", "__CUDA_ARCH_SPECIFIC__"})
 
@@ -196,6 +200,26 @@ class _Eval:
             except ValueError:
                 return None
         return None
+
+
+class _FloorEval(_Eval):
+    """NVIDIA's truth with the toolkit at least NVCC_FLOOR: `CUDA_VERSION >= 9000` is true there."""
+
+    def _truth(self, node, world):
+        if node is not None and node.type == "binary_expression" and world == CUDA:
+            op, left, right = (node.child_by_field_name(f) for f in ("operator", "left", "right"))
+            opt = self.text(op) if op is not None else ""
+            if opt in (">", ">=", "==", "!=", "<", "<=") and left is not None and right is not None \
+                    and right.type == "number_literal" and self.text(left) in NVCC_FLOOR:
+                try:
+                    n = int(self.text(right).rstrip("uUlL"), 0)
+                except ValueError:
+                    return None
+                floor = NVCC_FLOOR[self.text(left)]
+                if floor > n or (floor == n and opt in (">=", "<")):
+                    return opt in (">", ">=", "!=")  # every toolkit from the floor on agrees
+                return None
+        return super()._truth(node, world)
 
 
 class _CudaOffEval(_Eval):
@@ -497,6 +521,25 @@ class PlatformMap:
             if any(entry[3] for entry in chain[1:]):
                 chain = _settle_cuda_branches(chain, lambda i: _tree_truth(cuda_off, *conditions[i]))
             regions.extend(_chain_regions(chain))
+        # `#if CUDA_VERSION >= 9000 ... #else`: every supported nvcc takes the first branch, AMD the other
+        # (which stays open: written for old toolkits, not for AMD). A lone `#if` is a feature AMD loses;
+        # its code is what a port has to bring over, so it stays open too.
+        floor = _FloorEval(data, hip_macros)
+        known = {r.start for r in regions}
+        for node in iter_nodes(root, {"preproc_if"}):
+            cond = node.child_by_field_name("condition")
+            if cond is None or node.child_by_field_name("alternative") is None \
+                    or not any(m.encode() in data[cond.start_byte:cond.end_byte] for m in NVCC_FLOOR):
+                continue
+            on_amd, on_nvidia = ev.truth(cond, HIP), floor.truth(cond, CUDA)
+            if on_amd is False and on_nvidia is True and _body_start(node) not in known:
+                regions.append(Region(_body_start(node), _body_end(node), "nvidia"))
+            alt = node.child_by_field_name("alternative")
+            if on_amd is True and on_nvidia is False and alt.type == "preproc_else":
+                # `#if CUDA_VERSION < 9000 ... #else`: the #else is the NVIDIA code
+                start = alt.child(0).end_byte if alt.child(0) else alt.start_byte
+                if start not in known:
+                    regions.append(Region(start, alt.end_byte, "nvidia"))
         # Directives inside regions tree-sitter could not parse are lost from the tree: read those
         # groups from the text (the preprocessor itself is line-based).
         if errors is None:

@@ -173,3 +173,15 @@ def test_nvidia_compiler_macros_are_off_for_amd():
                "cuda_version": "#if CUDA_VERSION >= 11000\nint x;\n#elif defined(USE_ROCM)\nint y;\n#endif\n",
            }.items()}
     assert got == {"nvcc": "nvidia", "cuda_version": "nvidia"}
+
+
+def test_toolkit_versions_every_supported_nvcc_passes():
+    # Every CUDA from 11.0 on takes `>= 9000`; AMD takes the other branch, which stays AMD-compiled code
+    # written for old toolkits (not "hip": the rules about CUDA code still read it).
+    assert kinds("#if CUDA_VERSION >= 9000\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": "nvidia", "B": None}
+    assert kinds("#if CUDA_VERSION < 9000\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": None, "B": "nvidia"}
+    assert kinds("#if __CUDACC_VER_MAJOR__ >= 11\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": "nvidia", "B": None}
+    # A lone #if is a feature AMD loses: its code is what a port brings over. A newer threshold is
+    # not settled for every toolkit in use.
+    assert kinds("#if CUDART_VERSION >= 10000\nint x_a;\n#endif\n") == {"A": None}
+    assert kinds("#if CUDART_VERSION >= 12000\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": None, "B": None}

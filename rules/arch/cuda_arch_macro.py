@@ -42,6 +42,24 @@ _BINARY = {"&&": lambda a, b: int(bool(a) and bool(b)), "||": lambda a, b: int(b
            "/": lambda a, b: a // b if b else None, "%": lambda a, b: a % b if b else None}
 
 
+SYNC_WARP_CALL = re.compile(r"\b__(shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all)_sync\s*\(")
+
+
+def _legacy_warp_fallback(ctx, node, cond, on_amd: bool) -> bool:
+    """`#if CUDA_VERSION >= 9000` with `*_sync` warp calls and an `#else` with the same calls in their
+    pre-CUDA-9 form (`__shfl_xor(v, lane, width)`), or the same the other way round (`#if CUDA_VERSION
+    < 9000`): HIP implements the old forms natively, so the branch AMD takes is the right one for it."""
+    alt = node.child_by_field_name("alternative")
+    if alt is None or alt.type != "preproc_else":
+        return False
+    data = ctx.unit.data
+    first = data[cond.end_byte:alt.start_byte].decode("utf-8", "replace")
+    second = data[alt.start_byte:alt.end_byte].decode("utf-8", "replace")
+    masked, legacy = (second, first) if on_amd else (first, second)
+    names = {m.group(1) for m in SYNC_WARP_CALL.finditer(masked)}
+    return bool(names) and all(re.search(rf"\b__{name}\s*\(", legacy) for name in names)
+
+
 def _value(node, data: bytes, env: dict):
     """The integer a `#if` expression has with the macros `env` defines (all others undefined), or None
     when it names anything else or uses what this small evaluator does not know."""
@@ -113,6 +131,9 @@ class CudaArchMacro(CudaRule):
       and toolkit do (`!(defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800)`, `CUDA_VERSION >= 12020 ||
       CUDA_VERSION < 9000`): AMD compiles what every current NVIDIA build compiles. A branch both skip
       is still reported (`__CUDA_ARCH__ == 900` compiles a kernel body out on AMD);
+    - a choice between the `*_sync` warp calls and their pre-CUDA-9 forms (`#if CUDA_VERSION >= 9000`
+      / `__shfl_xor_sync(...)` / `#else` / `__shfl_xor(...)`): AMD takes the old forms, which HIP
+      implements natively (the other branch is NVIDIA code then: every CUDA from 11.0 on takes it);
     - a macro that a project header the file includes defines in AMD builds (ggml's HIP vendor header
       sets `#define __CUDA_ARCH__ 1300`): the definition is reported instead, once; `__CUDA_ARCH__`
       counts only when defined for AMD alone, not as a host-pass default.
@@ -258,6 +279,8 @@ class CudaArchMacro(CudaRule):
         if kind == "CUDA version" and on_amd is False and "||" not in text and (
                 EXACT_RELEASE.search(text) or (LOWER_BOUND.search(text) and UPPER_BOUND.search(text))):
             return  # a workaround for particular CUDA releases, which AMD rightly skips
+        if on_amd is not None and kind == "CUDA version" and _legacy_warp_fallback(ctx, node, cond, on_amd):
+            return  # `__shfl_xor_sync` from CUDA 9, `__shfl_xor` before: AMD takes the form HIP has natively
         if on_amd is False and self._hip_branch_follows(ctx, node):
             return  # `#if CUDART_VERSION >= 11000 ... #elif defined(USE_ROCM)`: AMD goes on to its own branch
         if ctx.unit.delta == 0 and amd_truth(cond, ctx.source.data, ctx.settings.hip_macros, unknown=_cuda_macro,

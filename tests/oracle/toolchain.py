@@ -55,7 +55,9 @@ HEADER_RENAMES = {
 }
 NAME_RENAMES = (
     (re.compile(r"\bcuda(?=[A-Z_])"), "hip"),      # cudaMalloc, cudaStream_t, cudaError_t
-    (re.compile(r"\bCUDA_(?=[A-Z])"), "HIP_"),     # CUDA_R_32F and friends (not __CUDA_ARCH__)
+    # CUDA_R_32F and friends (not __CUDA_ARCH__). Not CUDA_VERSION: HIPIFY lists its HIP_VERSION mapping as
+    # unsupported, so hipify leaves it and AMD sees it undefined.
+    (re.compile(r"\bCUDA_(?=[A-Z])(?!VERSION\b)"), "HIP_"),
     (re.compile(r"\bcurand"), "hiprand"),          # curand_init, curandState, curandCreateGenerator
     (re.compile(r"\bCURAND_"), "HIPRAND_"),
 )
