@@ -32,8 +32,8 @@ DEFINES = frozenset({"preproc_def", "preproc_function_def"})
 @dataclass(frozen=True)
 class HeaderFacts:
     digest: str
-    # (macro name, in a HIP-only branch?) for each #define outside NVIDIA-only branches
-    amd_defines: tuple[tuple[str, bool], ...]
+    # (macro name, byte, in a HIP-only branch?) for each #define outside NVIDIA-only branches
+    amd_defines: tuple[tuple[str, int, bool], ...]
     amd_includes: tuple[tuple[str, bool], ...]  # (quoted include path, in a HIP-only branch?), likewise
 
 
@@ -44,19 +44,18 @@ class MacroDef(NamedTuple):
 
 
 _FACTS: dict[tuple, HeaderFacts | None] = {}  # per process: (path, size, mtime, HIP macros) -> facts
+MAX_FACTS = 4096  # headers remembered per process; memory stays flat on any tree
 
 
 def digest_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _facts_of(root, data: bytes, hip_macros, errors) -> tuple[tuple, tuple]:
-    from hiplint.preproc import PlatformMap
-
-    platform = PlatformMap(root, data, hip_macros, errors)
+def _facts_of(root, data: bytes, platform) -> tuple[tuple, tuple]:
+    """(defines, includes) of a parsed file outside NVIDIA-only branches (`platform`: its PlatformMap)."""
     defines, includes = [], []
     for node in iter_nodes(root, DEFINES | {"preproc_include"}):
-        kind = platform.kind_at(node.start_byte)
+        kind = platform.kind_at(node.start_byte) if platform is not None else None
         if kind == "nvidia":
             continue
         if node.type == "preproc_include":
@@ -66,7 +65,8 @@ def _facts_of(root, data: bytes, hip_macros, errors) -> tuple[tuple, tuple]:
         else:
             name = node.child_by_field_name("name")
             if name is not None:
-                defines.append((data[name.start_byte:name.end_byte].decode("utf-8", "replace"), kind == "hip"))
+                defines.append((data[name.start_byte:name.end_byte].decode("utf-8", "replace"), node.start_byte,
+                                kind == "hip"))
     return tuple(defines), tuple(includes)
 
 
@@ -87,9 +87,13 @@ def header_facts(path: str, hip_macros) -> HeaderFacts | None:
         except OSError:
             data = None
         if data is not None and b"\0" not in data[:8192]:
+            from hiplint.preproc import PlatformMap
+
             root = new_parser().parse(data).root_node
-            defines, includes = _facts_of(root, data, hip_macros, error_ranges(root))
+            defines, includes = _facts_of(root, data, PlatformMap(root, data, hip_macros, error_ranges(root)))
             facts = HeaderFacts(digest_of(data), defines, includes)
+    if len(_FACTS) >= MAX_FACTS:
+        _FACTS.clear()
     _FACTS[key] = facts
     return facts
 
@@ -117,20 +121,10 @@ def amd_macros(ctx) -> dict[str, MacroDef]:
     if cached is not None:
         return cached
     unit = ctx.units[0]
+    own_defines, own_includes = _facts_of(unit.root, unit.data, ctx.platform)
     macros: dict[str, MacroDef] = {}
-    own_includes = []
-    for node in iter_nodes(unit.root, DEFINES | {"preproc_include"}):
-        kind = ctx.platform.kind_at(node.start_byte) if ctx.platform is not None else None
-        if kind == "nvidia":
-            continue
-        if node.type == "preproc_include":
-            path = node.child_by_field_name("path")
-            if path is not None and path.type == "string_literal":
-                own_includes.append((unit.text(path).strip('"'), kind == "hip"))
-        else:
-            name = node.child_by_field_name("name")
-            if name is not None:
-                macros.setdefault(unit.text(name), MacroDef(None, node.start_byte, kind == "hip"))
+    for name, byte, hip in own_defines:
+        macros.setdefault(name, MacroDef(None, byte, hip))
     here = os.path.dirname(os.path.abspath(ctx.fs_path))
     queue = [(inc, here, 1, hip) for inc, hip in own_includes]
     seen: set[str] = {os.path.abspath(ctx.fs_path)}
@@ -144,7 +138,7 @@ def amd_macros(ctx) -> dict[str, MacroDef]:
         if facts is None:
             continue
         ctx.depends[path] = facts.digest
-        for name, hip in facts.amd_defines:
+        for name, _, hip in facts.amd_defines:
             macros.setdefault(name, MacroDef(path, -1, via_hip or hip))
         if depth < MAX_DEPTH:
             queue.extend((inc, os.path.dirname(path), depth + 1, via_hip or hip) for inc, hip in facts.amd_includes)
