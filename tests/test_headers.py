@@ -90,3 +90,14 @@ def test_cuda_arch_defined_for_amd_only_settles_the_tests(tmp_path):
     (tmp_path / "common.h").write_text('#include "vendor.h"\n')
     (tmp_path / "vendor.h").write_text("#ifndef __CUDA_ARCH__\n#define __CUDA_ARCH__ 0\n#endif\n")
     assert [f.line for f in arc001(kernel)] == [2]
+
+
+def test_odd_include_targets_never_stop_the_scan(tmp_path):
+    (tmp_path / "adir.cuh").mkdir()  # a directory named like a header
+    (tmp_path / "binary.cuh").write_bytes(b"\x7fELF\0\0\0" * 100)
+    (tmp_path / "huge.cuh").write_bytes(b"// filler\n" * 300_000)  # 3 MB: above the size read
+    (tmp_path / "latin1.cuh").write_bytes("// caf\xe9\n".encode("latin-1") + COMPAT.encode())
+    kernel = tmp_path / "k.cu"
+    includes = ["/dev/zero", "adir.cuh", "binary.cuh", "huge.cuh", "latin1.cuh"]
+    kernel.write_text("".join(f'#include "{i}"\n' for i in includes) + KERNEL.format(include="missing.cuh"))
+    assert wrp006(kernel) == []  # the latin-1 header's macro still counts; nothing else was read
