@@ -9,6 +9,8 @@ and renamed into place, which is atomic on POSIX and Windows).
   Python sources (so editing a rule in a checkout never serves its old findings).
 - The entry key hashes the file's path as reported, its language and its content (not its mtime: a
   checkout or `touch` that keeps the content keeps the entry).
+- The entry key also says whether the file has a HIP twin (a `cuda/` directory beside `hip/`):
+  hiplint.layout.
 - An entry lists the other files its findings depend on (project headers a rule read: hiplint.headers)
   with their digests; a header that changed or went away makes the entry a miss.
 
@@ -130,9 +132,14 @@ class Cache:
         return cls(os.path.join(base, __version__, run_key(settings, rule_classes)))
 
     @staticmethod
-    def entry_key(display: str, language: str, data: bytes) -> str:
+    def entry_key(display: str, language: str, data: bytes, path: str | None = None) -> str:
+        from hiplint.layout import hip_twin
+
         h = hashlib.sha256()
         h.update(display.encode("utf-8", "surrogateescape") + b"\0" + language.encode() + b"\0")
+        # Whether the file has a HIP twin decides its findings too (hiplint.layout): adding a hip/
+        # directory beside cuda/ must not serve the entries written before.
+        h.update(b"cuda-backend\0" if path is not None and hip_twin(path) else b"\0")
         h.update(data)
         return h.hexdigest()
 

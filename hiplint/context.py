@@ -25,6 +25,7 @@ class FileContext:
         self.cache: dict = {}  # per-file artefacts shared between rules (e.g. a libcst module)
         self.parse_errors: list[tuple[int, int]] = []
         self.depends: dict[str, str] = {}  # other files read (hiplint.headers): path -> digest
+        self._cuda_backend: bool | None = None
 
     # Reading ----------------------------------------------------------------------------------
     def text(self, node: Node) -> str:
@@ -62,6 +63,14 @@ class FileContext:
         fn = self.enclosing_function(node)
         return fn if fn is not None else self.unit.root
 
+    @property
+    def in_cuda_backend(self) -> bool:
+        """Is the file part of a CUDA backend with a HIP twin (hiplint.layout)? Asked on first report."""
+        if self._cuda_backend is None:
+            from hiplint.layout import hip_twin
+            self._cuda_backend = hip_twin(self.fs_path) is not None
+        return self._cuda_backend
+
     def platform_kind(self, file_byte: int) -> str | None:
         return self.platform.kind_at(file_byte) if self.platform is not None else None
 
@@ -87,6 +96,8 @@ class FileContext:
     def report_range(self, start: int, end: int, message: str | None = None, fix: Fix | None = None,
                      checklist: str | None = None, severity: Severity | None = None) -> Finding | None:
         rule = self.rule
+        if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.in_cuda_backend:
+            return None  # the file has a HIP twin (`cuda/` beside `hip/`): AMD compiles that one instead
         if self.platform is not None:
             kind = self.platform.kind_at(start)
             if kind == "hip" and not rule.report_in_hip_branches:

@@ -97,7 +97,8 @@ def _work(sp: SourcePath) -> FileResult:
 def _lint_and_store(linter: Linter, sp: SourcePath, mode: FixMode, cache) -> FileResult:
     res = process_file(linter, sp, mode)
     if cache is not None and res.source is not None and not res.internal_error:
-        cache.store(cache.entry_key(sp.display, sp.language, res.source.data), res.findings, res.notes, res.depends)
+        cache.store(cache.entry_key(sp.display, sp.language, res.source.data, sp.path), res.findings, res.notes,
+                    res.depends)
     res.source = None  # not kept (memory stays flat) nor pickled back; the parent re-reads sources it shows
     return res
 
@@ -112,7 +113,7 @@ def _cached(cache, files: list[SourcePath]) -> tuple[list[FileResult], list[Sour
         except OSError:
             misses.append(sp)  # lint_file reports it
             continue
-        entry = cache.load(cache.entry_key(sp.display, sp.language, data))
+        entry = cache.load(cache.entry_key(sp.display, sp.language, data, sp.path))
         if entry is None:
             misses.append(sp)
         else:

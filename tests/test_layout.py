@@ -1,0 +1,54 @@
+"""A CUDA backend beside a HIP one (directories or files) is NVIDIA code; a hipify-generated twin is not
+a HIP backend; the cache knows when a twin appears."""
+import json
+import shutil
+from pathlib import Path
+
+from conftest import run_cli
+
+from hiplint.layout import hip_twin
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "layout"
+KERNEL = "__global__ void k(float* x) { x[threadIdx.x] = __shfl_xor_sync(0xffffffff, x[threadIdx.x], 1); }\n"
+
+
+def codes(root: Path, *args) -> list:
+    proc = run_cli("scan", ".", "--isolated", "--select", "WRP", "--output-format", "json", *args, cwd=root)
+    return sorted((f["path"], f["code"]) for f in json.loads(proc.stdout))
+
+
+def test_twins_of_the_fixtures():
+    assert hip_twin(str(FIXTURES / "backends" / "cuda" / "warp_sum.cu")) == str(FIXTURES / "backends" / "hip")
+    assert hip_twin(str(FIXTURES / "atomics" / "Fetch_Add_CUDA.hpp")) == str(FIXTURES / "atomics" / "Fetch_Add_HIP.hpp")
+    assert hip_twin(str(FIXTURES / "generated" / "cuda" / "scale.cu")) is None  # hipify wrote that hip/
+    assert hip_twin(str(FIXTURES / "backends" / "hip" / "warp_sum.hip")) is None
+
+
+def test_backend_findings_show_with_report_nvidia_branches(tmp_path):
+    shutil.copytree(FIXTURES / "backends", tmp_path / "lib")
+    assert codes(tmp_path) == []
+    shown = codes(tmp_path, "--report-nvidia-branches")
+    assert ("lib/cuda/warp_sum.cu", "WRP006") in shown
+
+
+def test_no_twin_above_the_repository(tmp_path):
+    # ~/src/cuda/proj and ~/src/hip/proj: two checkouts, not two backends of one project.
+    proj = tmp_path / "cuda" / "proj"
+    proj.mkdir(parents=True)
+    (proj / ".git").mkdir()
+    (tmp_path / "hip" / "proj").mkdir(parents=True)
+    (proj / "k.cu").write_text(KERNEL)
+    assert hip_twin(str(proj / "k.cu")) is None
+    assert codes(proj) == [("k.cu", "WRP006")]
+
+
+def test_cache_lints_again_when_a_hip_twin_appears(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "cuda").mkdir()
+    (tmp_path / "cuda" / "k.cu").write_text(KERNEL)
+    assert codes(tmp_path) == [("cuda/k.cu", "WRP006")]
+    (tmp_path / "hip").mkdir()
+    (tmp_path / "hip" / "k.hip").write_text("// the HIP backend\n")
+    assert codes(tmp_path) == []  # a new entry key: not the one written before the twin existed
+    shutil.rmtree(tmp_path / "hip")
+    assert codes(tmp_path) == [("cuda/k.cu", "WRP006")]
