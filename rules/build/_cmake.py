@@ -195,10 +195,16 @@ def get(ctx) -> list[Command]:
 
 
 def enables_hip_language(commands: list[Command]) -> bool:
+    """The project compiles HIP: the HIP language (`enable_language(HIP)`, `project(... HIP)`), or
+    clang's HIP mode through the C++ compiler (`-xhip`, `-x hip`). Either way, options for the CUDA
+    language (`$<COMPILE_LANGUAGE:CUDA>`, CMAKE_CUDA_FLAGS) never reach the HIP build."""
     for c in commands:
         if c.name == "enable_language" and "HIP" in c.arg_texts():
             return True
         if c.name == "project" and "HIP" in c.arg_texts()[1:]:
+            return True
+        words = [t.text for t in c.tokens()]
+        if "-xhip" in words or any(a == "-x" and b == "hip" for a, b in zip(words, words[1:])):
             return True
     return False
 

@@ -16,7 +16,8 @@ class NvccOnlyFlags(FileRule):
     a conditional that names HIP/ROCm or whose own test keeps it to the CUDA build or an NVIDIA
     compiler (`if(GPU_RUNTIME STREQUAL "CUDA")`, `if(CMAKE_CUDA_COMPILER MATCHES "nvcc$")`,
     `if(C_COMPILER_FAMILY_IS_PGI)`), nor
-    (in CMake) options that only reach the CUDA language when the project also enables HIP.
+    (in CMake) options that only reach the CUDA language when the project also compiles HIP (the HIP
+    language, or `-xhip` through the C++ compiler).
 
     ## Why it breaks on AMD
     hipcc hands options it does not know to ROCm's clang. Most of these are unknown to clang and
