@@ -4,7 +4,9 @@ Mature portable projects do not `#if` every line: they keep a CUDA backend besid
 directories (Kokkos `core/src/Cuda/` beside `core/src/HIP/`, Ginkgo `cuda/` beside `hip/`) or as
 files (desul `Compare_Exchange_CUDA.hpp` beside `Compare_Exchange_HIP.hpp`). An AMD build compiles the
 HIP twin, never the CUDA file: that file is NVIDIA code, as an `#ifdef` branch beside a HIP one is,
-and is not reported unless `report-nvidia-branches` is on.
+and is not reported unless `report-nvidia-branches` is on. In a directory twin only a file that has
+its counterpart (same place, same stem with CUDA read as HIP) counts: a file the HIP side lacks is
+not ported yet, which is what a port in progress needs to see.
 
 Directories are looked at up to the repository root (the nearest `.git`), never above it: two
 checkouts side by side (`~/src/cuda/proj`, `~/src/hip/proj`) are not backends of one project.
@@ -60,7 +62,7 @@ def hip_twin(path: str) -> str | None:
             twin = "".join(amd if w.lower() == "cuda" else w for w in words).lower()
             if twin in entries and not _generated_by_hipify(os.path.join(directory, entries[twin])):
                 return os.path.join(directory, entries[twin])
-    current = directory
+    current, below = directory, []
     for _ in range(MAX_LEVELS):
         if ".git" in _entries(current):
             break  # not above the repository: `~/src/cuda/` beside `~/src/hip/` are two checkouts
@@ -68,10 +70,47 @@ def hip_twin(path: str) -> str | None:
         if base.lower() == "cuda":
             entries = _entries(parent)
             for amd in AMD_NAMES:
-                if amd in entries and os.path.isdir(os.path.join(parent, entries[amd])) \
-                        and not _generated_by_hipify(os.path.join(parent, entries[amd])):
-                    return os.path.join(parent, entries[amd])
+                twin_dir = os.path.join(parent, entries[amd]) if amd in entries else None
+                if twin_dir and os.path.isdir(twin_dir) and not _generated_by_hipify(twin_dir):
+                    found = _counterpart(twin_dir, below, name)
+                    if found:
+                        return found
         if parent == current:
             break
+        below.insert(0, base)
         current = parent
     return None
+
+
+def _amd_word(word: str) -> list[str]:
+    """A name word with CUDA in it, as the HIP twin spells it (lower case): cuda -> hip, rocm."""
+    return [amd for amd in AMD_NAMES] if word.lower() == "cuda" else [word.lower()]
+
+
+def _counterpart(twin_dir: str, below: list[str], name: str) -> str | None:
+    """The file in `twin_dir` that stands for `name` (at the same place below it): the same stem with
+    CUDA words read as HIP (`Kokkos_Cuda_Team.hpp` -> `Kokkos_HIP_Team.hpp`, `foo.cu` -> `foo.hip.cpp`).
+    A CUDA file with no counterpart is not ported yet, and is reported as usual."""
+    directory = twin_dir
+    for part in below:
+        entries = _entries(directory)
+        match = next((entries[p] for p in (part.lower(), *(w for w in _amd_word(part))) if p in entries), None)
+        if match is None:
+            return None
+        directory = os.path.join(directory, match)
+    stem_words = _WORDS.split(name.split(".")[0])
+    stems = {"".join(options) for options in _choices([_amd_word(w) if w not in "_.-" else [w] for w in stem_words])}
+    for entry, real in _entries(directory).items():
+        if entry.split(".")[0] in stems:
+            return os.path.join(directory, real)
+    return None
+
+
+def _choices(options: list[list[str]]):
+    """Every spelling from one choice per word (few words have two)."""
+    if not options:
+        yield ()
+        return
+    for first in options[0]:
+        for rest in _choices(options[1:]):
+            yield (first, *rest)

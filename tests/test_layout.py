@@ -18,7 +18,8 @@ def codes(root: Path, *args) -> list:
 
 
 def test_twins_of_the_fixtures():
-    assert hip_twin(str(FIXTURES / "backends" / "cuda" / "warp_sum.cu")) == str(FIXTURES / "backends" / "hip")
+    assert hip_twin(str(FIXTURES / "backends" / "cuda" / "warp_sum.cu")) == str(FIXTURES / "backends" / "hip" / "warp_sum.hip")
+    assert hip_twin(str(FIXTURES / "backends" / "cuda" / "not_ported.cu")) is None  # the HIP side lacks it
     assert hip_twin(str(FIXTURES / "atomics" / "Fetch_Add_CUDA.hpp")) == str(FIXTURES / "atomics" / "Fetch_Add_HIP.hpp")
     assert hip_twin(str(FIXTURES / "generated" / "cuda" / "scale.cu")) is None  # hipify wrote that hip/
     assert hip_twin(str(FIXTURES / "backends" / "hip" / "warp_sum.hip")) is None
@@ -26,7 +27,7 @@ def test_twins_of_the_fixtures():
 
 def test_backend_findings_show_with_report_nvidia_branches(tmp_path):
     shutil.copytree(FIXTURES / "backends", tmp_path / "lib")
-    assert codes(tmp_path) == []
+    assert codes(tmp_path) == [("lib/cuda/not_ported.cu", "WRP006")]
     shown = codes(tmp_path, "--report-nvidia-branches")
     assert ("lib/cuda/warp_sum.cu", "WRP006") in shown
 
