@@ -46,7 +46,7 @@ def scan_options(fn):
         click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files that .gitignore ignores (default: yes)."),
         click.option("--target", "targets", multiple=True, help="AMD architectures to port to (e.g. gfx942,gfx1100)."),
         click.option("--rocm-version", help="Oldest ROCm version the port must support (e.g. 6.2)."),
-        click.option("--report-nvidia-branches", is_flag=True, default=None, help="Also report code in #if branches that only compile for NVIDIA."),
+        click.option("--report-nvidia-branches", is_flag=True, default=None, help="Also report code that only compiles for NVIDIA: #if branches, and CUDA back-end files with a HIP twin."),
         click.option("--config", "config_path", type=click.Path(), help="Use this configuration file."),
         click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
         click.option("--output-format", "output_format", help="full, concise, json, ..."),
