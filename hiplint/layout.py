@@ -15,6 +15,7 @@ file) does not count: there the CUDA file is the source of the AMD build, and it
 """
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from functools import lru_cache
@@ -84,7 +85,7 @@ def hip_twin(path: str) -> str | None:
 
 def _amd_word(word: str) -> list[str]:
     """A name word with CUDA in it, as the HIP twin spells it (lower case): cuda -> hip, rocm."""
-    return [amd for amd in AMD_NAMES] if word.lower() == "cuda" else [word.lower()]
+    return list(AMD_NAMES) if word.lower() == "cuda" else [word.lower()]
 
 
 def _counterpart(twin_dir: str, below: list[str], name: str) -> str | None:
@@ -94,23 +95,15 @@ def _counterpart(twin_dir: str, below: list[str], name: str) -> str | None:
     directory = twin_dir
     for part in below:
         entries = _entries(directory)
-        match = next((entries[p] for p in (part.lower(), *(w for w in _amd_word(part))) if p in entries), None)
+        match = next((entries[p] for p in (part.lower(), *_amd_word(part)) if p in entries), None)
         if match is None:
             return None
         directory = os.path.join(directory, match)
     stem_words = _WORDS.split(name.split(".")[0])
-    stems = {"".join(options) for options in _choices([_amd_word(w) if w not in "_.-" else [w] for w in stem_words])}
+    spellings = [_amd_word(w) if w not in "_.-" else [w] for w in stem_words]  # few words have two
+    stems = {"".join(choice) for choice in itertools.product(*spellings)}
     for entry, real in _entries(directory).items():
         if entry.split(".")[0] in stems:
             return os.path.join(directory, real)
     return None
 
-
-def _choices(options: list[list[str]]):
-    """Every spelling from one choice per word (few words have two)."""
-    if not options:
-        yield ()
-        return
-    for first in options[0]:
-        for rest in _choices(options[1:]):
-            yield (first, *rest)
