@@ -114,7 +114,8 @@ PTX_MARKERS = re.compile(
     r"mma|wmma|wgmma|cp|mbarrier|bar|barrier|trap|brkpt|exit|nanosleep|setp|selp|add|sub|mul|mad|fma|min|max|"
     r"and|or|xor|not|shl|shr|brev|popc|clz|bfind|dp4a|dp2a|tex|suld|sust|isspacep|griddepcontrol|elect|"
     r"setmaxnreg|tcgen05|activemask|match|redux|prefetch|discard|applypriority|createpolicy|tensormap|"
-    r"multimem|getctarank|mapa|st\.async|red\.async)(?P<quals>\.[A-Za-z0-9_.:]+)"
+    r"multimem|getctarank|mapa|st\.async|red\.async|ex2|lg2|rcp|rsqrt|sqrt|sin|cos|tanh|div|abs|neg|copysign|testp)"
+    r"(?P<quals>\.[A-Za-z0-9_.:]+)"
     r"|(^|[\s;{}])(trap|brkpt|exit|pmevent|ret)\s*;",
     re.M,
 )

@@ -11,6 +11,8 @@ PTX_HINTS = (
     (re.compile(r"%warpid"), "`threadIdx` arithmetic with `warpSize` (`%warpid` is not stable on NVIDIA either)"),
     (re.compile(r"%lanemask_(lt|le|gt|ge|eq)"), "`__lanemask_lt()` and friends (64-bit masks on wave64)"),
     (re.compile(r"\bprmt\b"), "`__byte_perm()`"),
+    (re.compile(r"\b(ex2|lg2|rcp|rsqrt|sqrt|sin|cos|tanh)\."),
+     "the math functions (`exp2f`, `log2f`, `__frcp_rn`, `__drcp_rn`, `rsqrtf`, `sqrtf`, `__sinf`, `__cosf`, `tanhf`)"),
     (re.compile(r"\bbfe\."), "`__bitextract_u32()` / `__bitextract_u64()`"),
     (re.compile(r"\bbfi\."), "`__bitinsert_u32()` / `__bitinsert_u64()`"),
     (re.compile(r"\bshf\.(l|r)"), "`__funnelshift_l()` / `__funnelshift_r()`"),
@@ -41,7 +43,7 @@ class InlinePtx(CudaRule):
     Finds `asm(...)` and `asm volatile(...)` statements (and the same inside macros) whose template
     is PTX: special registers such as `%laneid`, `%smid`, `%clock64`, declarations such as `.reg`,
     and instruction mnemonics such as `mov.u32`, `ld.global`, `cvt.`, `shfl.sync`, `prmt`, `lop3`,
-    `vote.ballot`. A mnemonic that other assemblers share (`mov`, `add`, `fence`) counts only with a
+    `vote.ballot`, and the fast-math instructions (`ex2.approx.f32`, `rcp.rn.f64`, `rsqrt`, `tanh`). A mnemonic that other assemblers share (`mov`, `add`, `fence`) counts only with a
     PTX qualifier (a type such as `.u32` or `.f16x2`, a state space, a scope or an ordering), so CPU
     and accelerator assembly with dotted mnemonics (RISC-V `fence.i`, `mov.m.x m0, x0, 0xFF`) is not
     reported. The message names the HIP function that does the same job where there is one.
@@ -84,6 +86,7 @@ class InlinePtx(CudaRule):
     ## References
     - HIP kernel language, "In-line assembly": https://rocm.docs.amd.com/projects/HIP/en/latest/reference/kernel_language.html
     - HIP device functions `__lane_id`, `__smid`, `__byte_perm`, `__bitextract_u32`, `__funnelshift_l`: ROCm/clr `hipamd/include/hip/amd_detail/amd_device_functions.h`, `amd_warp_functions.h`
+    - HIP math functions (`exp2f`, `__frcp_rn`, `__drcp_rn`): HIP math API reference, https://rocm.docs.amd.com/projects/HIP/en/latest/reference/math_api.html
     - PTX ISA (special registers, instructions): https://docs.nvidia.com/cuda/parallel-thread-execution/
     """
 
