@@ -12,7 +12,7 @@ from hiplint import fingerprint, suppress
 from hiplint.context import FileContext
 from hiplint.cparse import INDEX_CAPTURE, Unit, error_ranges, macro_units, new_parser, seed_index
 from hiplint.model import Finding, Severity
-from hiplint.preproc import PlatformMap
+from hiplint.headers import platform_map
 from hiplint.queryplan import QueryPlan
 from hiplint.rule import CudaRule, FileRule, has_query
 from hiplint.source import Source
@@ -139,7 +139,7 @@ class Linter:
                 for i, unit in enumerate(units[1:], 1):
                     matches[i] = self._matches(queries, unit.root, self._lookups(unit.root, unit.data, hits))
         ctx.parse_errors = error_ranges(root)
-        ctx.platform = PlatformMap(root, data, self.settings.hip_macros, ctx.parse_errors)
+        ctx.platform = platform_map(root, data, self.settings.hip_macros, ctx.parse_errors, ctx.fs_path, ctx.depends)
         unit_rules = [r for r in self.unit_rules if plan.runs(r, found)]
         # Rules with only `check_unit` (no query) run even when no enabled rule has a query.
         for i, unit in enumerate(units):

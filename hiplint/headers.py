@@ -35,6 +35,11 @@ class HeaderFacts:
     # (macro name, byte, in a HIP-only branch?) for each #define outside NVIDIA-only branches
     amd_defines: tuple[tuple[str, int, bool], ...]
     amd_includes: tuple[tuple[str, bool], ...]  # (quoted include path, in a HIP-only branch?), likewise
+    # (macro name, region kind, defined as 0?) for every #define: what preproc.derive_macros reads
+    switch_defines: tuple[tuple[str, str | None, bool], ...] = ()
+    nvidia_includes: tuple[str, ...] = ()  # quoted includes inside NVIDIA-only branches
+    # other headers whose macros decided this one's branches: (path, digest, size, mtime_ns)
+    uses: tuple[tuple[str, str, int, int], ...] = ()
 
 
 class MacroDef(NamedTuple):
@@ -45,6 +50,8 @@ class MacroDef(NamedTuple):
 
 _FACTS: dict[tuple, HeaderFacts | None] = {}  # per process: (path, size, mtime, HIP macros) -> facts
 MAX_FACTS = 4096  # headers remembered per process; memory stays flat on any tree
+_BUSY: set[str] = set()  # headers being read (an include cycle stops there)
+ZERO = frozenset({"0", "(0)", "0L", "0U", "false"})
 
 
 def digest_of(data: bytes) -> str:
@@ -70,15 +77,110 @@ def _facts_of(root, data: bytes, platform) -> tuple[tuple, tuple]:
     return tuple(defines), tuple(includes)
 
 
-def header_facts(path: str, hip_macros) -> HeaderFacts | None:
+def _switch_defines(root, data: bytes, platform) -> tuple:
+    """(name, region kind, defined as 0?) for every #define of a parsed file."""
+    out = []
+    for node in iter_nodes(root, DEFINES):
+        name = node.child_by_field_name("name")
+        if name is None:
+            continue
+        value = node.child_by_field_name("value") if node.type == "preproc_def" else None
+        zero = value is not None and data[value.start_byte:value.end_byte].strip().decode("utf-8", "replace") in ZERO
+        out.append((data[name.start_byte:name.end_byte].decode("utf-8", "replace"),
+                    platform.kind_at(node.start_byte), zero))
+    return tuple(out)
+
+
+def _includes_by_side(root, data: bytes, platform) -> list[tuple[str, str | None]]:
+    """Quoted includes with the kind of branch they sit in (None, "hip" or "nvidia")."""
+    out = []
+    for node in iter_nodes(root, {"preproc_include"}):
+        path = node.child_by_field_name("path")
+        if path is not None and path.type == "string_literal":
+            out.append((data[path.start_byte:path.end_byte].decode("utf-8", "replace").strip('"'),
+                        platform.kind_at(node.start_byte)))
+    return out
+
+
+def _closure(includes, directory: str, hip_macros, level: int, seen: set[str], nvidia_side: bool = False):
+    """Headers reached from `includes`, (quoted include, kind of its branch) found from `directory`:
+    yields (path, facts, side) breadth first, to MAX_DEPTH includes deep and MAX_HEADERS headers. The
+    side is "hip" or "nvidia" for a header reached only through such branches, else None; headers
+    behind NVIDIA-only branches are followed only with `nvidia_side`."""
+    queue = [(inc, directory, 1, kind) for inc, kind in includes if nvidia_side or kind != "nvidia"]
+    while queue and len(seen) <= MAX_HEADERS:
+        include, where, depth, side = queue.pop(0)
+        path = resolve(include, where)
+        if path is None or path in seen:
+            continue
+        seen.add(path)
+        facts = header_facts(path, hip_macros, level + 1)
+        if facts is None:
+            continue
+        yield path, facts, side
+        if depth < MAX_DEPTH:
+            below = os.path.dirname(path)
+            queue.extend((inc, below, depth + 1, side or ("hip" if hip else None)) for inc, hip in facts.amd_includes)
+            if nvidia_side and side != "hip":
+                queue.extend((inc, below, depth + 1, "nvidia") for inc in facts.nvidia_includes)
+
+
+def _side_of(side: str | None, kind: str | None) -> str | None:
+    """Where a definition holds: `kind` of its branch in a header reached through `side`; "never" when
+    the two contradict (an NVIDIA-only branch of a header included only for AMD)."""
+    if side is None or kind is None or side == kind:
+        return side or kind
+    return "never"
+
+
+def platform_map(root, data: bytes, hip_macros, errors, fs_path: str | None, depends: dict | None = None,
+                 level: int = 0):
+    """The file's PlatformMap, knowing the platform switches its project defines (preproc.derive_macros).
+
+    Headers are read only when a condition of the file tests a macro hiplint cannot settle on AMD and
+    the file has quoted includes or defines such a macro itself. `depends` receives every header read."""
+    from hiplint.preproc import PlatformMap, derive_macros
+
+    platform = PlatformMap(root, data, hip_macros, errors)
+    if not platform.open_names:
+        return platform
+    header_defines = []
+    includes = _includes_by_side(root, data, platform)
+    if includes and fs_path is not None and level <= MAX_DEPTH:
+        here = os.path.dirname(os.path.abspath(fs_path))
+        # Headers behind NVIDIA-only branches count too: what they define is defined for NVIDIA.
+        for path, facts, side in _closure(includes, here, hip_macros, level, {os.path.abspath(fs_path)}, True):
+            if depends is not None:
+                depends[path] = facts.digest
+                depends.update((p, d) for p, d, _, _ in facts.uses)
+            header_defines.extend((name, _side_of(side, kind), zero) for name, kind, zero in facts.switch_defines
+                                  if name in platform.open_names and _side_of(side, kind) != "never")
+    # The file's own definitions may sit in branches that only the switches settle: settle again.
+    derived: dict = {}
+    for _ in range(3):
+        own = [d for d in _switch_defines(root, data, platform) if d[0] in platform.open_names or d[0] in derived]
+        found = derive_macros(header_defines + own)
+        found = {k: v for k, v in found.items() if k in platform.open_names or k in derived}
+        if found == derived:
+            break
+        derived = found
+        platform = PlatformMap(root, data, hip_macros, errors, derived)
+        platform.open_names = platform.open_names | frozenset(derived)
+    return platform
+
+
+def header_facts(path: str, hip_macros, level: int = 0) -> HeaderFacts | None:
     """What a header defines and includes for AMD; None if it cannot be read."""
     try:
         st = os.stat(path)
     except OSError:
         return None
     key = (path, st.st_size, st.st_mtime_ns, hip_macros)
-    if key in _FACTS:
-        return _FACTS[key]
+    known = _FACTS.get(key)
+    if key in _FACTS and (known is None or _still(known.uses)):
+        return known
+    if path in _BUSY:
+        return None  # an include cycle
     facts = None
     if st.st_size <= MAX_HEADER_BYTES:
         try:
@@ -87,15 +189,41 @@ def header_facts(path: str, hip_macros) -> HeaderFacts | None:
         except OSError:
             data = None
         if data is not None and b"\0" not in data[:8192]:
-            from hiplint.preproc import PlatformMap
-
             root = new_parser().parse(data).root_node
-            defines, includes = _facts_of(root, data, PlatformMap(root, data, hip_macros, error_ranges(root)))
-            facts = HeaderFacts(digest_of(data), defines, includes)
+            uses: dict[str, str] = {}
+            _BUSY.add(path)
+            try:
+                platform = platform_map(root, data, hip_macros, error_ranges(root), path, uses, level)
+            finally:
+                _BUSY.discard(path)
+            defines, includes = _facts_of(root, data, platform)
+            facts = HeaderFacts(digest_of(data), defines, includes, _switch_defines(root, data, platform),
+                                tuple(inc for inc, kind in _includes_by_side(root, data, platform) if kind == "nvidia"),
+                                tuple(_stamp(p, d) for p, d in sorted(uses.items())))
     if len(_FACTS) >= MAX_FACTS:
         _FACTS.clear()
     _FACTS[key] = facts
     return facts
+
+
+def _stamp(path: str, digest: str) -> tuple[str, str, int, int]:
+    try:
+        st = os.stat(path)
+        return path, digest, st.st_size, st.st_mtime_ns
+    except OSError:
+        return path, digest, -1, -1
+
+
+def _still(uses) -> bool:
+    """Are the headers a remembered header's facts were decided by unchanged since?"""
+    for path, _, size, mtime in uses:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        if (st.st_size, st.st_mtime_ns) != (size, mtime):
+            return False
+    return True
 
 
 def resolve(include: str, directory: str) -> str | None:
@@ -126,21 +254,11 @@ def amd_macros(ctx) -> dict[str, MacroDef]:
     for name, byte, hip in own_defines:
         macros.setdefault(name, MacroDef(None, byte, hip))
     here = os.path.dirname(os.path.abspath(ctx.fs_path))
-    queue = [(inc, here, 1, hip) for inc, hip in own_includes]
-    seen: set[str] = {os.path.abspath(ctx.fs_path)}
-    while queue and len(seen) <= MAX_HEADERS:
-        include, directory, depth, via_hip = queue.pop(0)
-        path = resolve(include, directory)
-        if path is None or path in seen:
-            continue
-        seen.add(path)
-        facts = header_facts(path, ctx.settings.hip_macros)
-        if facts is None:
-            continue
+    includes = [(inc, "hip" if hip else None) for inc, hip in own_includes]
+    for path, facts, side in _closure(includes, here, ctx.settings.hip_macros, 0, {os.path.abspath(ctx.fs_path)}):
         ctx.depends[path] = facts.digest
+        ctx.depends.update((p, d) for p, d, _, _ in facts.uses)
         for name, _, hip in facts.amd_defines:
-            macros.setdefault(name, MacroDef(path, -1, via_hip or hip))
-        if depth < MAX_DEPTH:
-            queue.extend((inc, os.path.dirname(path), depth + 1, via_hip or hip) for inc, hip in facts.amd_includes)
+            macros.setdefault(name, MacroDef(path, -1, side == "hip" or hip))
     ctx.cache["amd_macros"] = macros
     return macros

@@ -44,6 +44,30 @@ HIP_PASS_MACROS = ("__HIP_DEVICE_COMPILE__",)
 
 HIP, CUDA = "hip", "cuda"
 
+# A project's own platform switches, learnt from where it defines them (`#if defined(__HIP_PLATFORM_AMD__)
+# / #define LIB_DEVICE_HIP / #else / #define LIB_DEVICE_CUDA`): a macro defined only in NVIDIA-only code is
+# undefined on AMD, one defined only in HIP-only code is undefined for nvcc, and one whose definitions
+# outside NVIDIA-only code are all `0` (`#define LIB_HAS_TMA 0` in the `#else`) is 0 on AMD.
+NVIDIA_ONLY, AMD_ONLY, ZERO_ON_AMD = "nvidia-only", "amd-only", "zero-on-amd"
+
+
+def derive_macros(defines) -> dict[str, str]:
+    """{name: NVIDIA_ONLY | AMD_ONLY | ZERO_ON_AMD} from `defines`: (name, region kind, defined as 0?) for
+    every `#define` seen, the region kind being PlatformMap.kind_at() of the definition."""
+    seen: dict[str, list] = {}
+    for name, kind, zero in defines:
+        seen.setdefault(name, []).append((kind, zero))
+    derived = {}
+    for name, defs in seen.items():
+        kinds = {kind for kind, _ in defs}
+        if kinds == {"nvidia"}:
+            derived[name] = NVIDIA_ONLY
+        elif kinds == {"hip"}:
+            derived[name] = AMD_ONLY
+        elif "nvidia" in kinds and all(zero for kind, zero in defs if kind != "nvidia"):
+            derived[name] = ZERO_ON_AMD
+    return derived
+
 # Defined only when clang compiles device code, some for one target only: AMD code, but not all of it.
 AMD_TARGET_MACRO = re.compile(r"__gfx[0-9a-f]+__|__GFX\d+__|__AMDGCN__|__AMDGPU__|__AMDGCN_WAVEFRONT_SIZE(__)?")
 
@@ -115,9 +139,11 @@ def _or(a, b):
 
 
 class _Eval:
-    def __init__(self, data: bytes, hip_macros: frozenset[str]):
+    def __init__(self, data: bytes, hip_macros: frozenset[str], derived=None):
         self.data = data
         self.hip_macros = hip_macros
+        self.derived = derived or {}  # the project's own platform macros (derive_macros)
+        self.open_names: set[str] = set()  # macros left unknown on AMD: what derive_macros may settle
         self.hip_on_nvidia = False  # set per condition by truth()
 
     def text(self, node: Node) -> str:
@@ -144,6 +170,11 @@ class _Eval:
             return world == HIP
         if world == HIP and names_nvidia_compiler(name):
             return False
+        side = self.derived.get(name)
+        if (side == NVIDIA_ONLY and world == HIP) or (side == AMD_ONLY and world == CUDA):
+            return False
+        if world == HIP and side is None:
+            self.open_names.add(name)
         return None
 
     def truth(self, node: Node | None, world: str):
@@ -165,9 +196,11 @@ class _Eval:
             ids = [c for c in node.named_children if c.type == "identifier"]
             return self.defined(self.text(ids[0]), world) if ids else None
         if t == "identifier":
-            d = self.defined(self.text(node), world)
+            name = self.text(node)
+            if world == HIP and self.derived.get(name) == ZERO_ON_AMD:
+                return False
             # An undefined macro is 0 in #if; a defined platform macro is taken as non-zero.
-            return d
+            return self.defined(name, world)
         if t == "parenthesized_expression":
             inner = node.named_children
             return self._truth(inner[0], world) if inner else None
@@ -297,10 +330,10 @@ AMD_DEVICE_PASS_MACROS = frozenset({"__clang__", "__GNUC__", "__HIP__", "__HIPCC
 
 
 def amd_truth(node: Node, data: bytes, hip_macros: frozenset[str] = HIP_MACROS, unknown=lambda name: False,
-              device_pass: bool = False):
+              device_pass: bool = False, derived=None):
     """Truth of a `#if` condition in an AMD build (its device pass with `device_pass`), the macros
     `unknown(name)` names left unknown: not None means the condition is settled there whatever they are."""
-    platform = _Eval(data, hip_macros)
+    platform = _Eval(data, hip_macros, derived)
 
     def known(name: str):
         if unknown(name):
@@ -312,9 +345,9 @@ def amd_truth(node: Node, data: bytes, hip_macros: frozenset[str] = HIP_MACROS, 
     return _KnownEval(data, known).truth(node, HIP)
 
 
-def condition_truth(node: Node, data: bytes, world: str, hip_macros: frozenset[str] = HIP_MACROS):
+def condition_truth(node: Node, data: bytes, world: str, hip_macros: frozenset[str] = HIP_MACROS, derived=None):
     """Three-valued truth of a `#if` condition node in `world` ("hip" or "cuda"); None when unknown."""
-    return _Eval(data, hip_macros).truth(node, world)
+    return _Eval(data, hip_macros, derived).truth(node, world)
 
 
 @dataclass(frozen=True)
@@ -342,13 +375,14 @@ def _body_end(node: Node) -> int:
     return node.end_byte
 
 
-def _tests_hip_macro(branch: Node, data: bytes, hip_macros: frozenset[str]) -> bool:
+def _tests_hip_macro(branch: Node, data: bytes, hip_macros: frozenset[str], derived=None) -> bool:
+    """Does the branch test a HIP macro, or a project switch set by such a test (derive_macros)?"""
     cond = branch.child_by_field_name("condition") or branch.child_by_field_name("name")
     if cond is None:
         return False
     for ident in iter_nodes(cond, {"identifier"}):
         name = data[ident.start_byte:ident.end_byte].decode("utf-8", "replace")
-        if name not in HIP_PASS_MACROS and is_hip_macro(name, hip_macros):
+        if name not in HIP_PASS_MACROS and (is_hip_macro(name, hip_macros) or (derived and name in derived)):
             return True
     return False
 
@@ -411,21 +445,22 @@ def directive_groups(data: bytes) -> list[list[tuple[str, bytes, int, int, int]]
 
 
 @lru_cache(maxsize=4096)
-def _text_branch(kind: str, cond: bytes, hip_macros: frozenset[str], evaluator=None):
-    """({world: truth}, tests a HIP macro) of one textual branch."""
+def _text_branch(kind: str, cond: bytes, hip_macros: frozenset[str], evaluator=None, derived: frozenset = frozenset()):
+    """({world: truth}, tests a HIP macro) of one textual branch (`derived`: derive_macros' items)."""
     evaluator = evaluator or _Eval
     if kind == "else":
         return {HIP: True, CUDA: True}, False
-    ev = evaluator(cond, hip_macros)
+    switches = dict(derived)
+    ev = evaluator(cond, hip_macros, switches)
     names = [n.decode("utf-8", "replace") for n in re.findall(rb"[A-Za-z_]\w*", cond)]
-    names_hip = any(n not in HIP_PASS_MACROS and is_hip_macro(n, hip_macros) for n in names)
+    names_hip = any(n not in HIP_PASS_MACROS and (is_hip_macro(n, hip_macros) or n in switches) for n in names)
     if kind in ("ifdef", "ifndef", "elifdef", "elifndef"):
         values = {w: ev.defined(names[0], w) if names else None for w in (HIP, CUDA)}
         if kind.endswith("ndef"):
             values = {w: _not(v) for w, v in values.items()}
         return values, names_hip
     node, snippet = _parse_condition(cond)
-    ev = evaluator(snippet, hip_macros)
+    ev = evaluator(snippet, hip_macros, switches)
     return {w: ev.truth(node, w) for w in (HIP, CUDA)}, names_hip
 
 
@@ -486,9 +521,10 @@ class PlatformMap:
     """Byte ranges of a file that are HIP-only or NVIDIA-only code."""
 
     def __init__(self, root: Node, data: bytes, hip_macros: frozenset[str] = HIP_MACROS,
-                 errors: list[tuple[int, int]] | None = None):
-        ev = _Eval(data, hip_macros)
-        cuda_off = _CudaOffEval(data, hip_macros)
+                 errors: list[tuple[int, int]] | None = None, derived: dict[str, str] | None = None):
+        self.derived = derived or {}
+        ev = _Eval(data, hip_macros, self.derived)
+        cuda_off = _CudaOffEval(data, hip_macros, self.derived)
         regions: list[Region] = []
         seen = set()
         for node in iter_nodes(root, {"preproc_if", "preproc_ifdef"}):
@@ -515,7 +551,7 @@ class PlatformMap:
                 start = _body_start(branch) if t != "preproc_else" else (branch.child(0).end_byte if branch.child(0) else branch.start_byte)
                 end = _body_end(branch) if t != "preproc_else" else branch.end_byte
                 cond_node = branch.child_by_field_name("condition") or branch.child_by_field_name("name")
-                chain.append((start, end, cond, _tests_hip_macro(branch, data, hip_macros)))
+                chain.append((start, end, cond, _tests_hip_macro(branch, data, hip_macros, self.derived)))
                 conditions.append((t, cond_node))
                 branch = branch.child_by_field_name("alternative")
             if any(entry[3] for entry in chain[1:]):
@@ -524,7 +560,7 @@ class PlatformMap:
         # `#if CUDA_VERSION >= 9000 ... #else`: every supported nvcc takes the first branch, AMD the other
         # (which stays open: written for old toolkits, not for AMD). A lone `#if` is a feature AMD loses;
         # its code is what a port has to bring over, so it stays open too.
-        floor = _FloorEval(data, hip_macros)
+        floor = _FloorEval(data, hip_macros, self.derived)
         known = {r.start for r in regions}
         for node in iter_nodes(root, {"preproc_if"}):
             cond = node.child_by_field_name("condition")
@@ -552,14 +588,16 @@ class PlatformMap:
                 if at in seen or i < 0 or at >= errors[i][1]:
                     continue
                 chain = []
+                switches = frozenset(self.derived.items())
                 for kind, cond, _, body_start, body_end in group:
-                    values, tests_hip = _text_branch(kind, cond, hip_macros)
+                    values, tests_hip = _text_branch(kind, cond, hip_macros, None, switches)
                     chain.append((body_start, body_end, values, tests_hip))
                 if any(entry[3] for entry in chain[1:]):
-                    chain = _settle_cuda_branches(
-                        chain, lambda i, group=group: _text_branch(*group[i][:2], hip_macros, _CudaOffEval)[0][HIP])
+                    chain = _settle_cuda_branches(chain, lambda i, group=group: _text_branch(
+                        *group[i][:2], hip_macros, _CudaOffEval, switches)[0][HIP])
                 regions.extend(_chain_regions(chain))
         regions.sort(key=lambda r: (r.start, -r.end))
+        self.open_names = frozenset(ev.open_names)  # left unknown on AMD: what a project header may settle
         self.regions = regions
         self._starts = [r.start for r in regions]
 

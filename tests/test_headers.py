@@ -101,3 +101,43 @@ def test_odd_include_targets_never_stop_the_scan(tmp_path):
     includes = ["/dev/zero", "adir.cuh", "binary.cuh", "huge.cuh", "latin1.cuh"]
     kernel.write_text("".join(f'#include "{i}"\n' for i in includes) + KERNEL.format(include="missing.cuh"))
     assert wrp006(kernel) == []  # the latin-1 header's macro still counts; nothing else was read
+
+
+SWITCH = ("#pragma once\n#if defined(__HIP_PLATFORM_AMD__)\n#define LIB_DEVICE_HIP\n"
+          "#else\n#define LIB_DEVICE_CUDA\n#endif\n")
+PTX_KERNEL = ('#include "lib/device.cuh"\n'
+              "__device__ unsigned lane() {\n    unsigned l = 0;\n#ifdef LIB_DEVICE_CUDA\n"
+              '    asm("mov.u32 %0, %%laneid;" : "=r"(l));\n#endif\n    return l;\n}\n')
+
+
+def test_project_switch_from_a_nested_header_and_the_cache(tmp_path):
+    # k.cu -> lib/device.cuh -> lib/config.cuh, which sets the switch only when the build is not for AMD.
+    (tmp_path / "src" / "lib").mkdir(parents=True)
+    (tmp_path / "src" / "lib" / "device.cuh").write_text('#pragma once\n#include "config.cuh"\n')
+    config = tmp_path / "src" / "lib" / "config.cuh"
+    config.write_text(SWITCH)
+    (tmp_path / "src" / "k.cu").write_text(PTX_KERNEL)
+
+    def codes():
+        proc = run_cli("scan", "src", "--isolated", "--select", "NV001", "--output-format", "json", cwd=tmp_path)
+        return [(f["path"], f["code"]) for f in json.loads(proc.stdout)]
+
+    assert codes() == []
+    # The header now defines the switch for every build: the asm is compiled for AMD, and reported,
+    # although k.cu and the header it includes directly are unchanged.
+    config.write_text("#pragma once\n#define LIB_DEVICE_CUDA\n")
+    assert codes() == [("src/k.cu", "NV001")]
+    config.write_text(SWITCH)
+    assert codes() == []
+
+
+def test_switch_cycles_and_missing_headers_are_harmless(tmp_path):
+    (tmp_path / "a.cuh").write_text('#pragma once\n#include "b.cuh"\n#ifndef USE_ROCM\n#define SW_A\n#endif\n')
+    (tmp_path / "b.cuh").write_text('#pragma once\n#include "a.cuh"\n#include "missing.cuh"\n')
+    kernel = tmp_path / "k.cu"
+    kernel.write_text('#include "b.cuh"\n#ifdef SW_A\n__device__ void f() { asm("trap;"); }\n#endif\n')
+    settings = load_settings([str(kernel)], isolated=True)
+    linter = Linter(settings, select_rules(settings, load_registry()))
+    result = lint_file(linter, str(kernel), str(kernel), "cuda")
+    assert [f.code for f in result.findings if f.code == "NV001"] == []
+    assert set(result.depends) == {str(tmp_path / "a.cuh"), str(tmp_path / "b.cuh")}

@@ -185,3 +185,31 @@ def test_toolkit_versions_every_supported_nvcc_passes():
     # not settled for every toolkit in use.
     assert kinds("#if CUDART_VERSION >= 10000\nint x_a;\n#endif\n") == {"A": None}
     assert kinds("#if CUDART_VERSION >= 12000\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": None, "B": None}
+
+
+def test_project_switches_derived_from_where_they_are_defined():
+    from hiplint.preproc import AMD_ONLY, NVIDIA_ONLY, ZERO_ON_AMD, derive_macros
+
+    defines = [("DEV_CUDA", "nvidia", False), ("DEV_AMD", "hip", False),
+               ("HAS_TMA", "nvidia", False), ("HAS_TMA", None, True),   # 1 for NVIDIA, 0 otherwise
+               ("FAST", "nvidia", False), ("FAST", None, False),        # also defined where AMD compiles it
+               ("BOTH", "nvidia", False), ("BOTH", "hip", False), ("PLAIN", None, False)]
+    assert derive_macros(defines) == {"DEV_CUDA": NVIDIA_ONLY, "DEV_AMD": AMD_ONLY, "HAS_TMA": ZERO_ON_AMD}
+
+
+def test_branches_on_derived_switches():
+    from hiplint.preproc import AMD_ONLY, NVIDIA_ONLY, ZERO_ON_AMD
+
+    src = ("#ifdef DEV_CUDA\nint x_a;\n#endif\n#if HAS_TMA\nint x_b;\n#endif\n"
+           "#if defined(DEV_AMD)\nint x_c;\n#endif\n")
+    data = src.encode()
+    root = new_parser().parse(data).root_node
+    plain = PlatformMap(root, data)
+    assert [plain.kind_at(data.index(m)) for m in (b"x_a", b"x_b", b"x_c")] == [None, None, None]
+    assert {"DEV_CUDA", "HAS_TMA", "DEV_AMD"} <= plain.open_names  # what a header may settle
+    pm = PlatformMap(root, data, derived={"DEV_CUDA": NVIDIA_ONLY, "HAS_TMA": ZERO_ON_AMD, "DEV_AMD": AMD_ONLY})
+    assert [pm.kind_at(data.index(m)) for m in (b"x_a", b"x_b", b"x_c")] == ["nvidia", "nvidia", "hip"]
+    # `defined(HAS_TMA)` is not settled by "0 on AMD": the macro is defined there, as 0.
+    src2 = b"#ifdef HAS_TMA\nint x_a;\n#endif\n"
+    pm2 = PlatformMap(new_parser().parse(src2).root_node, src2, derived={"HAS_TMA": ZERO_ON_AMD})
+    assert pm2.kind_at(src2.index(b"x_a")) is None

@@ -261,7 +261,8 @@ class CudaArchMacro(CudaRule):
                              fix=self._split_fix(ctx, node, directive, cond, device_branch))
             return
         kind = "architecture" if macro.startswith("__CUDA_ARCH") else "CUDA version"
-        on_amd = condition_truth(cond, ctx.source.data, HIP, ctx.settings.hip_macros) if ctx.unit.delta == 0 else None
+        switches = ctx.platform.derived if ctx.platform is not None else None
+        on_amd = condition_truth(cond, ctx.source.data, HIP, ctx.settings.hip_macros, switches) if ctx.unit.delta == 0 else None
         if negated and on_amd is not None:
             on_amd = not on_amd  # `#ifndef X`: cond is the name alone
         if on_amd is True and NOT_DEFINED_ARCH.search(text):
@@ -284,7 +285,7 @@ class CudaArchMacro(CudaRule):
         if on_amd is False and self._hip_branch_follows(ctx, node):
             return  # `#if CUDART_VERSION >= 11000 ... #elif defined(USE_ROCM)`: AMD goes on to its own branch
         if ctx.unit.delta == 0 and amd_truth(cond, ctx.source.data, ctx.settings.hip_macros, unknown=_cuda_macro,
-                                             device_pass=kind == "architecture") is not None:
+                                             device_pass=kind == "architecture", derived=switches) is not None:
             # Settled on AMD without the CUDA macros (`defined(__NVCC__) && CUDART_VERSION >= ...`). An
             # architecture matters only in the device pass, which is clang (`!defined(__clang__) && ...`);
             # host passes see no __CUDA_ARCH__ on either side.
