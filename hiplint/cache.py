@@ -176,8 +176,10 @@ class Cache:
 
 
 def _unchanged(path: str, digest: str) -> bool:
-    from hiplint.headers import digest_of
+    from hiplint.headers import ABSENT, digest_of
 
+    if digest == ABSENT:
+        return not os.path.exists(path)  # an include looked for there and not found
     try:
         with open(path, "rb") as fh:
             return digest_of(fh.read()) == digest

@@ -52,6 +52,7 @@ _FACTS: dict[tuple, HeaderFacts | None] = {}  # per process: (path, size, mtime,
 MAX_FACTS = 4096  # headers remembered per process; memory stays flat on any tree
 _BUSY: set[str] = set()  # headers being read (an include cycle stops there)
 ZERO = frozenset({"0", "(0)", "0L", "0U", "false"})
+ABSENT = "absent"  # the digest recorded for a place an include was looked for and not found
 
 
 def digest_of(data: bytes) -> str:
@@ -102,20 +103,26 @@ def _includes_by_side(root, data: bytes, platform) -> list[tuple[str, str | None
     return out
 
 
-def _closure(includes, directory: str, hip_macros, level: int, seen: set[str], nvidia_side: bool = False):
+def _closure(includes, directory: str, hip_macros, level: int, seen: set[str], nvidia_side: bool = False,
+             missing: set | None = None):
     """Headers reached from `includes`, (quoted include, kind of its branch) found from `directory`:
     yields (path, facts, side) breadth first, to MAX_DEPTH includes deep and MAX_HEADERS headers. The
     side is "hip" or "nvidia" for a header reached only through such branches, else None; headers
-    behind NVIDIA-only branches are followed only with `nvidia_side`."""
+    behind NVIDIA-only branches are followed only with `nvidia_side`. `missing` receives (side, the places
+    tried) for each include that could not be read."""
     queue = [(inc, directory, 1, kind) for inc, kind in includes if nvidia_side or kind != "nvidia"]
     while queue and len(seen) <= MAX_HEADERS:
         include, where, depth, side = queue.pop(0)
         path = resolve(include, where)
+        if path is None and missing is not None:
+            missing.append((side, candidates(include, where)))
         if path is None or path in seen:
             continue
         seen.add(path)
         facts = header_facts(path, hip_macros, level + 1)
         if facts is None:
+            if missing is not None:
+                missing.append((side, ()))  # unreadable: a change to it changes its stat, not its absence
             continue
         yield path, facts, side
         if depth < MAX_DEPTH:
@@ -139,28 +146,37 @@ def platform_map(root, data: bytes, hip_macros, errors, fs_path: str | None, dep
 
     Headers are read only when a condition of the file tests a macro hiplint cannot settle on AMD and
     the file has quoted includes or defines such a macro itself. `depends` receives every header read."""
-    from hiplint.preproc import PlatformMap, derive_macros
+    from hiplint.preproc import AMD_ONLY, NVIDIA_ONLY, ZERO_ON_AMD, PlatformMap, derive_macros
 
     platform = PlatformMap(root, data, hip_macros, errors)
     if not platform.open_names:
         return platform
     header_defines = []
     includes = _includes_by_side(root, data, platform)
+    missing: list = []  # includes that could not be read, by side: switches may hide there
     if includes and fs_path is not None and level <= MAX_DEPTH:
         here = os.path.dirname(os.path.abspath(fs_path))
         # Headers behind NVIDIA-only branches count too: what they define is defined for NVIDIA.
-        for path, facts, side in _closure(includes, here, hip_macros, level, {os.path.abspath(fs_path)}, True):
+        for path, facts, side in _closure(includes, here, hip_macros, level, {os.path.abspath(fs_path)}, True,
+                                          missing):
             if depends is not None:
                 depends[path] = facts.digest
                 depends.update((p, d) for p, d, _, _ in facts.uses)
             header_defines.extend((name, _side_of(side, kind), zero) for name, kind, zero in facts.switch_defines
                                   if name in platform.open_names and _side_of(side, kind) != "never")
+    if depends is not None:
+        # Creating a header where the include would find it changes what is derived: the places
+        # tried are dependencies too, as absent files.
+        depends.update((place, ABSENT) for _, places in missing for place in places)
+    unread = {side for side, _ in missing}
     # The file's own definitions may sit in branches that only the switches settle: settle again.
     derived: dict = {}
     for _ in range(3):
         own = [d for d in _switch_defines(root, data, platform) if d[0] in platform.open_names or d[0] in derived]
         found = derive_macros(header_defines + own)
-        found = {k: v for k, v in found.items() if k in platform.open_names or k in derived}
+        # A header of the other side that could not be read may define the switch there too.
+        other_side_unread = {AMD_ONLY: "nvidia" in unread, NVIDIA_ONLY: "hip" in unread, ZERO_ON_AMD: "hip" in unread}
+        found = {k: v for k, v in found.items() if (k in platform.open_names or k in derived) and not other_side_unread[v]}
         if found == derived:
             break
         derived = found
@@ -215,31 +231,37 @@ def _stamp(path: str, digest: str) -> tuple[str, str, int, int]:
 
 
 def _still(uses) -> bool:
-    """Are the headers a remembered header's facts were decided by unchanged since?"""
+    """Are the headers a remembered header's facts were decided by unchanged (or still absent) since?"""
     for path, _, size, mtime in uses:
         try:
             st = os.stat(path)
         except OSError:
+            if size == -1:
+                continue  # absent then, absent now
             return False
         if (st.st_size, st.st_mtime_ns) != (size, mtime):
             return False
     return True
 
 
-def resolve(include: str, directory: str) -> str | None:
-    """The file an `#include "include"` in `directory` most likely names: beside it, else in a parent."""
+def candidates(include: str, directory: str) -> list[str]:
+    """Where an `#include "include"` in `directory` may be found, in order: beside it, then in parents."""
     if os.path.isabs(include):
-        return include if os.path.isfile(include) else None
+        return [include]
+    out = []
     d = directory
     for _ in range(PARENT_LEVELS + 1):
-        candidate = os.path.normpath(os.path.join(d, include))
-        if os.path.isfile(candidate):
-            return candidate
+        out.append(os.path.normpath(os.path.join(d, include)))
         parent = os.path.dirname(d)
         if parent == d:
             break
         d = parent
-    return None
+    return out
+
+
+def resolve(include: str, directory: str) -> str | None:
+    """The file an `#include "include"` in `directory` most likely names: beside it, else in a parent."""
+    return next((c for c in candidates(include, directory) if os.path.isfile(c)), None)
 
 
 def amd_macros(ctx) -> dict[str, MacroDef]:
@@ -255,10 +277,13 @@ def amd_macros(ctx) -> dict[str, MacroDef]:
         macros.setdefault(name, MacroDef(None, byte, hip))
     here = os.path.dirname(os.path.abspath(ctx.fs_path))
     includes = [(inc, "hip" if hip else None) for inc, hip in own_includes]
-    for path, facts, side in _closure(includes, here, ctx.settings.hip_macros, 0, {os.path.abspath(ctx.fs_path)}):
+    missing: list = []
+    for path, facts, side in _closure(includes, here, ctx.settings.hip_macros, 0, {os.path.abspath(ctx.fs_path)},
+                                      missing=missing):
         ctx.depends[path] = facts.digest
         ctx.depends.update((p, d) for p, d, _, _ in facts.uses)
         for name, _, hip in facts.amd_defines:
             macros.setdefault(name, MacroDef(path, -1, side == "hip" or hip))
+    ctx.depends.update((place, ABSENT) for _, places in missing for place in places)
     ctx.cache["amd_macros"] = macros
     return macros

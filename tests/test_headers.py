@@ -140,4 +140,37 @@ def test_switch_cycles_and_missing_headers_are_harmless(tmp_path):
     linter = Linter(settings, select_rules(settings, load_registry()))
     result = lint_file(linter, str(kernel), str(kernel), "cuda")
     assert [f.code for f in result.findings if f.code == "NV001"] == []
-    assert set(result.depends) == {str(tmp_path / "a.cuh"), str(tmp_path / "b.cuh")}
+    read = {path for path, digest in result.depends.items() if digest != "absent"}
+    assert read == {str(tmp_path / "a.cuh"), str(tmp_path / "b.cuh")}
+    # missing.cuh was looked for beside b.cuh and in the directories above: creating it there re-lints.
+    assert str(tmp_path / "missing.cuh") in result.depends
+
+
+def test_no_switch_learnt_when_the_other_side_has_an_unread_header(tmp_path):
+    # The AMD branch includes a header hiplint cannot find (an -I path it does not know): it may define
+    # the switch for AMD as well, so the NVIDIA-only definition proves nothing.
+    (tmp_path / "select.cuh").write_text('#pragma once\n#ifdef USE_ROCM\n#include "rocm/config.cuh"\n'
+                                         "#else\n#define LIB_HAS_LANEID 1\n#endif\n")
+    kernel = tmp_path / "k.cu"
+    kernel.write_text(PTX_KERNEL.replace("lib/device.cuh", "select.cuh").replace("LIB_DEVICE_CUDA", "LIB_HAS_LANEID"))
+    settings = load_settings([str(kernel)], isolated=True)
+    linter = Linter(settings, select_rules(settings, load_registry()))
+    assert [f.code for f in lint_file(linter, str(kernel), str(kernel), "cuda").findings if f.code == "NV001"] == ["NV001"]
+    (tmp_path / "rocm").mkdir()
+    (tmp_path / "rocm" / "config.cuh").write_text("#pragma once\n")  # found, and silent on the switch
+    assert [f.code for f in lint_file(linter, str(kernel), str(kernel), "cuda").findings if f.code == "NV001"] == []
+
+
+def test_cache_lints_again_when_a_missing_header_appears(tmp_path):
+    # The kernel includes a compat header that does not exist yet: its mask is reported. Once the header
+    # is written, the cached entry must not be served.
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_text(KERNEL.format(include="compat.cuh"))
+
+    def codes():
+        proc = run_cli("scan", "src", "--isolated", "--select", "WRP006", "--output-format", "json", cwd=tmp_path)
+        return [(f["path"], f["code"]) for f in json.loads(proc.stdout)]
+
+    assert codes() == [("src/k.cu", "WRP006")]
+    (tmp_path / "compat.cuh").write_text(COMPAT)  # one directory up: found as with -I.
+    assert codes() == []
