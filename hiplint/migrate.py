@@ -364,9 +364,10 @@ class Migrator:
         self.linter = Linter(self.settings, rules)
 
     # One file ---------------------------------------------------------------------------------
-    def migrate_source(self, rel: str, data: bytes, dst_rel: str) -> tuple[bytes, FileOutcome]:
+    def migrate_source(self, rel: str, data: bytes, dst_rel: str, fs_path: str | None = None) -> tuple[bytes, FileOutcome]:
         outcome = FileOutcome(rel, dst_rel, "unchanged")
-        lint = lambda d: self.linter.lint_bytes(dst_rel, d, "cuda").findings  # noqa: E731
+        # Reported under the new name; the project headers it includes are found from the original.
+        lint = lambda d: self.linter.lint_bytes(dst_rel, d, "cuda", fs_path=fs_path).findings  # noqa: E731
         base = data
         if self.options.apply_fixes:
             fixed = fix_bytes(lint, data, "cuda", Applicability.SAFE)
@@ -471,12 +472,12 @@ class Migrator:
             out.build_file = build
             if lang in self.linter.languages and out.action == "copied":
                 try:
-                    out.findings = self.linter.lint_bytes(rel, data, lang).findings
+                    out.findings = self.linter.lint_bytes(rel, data, lang, fs_path=spath).findings
                 except Exception as exc:  # the migration goes on; the file is copied already
                     out.notes.append(f"{rel}: not analysed: {type(exc).__name__}: {exc}")
             return out
         try:
-            new, outcome = self.migrate_source(rel, data, dst_rel)
+            new, outcome = self.migrate_source(rel, data, dst_rel, spath)
         except RecursionError:
             return self._copied(spath, dst, rel, "nesting too deep to analyse")
         except Exception as exc:  # one line, the file copied, the migration goes on

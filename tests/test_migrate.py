@@ -308,6 +308,25 @@ def test_unsupported_apis_stay_and_go_to_the_checklist(tmp_path):
     assert "API001" in checklist and "no_hip_equivalent.cu:" in checklist
 
 
+def test_project_headers_are_read_from_the_source_tree(tmp_path):
+    # The compat header redefines the sync shuffle for ROCm builds: the kernel that includes it is fine
+    # as it is, and its mask must be left alone (the file without the header gets WRP006's fix).
+    src = tmp_path / "src"
+    (src / "kernels").mkdir(parents=True)
+    (src / "compat.cuh").write_text("#pragma once\n#ifdef USE_ROCM\n"
+                                   "#define __shfl_xor_sync(mask, var, lane) __shfl_xor(var, lane)\n#endif\n")
+    kernel = ('#include "compat.cuh"\n__global__ void k(float* x) {\n'
+              "    x[threadIdx.x] = __shfl_xor_sync(0xffffffff, x[threadIdx.x], 1);\n}\n")
+    (src / "kernels" / "k.cu").write_text(kernel)
+    (src / "kernels" / "bare.cu").write_text(kernel.replace('#include "compat.cuh"\n', ""))
+    result = migrate(src, tmp_path / "out")
+    assert not [f for f in result.findings if f.code == "WRP006"]
+    assert "HIPLINT_FULL_WARP_MASK" in (tmp_path / "out" / "kernels" / "bare.cu").read_text()
+    assert "__shfl_xor_sync(0xffffffff," in (tmp_path / "out" / "kernels" / "k.cu").read_text()
+    without_fixes = migrate(src, tmp_path / "plain", apply_fixes=False)
+    assert sorted(f.path for f in without_fixes.findings if f.code == "WRP006") == ["kernels/bare.cu"]
+
+
 def test_safe_fixes_are_applied_before_renaming(tmp_path):
     from hiplint import CudaRule, Fix
 
