@@ -7,6 +7,7 @@ so a symlink loop cannot trap the walk.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 import pathspec
@@ -21,20 +22,41 @@ class SourcePath:
     language: str
 
 
+def _one_regex(spec: pathspec.PathSpec):
+    """All of `spec`'s patterns as one regex, when none negates another (the usual exclude list): then
+    a path is excluded when any matches, and one search replaces a dozen. None otherwise."""
+    parts = []
+    for pattern in spec.patterns:
+        regex = getattr(pattern, "regex", None)
+        if pattern.include is None:
+            continue  # a blank line or a comment
+        if not pattern.include or regex is None:
+            return None
+        parts.append(re.sub(r"\(\?P<\w+>", "(?:", regex.pattern))  # group names would clash
+    try:
+        return re.compile("|".join(f"(?:{p})" for p in parts)) if parts else re.compile(r"(?!)")
+    except re.error:
+        return None
+
+
 class _Ignores:
     def __init__(self, settings):
         self.settings = settings
         patterns = list(settings.exclude) + list(settings.extend_exclude)
         self.exclude = pathspec.GitIgnoreSpec.from_lines(patterns)  # .gitignore semantics (README)
+        self._any = _one_regex(self.exclude)
         self.gitignores: dict[str, pathspec.PathSpec | None] = {}
+
+    def _matches(self, probe: str) -> bool:
+        return self._any.search(probe) is not None if self._any is not None else self.exclude.match_file(probe)
 
     def excluded(self, path: str, is_dir: bool) -> bool:
         rel = os.path.relpath(os.path.abspath(path), self.settings.root).replace(os.sep, "/")
         probe = rel + "/" if is_dir else rel
-        if not rel.startswith("../") and self.exclude.match_file(probe):
+        if not rel.startswith("../") and self._matches(probe):
             return True
         name = os.path.basename(path) + ("/" if is_dir else "")
-        return self.exclude.match_file(name)
+        return self._matches(name)
 
     def _gitignore(self, directory: str):
         if directory not in self.gitignores:

@@ -55,6 +55,8 @@ def _generated_by_hipify(path: str) -> bool:
 def hip_twin(path: str) -> str | None:
     """The HIP counterpart that makes `path` part of a CUDA backend, or None."""
     full = os.path.abspath(path)
+    if "cuda" not in full.lower():
+        return None  # neither a CUDA name word nor a `cuda` directory: asked for every file, so first
     directory, name = os.path.split(full)
     words = _WORDS.split(name)
     if any(w.lower() == "cuda" for w in words):

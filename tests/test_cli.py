@@ -177,3 +177,21 @@ def test_progress_on_a_terminal(tmp_path):
     err = b"".join(chunks).decode()
     assert proc.returncode == 0
     assert "hiplint: " in err and "/60 files" in err
+
+
+def test_exclude_patterns_as_one_regex_agree_with_pathspec():
+    # discovery folds a negation-free exclude list into one regex; it must decide as pathspec does.
+    import pathspec
+
+    from hiplint.config import DEFAULT_EXCLUDE
+    from hiplint.discovery import _one_regex
+
+    patterns = list(DEFAULT_EXCLUDE) + ["build*/", "*.gen.cu", "third_party/**/kernels", "/top_only.cu", "# note", ""]
+    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+    regex = _one_regex(spec)
+    assert regex is not None
+    probes = ["a.cu", ".git/", "src/.git/", "node_modules/x.cu", "build/", "build-rocm/", "src/build/",
+              "buildfile.cu", "x.gen.cu", "src/x.gen.cuh", "third_party/a/b/kernels/", "third_party/kernels",
+              "top_only.cu", "src/top_only.cu", "_deps/", "deps/", "venv/", "src/venv/", "my.venv/"]
+    assert [regex.search(p) is not None for p in probes] == [spec.match_file(p) for p in probes]
+    assert _one_regex(pathspec.GitIgnoreSpec.from_lines(["build/", "!build/keep.cu"])) is None  # negation
