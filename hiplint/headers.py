@@ -104,7 +104,7 @@ def _includes_by_side(root, data: bytes, platform) -> list[tuple[str, str | None
 
 
 def _closure(includes, directory: str, hip_macros, level: int, seen: set[str], nvidia_side: bool = False,
-             missing: set | None = None):
+             missing: list | None = None):
     """Headers reached from `includes`, (quoted include, kind of its branch) found from `directory`:
     yields (path, facts, side) breadth first, to MAX_DEPTH includes deep and MAX_HEADERS headers. The
     side is "hip" or "nvidia" for a header reached only through such branches, else None; headers
@@ -116,8 +116,8 @@ def _closure(includes, directory: str, hip_macros, level: int, seen: set[str], n
         path = resolve(include, where)
         if path is None and missing is not None:
             missing.append((side, candidates(include, where)))
-        if path is None or path in seen:
-            continue
+        if path is None or path in seen or path in _BUSY:
+            continue  # unknown, seen, or being read further up (an include cycle: its facts come there)
         seen.add(path)
         facts = header_facts(path, hip_macros, level + 1)
         if facts is None:
@@ -168,20 +168,19 @@ def platform_map(root, data: bytes, hip_macros, errors, fs_path: str | None, dep
         # Creating a header where the include would find it changes what is derived: the places
         # tried are dependencies too, as absent files.
         depends.update((place, ABSENT) for _, places in missing for place in places)
+    # A header of the other side that could not be read may define the switch there too.
     unread = {side for side, _ in missing}
+    other_side_unread = {AMD_ONLY: "nvidia" in unread, NVIDIA_ONLY: "hip" in unread, ZERO_ON_AMD: "hip" in unread}
     # The file's own definitions may sit in branches that only the switches settle: settle again.
+    asked = platform.open_names
     derived: dict = {}
     for _ in range(3):
-        own = [d for d in _switch_defines(root, data, platform) if d[0] in platform.open_names or d[0] in derived]
-        found = derive_macros(header_defines + own)
-        # A header of the other side that could not be read may define the switch there too.
-        other_side_unread = {AMD_ONLY: "nvidia" in unread, NVIDIA_ONLY: "hip" in unread, ZERO_ON_AMD: "hip" in unread}
-        found = {k: v for k, v in found.items() if (k in platform.open_names or k in derived) and not other_side_unread[v]}
+        own = [d for d in _switch_defines(root, data, platform) if d[0] in asked]
+        found = {k: v for k, v in derive_macros(header_defines + own).items() if k in asked and not other_side_unread[v]}
         if found == derived:
             break
         derived = found
         platform = PlatformMap(root, data, hip_macros, errors, derived)
-        platform.open_names = platform.open_names | frozenset(derived)
     return platform
 
 
