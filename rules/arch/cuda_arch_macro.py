@@ -116,6 +116,9 @@ class CudaArchMacro(CudaRule):
     Not reported, because AMD's build already takes the branch meant for it:
     - conditions that also test a HIP macro (`__HIP_PLATFORM_AMD__`, `__HIP_DEVICE_COMPILE__`,
       `USE_ROCM`, ...), and conditions inside a branch only NVIDIA compiles;
+    - conditions that test a switch of the project's own that it sets only for NVIDIA builds, in the
+      file or a header it includes (`#if defined(__HIP_PLATFORM_AMD__)` / `#define LIB_DEVICE_HIP` /
+      `#else` / `#define LIB_DEVICE_CUDA`, then `defined(LIB_DEVICE_CUDA) && __CUDA_ARCH__ >= 900`);
     - a condition AMD fails when a later `#elif` of its chain tests a HIP macro (AMD goes on to it);
     - a condition AMD settles without the CUDA macros (`defined(__NVCC__) && CUDART_VERSION >= 12000`;
       for an architecture test, in the device pass, which is always clang: `defined(__GNUC__) &&
