@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import re
 import traceback
 from dataclasses import dataclass, field
 
@@ -11,8 +12,8 @@ from tree_sitter import QueryCursor
 from hiplint import fingerprint, suppress
 from hiplint.context import FileContext
 from hiplint.cparse import INDEX_CAPTURE, Unit, error_ranges, macro_units, new_parser, seed_index
-from hiplint.model import Finding, Severity
 from hiplint.headers import platform_map
+from hiplint.model import Finding, Severity
 from hiplint.queryplan import QueryPlan
 from hiplint.rule import CudaRule, FileRule, has_query
 from hiplint.source import Source
@@ -54,6 +55,7 @@ class Linter:
         # check_unit is called only where a rule has one: ~110 rules x every macro body adds up.
         self.unit_rules = [r for r in self.rules if isinstance(r, CudaRule) and type(r).check_unit is not CudaRule.check_unit]
         self._fallback_codes = frozenset(r.code for r in self.rules if r.fallback)
+        self._covers = {r.code: re.compile(r.covers) for r in self.rules if r.covers}
         self._plan: QueryPlan | None = None
         self.gating = True  # tests turn it off to show that skipping rules by text changes nothing
         self._parser = None
@@ -214,7 +216,7 @@ class Linter:
             if key not in seen:
                 seen.add(key)
                 unique.append(f)
-        unique = _drop_covered_fallbacks(unique, source.data, self._fallback_codes)
+        unique = _drop_covered_fallbacks(unique, source.data, self._fallback_codes, self._covers)
         kept = [f for f in unique if not suppress.is_suppressed(f, sups)]
         registry = load_registry()
         meta_rules = {"HL001": ParseError, "HL100": UnusedSuppression, "HL101": BlanketSuppression, "HL102": UnmatchedSuppressionRange}
@@ -303,19 +305,22 @@ def _io_error(linter: Linter, display: str, exc: OSError) -> FileResult:
     return result
 
 
-def _drop_covered_fallbacks(findings: list[Finding], data: bytes, fallback_codes) -> list[Finding]:
-    """A fallback finding yields to a specialist's finding at an overlapping place or on the same text."""
+def _drop_covered_fallbacks(findings: list[Finding], data: bytes, fallback_codes, covers=None) -> list[Finding]:
+    """A fallback finding yields to a specialist's finding at an overlapping place or on the same text,
+    and to a specialist that reported in the file and covers its name (Rule.covers)."""
     if not fallback_codes or not any(f.code in fallback_codes for f in findings):
         return findings
     specialists = [f for f in findings if f.code not in fallback_codes and not f.code.startswith("HL")]
     spans = [(f.start_byte, f.end_byte) for f in specialists]
     texts = {data[f.start_byte:f.end_byte].strip() for f in specialists}
+    covering = {covers[f.code] for f in specialists if covers and f.code in covers}
     out = []
     for f in findings:
         if f.code in fallback_codes:
             text = data[f.start_byte:f.end_byte].strip()
             if any(s < f.end_byte and f.start_byte < e for s, e in spans) or \
-                    any(text and text in t for t in texts):
+                    any(text and text in t for t in texts) or \
+                    any(p.fullmatch(text.decode("utf-8", "replace")) for p in covering):
                 continue
         out.append(f)
     return out

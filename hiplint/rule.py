@@ -64,6 +64,10 @@ class Rule:
     # A fallback rule (e.g. the generic "no HIP equivalent" table) yields to the specialist rules: its
     # finding is dropped when a selected non-fallback rule reports the same code text in the file.
     fallback: ClassVar[bool] = False
+    # Names a specialist speaks for as a whole (a regex): once it reports anything in a file, fallback
+    # findings on such names are dropped there too. MEM009 reports CUDA fp8 once per file; without it
+    # the generic table would repeat every `__nv_fp8_e4m3` of the file.
+    covers: ClassVar[str] = ""
     pack: ClassVar[str] = "builtin"  # set by the registry
     # Strings of which a file must contain one for this rule to report anything in it (speed: the
     # engine then skips the rule's query and check_unit on other files). Leave empty unless every

@@ -15,7 +15,9 @@ class ApiWithoutHipEquivalent(CudaRule):
     member `obj.cudaInitDevice`, a name in a comment or string, a name in an `#if` condition (a version
     test), or code in an `#if` branch that only compiles for NVIDIA are not. It is the fallback for
     names no specialist rule knows: when a RND, SLV, LIB, MEM or other rule reports the same name in
-    the file, this rule stays quiet (unless that rule is not selected).
+    the file, this rule stays quiet (unless that rule is not selected); for a family a specialist
+    reports once per file (CUDA fp8: MEM009, on gfx940-gfx942 targets), it stays quiet on every
+    name of the family in that file.
 
     ## Why it breaks on AMD
     The call does not compile against HIP (every ROCm version so far): `hiplint migrate` renames what

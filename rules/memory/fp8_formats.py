@@ -72,6 +72,7 @@ class Fp8FnuzVsOcp(CudaRule):
     severity = Severity.ERROR
     impact = Impact.SILENT
     report_in_hip_branches = True  # HIP OCP types sit in HIP code; arch-guarded uses are filtered below
+    covers = table()["fp8"]["cuda_names"]  # reported once per file here, not at every use by API001
     checklist = "Choose the fp8 format per architecture (FNUZ on gfx942, OCP on gfx950/gfx12), rescale quantization for the format's maximum, and convert fp8 data crossing between formats."
 
     def enabled_for(self, settings) -> bool:
