@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -286,3 +287,49 @@ def amd_macros(ctx) -> dict[str, MacroDef]:
     ctx.depends.update((place, ABSENT) for _, places in missing for place in places)
     ctx.cache["amd_macros"] = macros
     return macros
+
+
+HEADER_EXTENSIONS = frozenset({".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".cuinl", ".h++", ".ipp", ".tpp"})
+MAX_INCLUDERS_READ = 256  # sources read, at most, to find who includes a header
+
+
+def includers(ctx) -> list[tuple[str, bytes]]:
+    """The sources that include this header by its name, looked for beside it and in the directory
+    above (where a kernel header's launching file usually is): [(path, bytes)]. Asked by a rule
+    about to report something another file may settle (SYN005: the cooperative launch of a kernel
+    defined in a header). Every source read is a dependency of the header's cache entry; a source
+    created later is not."""
+    from hiplint.languages import language_of
+
+    full = os.path.abspath(ctx.fs_path)
+    name = os.path.basename(full)
+    if os.path.splitext(name)[1].lower() not in HEADER_EXTENSIONS:
+        return []
+    cached = ctx.cache.get("includers")
+    if cached is not None:
+        return cached
+    here = os.path.dirname(full)
+    needle = re.compile(rb'#\s*include\s*"(?:[^"]*/)?' + re.escape(name.encode()) + rb'"')
+    found, read = [], 0
+    for directory in (here, os.path.dirname(here)):
+        try:
+            entries = sorted(os.listdir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            path = os.path.join(directory, entry)
+            if path == full or language_of(entry) != "cuda" or read >= MAX_INCLUDERS_READ or not os.path.isfile(path):
+                continue
+            try:
+                if os.path.getsize(path) > MAX_HEADER_BYTES:
+                    continue
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            read += 1
+            ctx.depends[path] = digest_of(data)
+            if needle.search(data):
+                found.append((path, data))
+    ctx.cache["includers"] = found
+    return found

@@ -174,3 +174,25 @@ def test_cache_lints_again_when_a_missing_header_appears(tmp_path):
     assert codes() == [("src/k.cu", "WRP006")]
     (tmp_path / "compat.cuh").write_text(COMPAT)  # one directory up: found as with -I.
     assert codes() == []
+
+
+def test_kernel_header_follows_its_includer_through_the_cache(tmp_path):
+    # SYN005 asks which sources include a kernel header; they become the header's dependencies.
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cuh").write_text(
+        "#pragma once\n#include <cooperative_groups.h>\n"
+        "__global__ void k(float* d) { d[0] = 1.f; cooperative_groups::this_grid().sync(); }\n")
+    launcher = tmp_path / "src" / "k.cu"
+    cooperative = ('#include "k.cuh"\nvoid run(float* d) { void* a[] = {&d}; '
+                   "cudaLaunchCooperativeKernel((void*)k, 8, 64, a, 0, 0); }\n")
+    launcher.write_text(cooperative)
+
+    def codes():
+        proc = run_cli("scan", "src", "--isolated", "--select", "SYN005", "--output-format", "json", cwd=tmp_path)
+        return [(f["path"], f["code"]) for f in json.loads(proc.stdout)]
+
+    assert codes() == []
+    launcher.write_text('#include "k.cuh"\nvoid run(float* d) { k<<<8, 64>>>(d); }\n')
+    assert codes() == [("src/k.cuh", "SYN005")]
+    launcher.write_text(cooperative)
+    assert codes() == []

@@ -2,6 +2,7 @@ import re
 
 from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
+from hiplint.headers import includers
 from ._cg import cg_namespace
 from .._cuda import namespace_of
 
@@ -27,8 +28,9 @@ class GridSyncWithoutCooperativeLaunch(CudaRule):
     rules differ (64 KiB LDS per workgroup on CDNA, 64-lane waves, a different number of compute
     units per device and partition), so blocks that are not resident never arrive and the kernel
     hangs. HIP's cooperative-groups documentation requires `hipLaunchCooperativeKernel` for grid
-    synchronization, and HIP 7.0 added parameter validation to it. The launch may live in another
-    file: then suppress with a reason, or check that file.
+    synchronization, and HIP 7.0 added parameter validation to it. For a kernel in a header, a
+    source beside it (or in the directory above) that includes it and launches cooperatively
+    counts. A launch elsewhere: suppress with a reason, or check that file.
 
     ## Example
     ```cuda
@@ -81,7 +83,7 @@ class GridSyncWithoutCooperativeLaunch(CudaRule):
             return
         if not self._is_grid(ctx, call, obj):
             return
-        if self._has_cooperative_launch(ctx):
+        if self._has_cooperative_launch(ctx) or self._launched_by_includer(ctx):
             return
         ctx.report(call, f"`{ctx.text(call)}` needs a cooperative launch (all blocks resident); this file has "
                          f"no cudaLaunchCooperativeKernel: on AMD non-resident blocks never arrive and the kernel hangs")
@@ -101,6 +103,11 @@ class GridSyncWithoutCooperativeLaunch(CudaRule):
                     break
             ctx.cache["syn_coop_launch"] = found
         return found
+
+    @staticmethod
+    def _launched_by_includer(ctx) -> bool:
+        """A kernel header: does a source beside it that includes it launch cooperatively?"""
+        return any(COOPERATIVE_LAUNCH.search(data.decode("utf-8", "replace")) for _, data in includers(ctx))
 
     @staticmethod
     def _is_grid(ctx, call, obj) -> bool:
