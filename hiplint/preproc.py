@@ -517,6 +517,18 @@ def _chain_regions(chain: list) -> list[Region]:
     return regions
 
 
+def _is_include_guard(name: Node, data: bytes) -> bool:
+    """`#ifndef X` whose first line defines X."""
+    after = name.next_named_sibling
+    return after is not None and after.type == "preproc_def" and \
+        data[name.start_byte:name.end_byte] == _defined_name(after, data)
+
+
+def _defined_name(define: Node, data: bytes) -> bytes:
+    n = define.child_by_field_name("name")
+    return data[n.start_byte:n.end_byte] if n is not None else b""
+
+
 class PlatformMap:
     """Byte ranges of a file that are HIP-only or NVIDIA-only code."""
 
@@ -527,6 +539,7 @@ class PlatformMap:
         cuda_off = _CudaOffEval(data, hip_macros, self.derived)
         regions: list[Region] = []
         seen = set()
+        guards: set[str] = set()
         for node in iter_nodes(root, {"preproc_if", "preproc_ifdef"}):
             seen.add(node.start_byte)
             # Walk the #if / #elif / #else chain, carrying "no earlier branch was taken".
@@ -544,6 +557,8 @@ class PlatformMap:
                     for w in (HIP, CUDA):
                         d = ev.defined(ev.text(name), w) if name is not None else None
                         cond[w] = _not(d) if neg else d
+                    if neg and name is not None and _is_include_guard(name, data):
+                        guards.add(ev.text(name))
                 elif t == "preproc_else":
                     cond = {HIP: True, CUDA: True}
                 else:
@@ -597,7 +612,8 @@ class PlatformMap:
                         *group[i][:2], hip_macros, _CudaOffEval, switches)[0][HIP])
                 regions.extend(_chain_regions(chain))
         regions.sort(key=lambda r: (r.start, -r.end))
-        self.open_names = frozenset(ev.open_names)  # left unknown on AMD: what a project header may settle
+        # Left unknown on AMD: what the project's headers may settle. An include guard is no switch.
+        self.open_names = frozenset(ev.open_names - guards)
         self.regions = regions
         self._starts = [r.start for r in regions]
 

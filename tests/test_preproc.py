@@ -213,3 +213,9 @@ def test_branches_on_derived_switches():
     src2 = b"#ifdef HAS_TMA\nint x_a;\n#endif\n"
     pm2 = PlatformMap(new_parser().parse(src2).root_node, src2, derived={"HAS_TMA": ZERO_ON_AMD})
     assert pm2.kind_at(src2.index(b"x_a")) is None
+
+
+def test_include_guards_are_not_open_switches():
+    src = b"#ifndef MY_KERNEL_H\n#define MY_KERNEL_H\n#ifdef LIB_FAST\nint x_a;\n#endif\n#endif\n"
+    pm = PlatformMap(new_parser().parse(src).root_node, src)
+    assert pm.open_names == {"LIB_FAST"}  # the guard would send hiplint reading headers for nothing
