@@ -3,15 +3,19 @@
 Ports often replace CUDA intrinsics in one compatibility header (`#ifdef USE_ROCM` /
 `#define __shfl_xor_sync(mask, var, lane) __shfl_xor(var, lane)`), and every kernel file sees the
 replacement through an include. A rule that must not report what such a macro already handles asks
-`amd_macros(ctx)`.
+`amd_macros(ctx)`. The engine asks `platform_map(...)` for every C-family file: the file's #if
+branches, knowing the platform switches the project defines in it and its headers
+(`#define LIB_DEVICE_CUDA` only in the `#else` of an AMD test). `includers(ctx)` goes the other way,
+for a header: the sources beside it that include it.
 
 - Only quoted includes (`#include "compat.cuh"`) are followed: angle-bracket ones are the toolkit's
   and the system's. Each is looked up beside the including file, then in its parent directories (the
   project's `-I` roots are usually one of them), to a bounded depth and count.
-- An include or a `#define` inside an NVIDIA-only branch does not count (hiplint.preproc decides, as
-  for the file itself).
-- Every header read is a dependency of the file: the cache keeps its digest with the file's entry and
-  lints the file again when the header changes (hiplint.cache).
+- For `amd_macros`, an include or a `#define` inside an NVIDIA-only branch does not count
+  (hiplint.preproc decides, as for the file itself); for the switches, it counts as NVIDIA's.
+- Every file read is a dependency of the file asking: the cache keeps its digest with the file's
+  entry and lints the file again when it changes (hiplint.cache); so is every place an include was
+  looked for and not found, as an absent file.
 """
 from __future__ import annotations
 
