@@ -17,6 +17,12 @@ KERNEL = ('#include "{include}"\n'
           "}}\n")
 
 
+def scan_codes(root: Path, code: str) -> list:
+    """(path, code) of what `hiplint scan src --select code` reports under `root`, with the cache on."""
+    proc = run_cli("scan", "src", "--isolated", "--select", code, "--output-format", "json", cwd=root)
+    return [(f["path"], f["code"]) for f in json.loads(proc.stdout)]
+
+
 def wrp006(path: Path) -> list:
     settings = load_settings([str(path)], isolated=True)
     linter = Linter(settings, select_rules(settings, load_registry()))
@@ -61,8 +67,7 @@ def test_cache_lints_again_when_an_included_header_changes(tmp_path):
     (tmp_path / "src" / "k.cu").write_text(KERNEL.format(include="compat.cuh"))
 
     def codes():
-        proc = run_cli("scan", "src", "--isolated", "--select", "WRP006", "--output-format", "json", cwd=tmp_path)
-        return [(f["path"], f["code"]) for f in json.loads(proc.stdout)]
+        return scan_codes(tmp_path, "WRP006")
 
     assert codes() == []
     stored = [json.loads(p.read_text()) for p in (tmp_path / ".hiplint_cache").rglob("*.json")]
@@ -119,8 +124,7 @@ def test_project_switch_from_a_nested_header_and_the_cache(tmp_path):
     (tmp_path / "src" / "k.cu").write_text(PTX_KERNEL)
 
     def codes():
-        proc = run_cli("scan", "src", "--isolated", "--select", "NV001", "--output-format", "json", cwd=tmp_path)
-        return [(f["path"], f["code"]) for f in json.loads(proc.stdout)]
+        return scan_codes(tmp_path, "NV001")
 
     assert codes() == []
     # The header now defines the switch for every build: the asm is compiled for AMD, and reported,
@@ -168,8 +172,7 @@ def test_cache_lints_again_when_a_missing_header_appears(tmp_path):
     (tmp_path / "src" / "k.cu").write_text(KERNEL.format(include="compat.cuh"))
 
     def codes():
-        proc = run_cli("scan", "src", "--isolated", "--select", "WRP006", "--output-format", "json", cwd=tmp_path)
-        return [(f["path"], f["code"]) for f in json.loads(proc.stdout)]
+        return scan_codes(tmp_path, "WRP006")
 
     assert codes() == [("src/k.cu", "WRP006")]
     (tmp_path / "compat.cuh").write_text(COMPAT)  # one directory up: found as with -I.
@@ -188,8 +191,7 @@ def test_kernel_header_follows_its_includer_through_the_cache(tmp_path):
     launcher.write_text(cooperative)
 
     def codes():
-        proc = run_cli("scan", "src", "--isolated", "--select", "SYN005", "--output-format", "json", cwd=tmp_path)
-        return [(f["path"], f["code"]) for f in json.loads(proc.stdout)]
+        return scan_codes(tmp_path, "SYN005")
 
     assert codes() == []
     launcher.write_text('#include "k.cuh"\nvoid run(float* d) { k<<<8, 64>>>(d); }\n')
