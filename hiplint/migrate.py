@@ -25,7 +25,8 @@ from hiplint.cparse import error_ranges, iter_nodes, new_parser, parse_file
 from hiplint.fix import fix_bytes, replace_file, write_atomic
 from hiplint.languages import language_of
 from hiplint.model import Applicability, Finding
-from hiplint.preproc import PlatformMap
+from hiplint.headers import platform_map
+from hiplint.preproc import HIP_MACROS
 from hiplint.renames import RenameTable, declared_names, load_table
 
 UNKNOWN_NAME_CODE = "API003"
@@ -165,12 +166,14 @@ def _runtime_insert_point(root, data: bytes) -> int:
 
 
 def rewrite_source(data: bytes, path: str, table: RenameTable | None = None, launch_syntax: str = "chevron",
-                   hip_macros=None, hip_extension: bool = False) -> Rewrite:
+                   hip_macros=None, hip_extension: bool = False, fs_path: str | None = None) -> Rewrite:
+    """The file renamed for HIP. NVIDIA-only branches stay CUDA; they are found as the linter finds
+    them, with the project's own switches from the file and (given `fs_path`) its headers."""
     table = table or load_table()
     parser = new_parser()
     units = parse_file(parser, data)
     root = units[0].root
-    platform = PlatformMap(root, data, hip_macros) if hip_macros is not None else PlatformMap(root, data)
+    platform = platform_map(root, data, HIP_MACROS if hip_macros is None else hip_macros, None, fs_path)
     edits: list[tuple[int, int, str]] = []
     out = Rewrite(data)
 
@@ -378,7 +381,7 @@ class Migrator:
         else:
             remaining = lint(data)
         rw = rewrite_source(base, rel, self.table, self.options.launch_syntax, self.settings.hip_macros,
-                            self.options.hip_extension)
+                            self.options.hip_extension, fs_path)
         outcome.notes.extend(rw.notes)
         if parse_error_count(rw.data) > parse_error_count(data):
             outcome.notes.append(f"{rel}: rename skipped: the rewrite would add a parse error; copied as it was")

@@ -131,6 +131,21 @@ def test_nvidia_only_branch_is_left_as_cuda():
     assert "hipMalloc(&d" in out
 
 
+def test_branches_on_a_project_switch_stay_cuda(tmp_path):
+    # config.cuh sets LIB_DEVICE_CUDA only when the build is not for AMD: what it guards is NVIDIA code,
+    # kept as CUDA like an `#ifndef USE_ROCM` branch; the rest is renamed.
+    (tmp_path / "config.cuh").write_text("#pragma once\n#if defined(__HIP_PLATFORM_AMD__)\n#define LIB_DEVICE_HIP\n"
+                                         "#else\n#define LIB_DEVICE_CUDA\n#endif\n")
+    src = ('#include "config.cuh"\nvoid sync_all() {\n#ifdef LIB_DEVICE_CUDA\n    cudaDeviceSynchronize();\n#endif\n'
+           "    cudaStreamSynchronize(0);\n}\n").encode()
+    kernel = tmp_path / "k.cu"
+    kernel.write_bytes(src)
+    out = rewrite_source(src, "k.cu", fs_path=str(kernel)).data.decode()
+    assert "    cudaDeviceSynchronize();" in out and "hipStreamSynchronize(0)" in out
+    # Without the header the switch means nothing: the call is renamed.
+    assert "hipDeviceSynchronize()" in rewrite_source(src, "k.cu").data.decode()
+
+
 def test_runtime_header_is_added_once_to_cu_files():
     out = rewrite_source((MIGRATE / "complex_rotate.cu").read_bytes(), "complex_rotate.cu").data.decode()
     assert out.count("#include <hip/hip_runtime.h>") == 1
