@@ -23,6 +23,8 @@ class Fp8FnuzVsOcp(CudaRule):
       `__nv_fp8x4_*`, `__NV_E4M3`, `__nv_cvt_*fp8*` in a file without the include);
     - HIP's OCP fp8 (`__hip_fp8_e4m3`, `__hip_fp8_e5m2`, `__hip_fp8x2_*`, `__HIP_E4M3`, `__HIP_E5M2`)
       used outside an `#if` that selects the architecture or the fp8 flavour.
+    The finding stands for the file's CUDA fp8 as a whole: API001 then does not report each fp8 name
+    that HIP lacks (it does when these targets are not configured and this rule is off).
 
     ## Why it breaks on AMD
     NVIDIA's `__nv_fp8_e4m3` / `e5m2` are the OCP formats. HIP has two families: OCP
