@@ -198,3 +198,25 @@ def test_kernel_header_follows_its_includer_through_the_cache(tmp_path):
     assert codes() == [("src/k.cuh", "SYN005")]
     launcher.write_text(cooperative)
     assert codes() == []
+
+
+def test_an_include_cycle_is_not_an_unread_header(tmp_path):
+    # A header being read further up (a.cuh -> b.cuh -> a.cuh) is skipped, not counted as unreadable:
+    # an unreadable header on one side would stop switches being learnt for the other.
+    from hiplint import headers
+    from hiplint.preproc import HIP_MACROS
+
+    busy = str(tmp_path / "a.cuh")
+    (tmp_path / "a.cuh").write_text("#pragma once\n")
+    missing: list = []
+    headers._BUSY.add(busy)
+    try:
+        found = list(headers._closure([("a.cuh", "hip")], str(tmp_path), HIP_MACROS, 0, set(), True, missing))
+    finally:
+        headers._BUSY.discard(busy)
+    assert found == [] and missing == []
+    # Not busy, it is read; a missing one is recorded with the places looked at.
+    found = list(headers._closure([("a.cuh", "hip"), ("gone.cuh", "nvidia")], str(tmp_path), HIP_MACROS, 0,
+                                  set(), True, missing))
+    assert [path for path, _, side in found] == [busy]
+    assert missing and missing[0][0] == "nvidia" and str(tmp_path / "gone.cuh") in missing[0][1]
