@@ -11,7 +11,8 @@ class Libcudacxx(WholeLibraryRule):
     one the first `cuda::` name (`cuda::std::atomic`, `cuda::barrier`, `cuda::memcpy_async`).
     `thrust::cuda::par` is not libcu++ and is not reported, nor, inside a `namespace` block, a
     `cuda::` name that libcu++ does not have (`cuda::IndexGlobal` in a project with its own `cuda`
-    namespace, such as RAJA's). Once per file.
+    namespace, such as RAJA's). Once per file: the file's other libcu++ includes are not reported
+    again by API002 (header-without-hip-equivalent) either.
 
     ## Why it breaks on AMD
     libcu++ ships with the CUDA toolkit (CCCL); a ROCm installation does not provide it and hipify
@@ -49,3 +50,5 @@ class Libcudacxx(WholeLibraryRule):
     impact = Impact.COMPILE
     library = "libcudacxx"
     checklist = "Replace libcu++ facilities (cuda::std::atomic, cuda::barrier, memcpy_async) with HIP atomics and __syncthreads, or adopt libhipcxx after checking coverage."
+    # Reported once per file here; API002 does not repeat each further `<cuda/...>` include of that file.
+    covers = r'[<"]cuda/[^<>"]+[>"]'
