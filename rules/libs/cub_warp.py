@@ -82,13 +82,14 @@ class CubLogicalWarpWidth(CudaRule):
     wave_sizes = frozenset({64})
     fix_availability = "always"
     checklist = "Give every cub::/hipcub:: Warp* primitive an explicit LOGICAL_WARP_THREADS (32 for code written for CUDA) and size TempStorage arrays to match."
-    query = """
-    (template_type
+    _classes = " ".join(f'"{c}"' for c in sorted(LOGICAL_WARP_PARAM))
+    query = f"""
+    ((template_type
       name: (type_identifier) @cls
-      arguments: (template_argument_list) @args) @tmpl
-    (template_function
+      arguments: (template_argument_list) @args) @tmpl (#any-of? @cls {_classes}))
+    ((template_function
       name: (identifier) @cls
-      arguments: (template_argument_list) @args) @tmpl
+      arguments: (template_argument_list) @args) @tmpl (#any-of? @cls {_classes}))
     """
 
     def _namespace(self, ctx, tmpl):

@@ -59,7 +59,7 @@ class ManagedMemoryXnack(CudaRule):
     checklist = "For each managed allocation: switch hot data to explicit device memory, or require HSA_XNACK=1 with xnack+ code objects and check hipDeviceAttributeManagedMemory/ConcurrentManagedAccess."
     query = """
     ((call_expression function: (identifier) @fn) @call (#match? @fn "^(cuda|hip|cu)(Mem|MallocManaged)"))
-    (declaration (type_qualifier) @q) @decl
+    ((declaration (type_qualifier) @q) @decl (#eq? @q "__managed__"))
     """
 
     def check(self, ctx, captures):

@@ -89,10 +89,14 @@ class PointerAttributeEnumValues(CudaRule):
     # `hipPointerAttribute_t` comparisons sit in AMD-only branches of single-source code; wrong there too.
     report_in_hip_branches = True
     checklist = "Compare pointer-attribute memory types only with named enumerators (cudaMemoryTypeDevice, ...), never with numbers."
-    query = """
-    (binary_expression left: (field_expression) @field right: (number_literal) @num) @cmp
-    (binary_expression left: (number_literal) @num right: (field_expression) @field) @cmp
-    (switch_statement condition: (condition_clause value: (field_expression) @field) body: (compound_statement) @body) @switch
+    _fields = " ".join(f'"{f}"' for f in sorted(FIELDS))
+    query = f"""
+    ((binary_expression left: (field_expression field: (field_identifier) @name) @field right: (number_literal) @num) @cmp
+      (#any-of? @name {_fields}))
+    ((binary_expression left: (number_literal) @num right: (field_expression field: (field_identifier) @name) @field) @cmp
+      (#any-of? @name {_fields}))
+    ((switch_statement condition: (condition_clause value: (field_expression field: (field_identifier) @name) @field)
+      body: (compound_statement) @body) @switch (#any-of? @name {_fields}))
     """
 
     def check(self, ctx, captures):

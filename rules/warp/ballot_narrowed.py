@@ -70,10 +70,12 @@ class BallotNarrowed(CudaRule):
     wave_sizes = frozenset({64})
     fix_availability = "sometimes"
     checklist = "Keep ballot and active-mask results in unsigned long long and use __popcll/__ffsll on them."
-    query = """
-    (declaration
+    _calls = " ".join(f'"{c}"' for c in sorted(LANE_MASK_CALLS))
+    query = f"""
+    ((declaration
       type: (_) @type
       declarator: (init_declarator declarator: (identifier) @var value: (call_expression function: (identifier) @fn))) @decl
+      (#any-of? @fn {_calls}))
     ((call_expression function: (identifier) @bitfn arguments: (argument_list . (_) @arg .)) @bitcall
       (#any-of? @bitfn "__popc" "__ffs" "__clz" "__brev" "__fns32"))
     """
