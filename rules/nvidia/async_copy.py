@@ -1,6 +1,10 @@
 from hiplint import CudaRule, Impact, Severity
 from .._cuda import NamesRuleMixin
 
+# Generic-to-shared address conversion exists only to feed PTX operands (cp.async, ldmatrix,
+# mbarrier): in a file whose PTX is reported, API001 does not report each conversion again.
+PTX_ADDRESS_HELPERS = r"__cvta_generic_to_shared"
+
 _PIPE = "`{}` (CUDA asynchronous copy pipeline) has no HIP equivalent; stage through registers into shared memory and `__syncthreads()`"
 _TMA = "`{}` (Tensor Memory Accelerator) has no HIP equivalent; AMD GPUs have no TMA unit"
 _NAMES = {n: _PIPE.format(n) for n in (
@@ -28,7 +32,9 @@ class AsyncCopyTmaMbarrier(NamesRuleMixin, CudaRule):
     `__pipeline_wait_prior`), libcu++ `cuda::memcpy_async` and `cuda::pipeline`, the TMA
     descriptor API (`CUtensorMap`, `cuTensorMapEncodeTiled`), their headers (`<cuda/pipeline>`,
     `<cuda_pipeline.h>`), and inline PTX with `cp.async`, `cp.async.bulk`, `mbarrier.*`,
-    `tensormap.*` or `griddepcontrol.*`. Cooperative groups' `cg::memcpy_async` is SYN006.
+    `tensormap.*` or `griddepcontrol.*`. Cooperative groups' `cg::memcpy_async` is SYN006. In a
+    file where it reports, `__cvta_generic_to_shared` (the shared-memory address for the PTX
+    operands) is not reported again by API001: it goes when the PTX goes.
 
     ## Why it breaks on AMD
     These rely on the Ampere/Hopper asynchronous copy engines and transaction barriers. HIP provides
@@ -69,6 +75,7 @@ class AsyncCopyTmaMbarrier(NamesRuleMixin, CudaRule):
     severity = Severity.ERROR
     impact = Impact.COMPILE
     checklist = "Replace async copies/TMA/mbarrier pipelines with synchronous loads into shared memory (double buffered) and __syncthreads()."
+    covers = PTX_ADDRESS_HELPERS
     NAMES = _NAMES
     HEADERS = _HEADERS
     ASM_CATEGORY = "async-copy"

@@ -2,6 +2,7 @@ import re
 
 from hiplint import CudaRule, Impact, Severity
 from .._cuda import asm_template, is_ptx, ptx_category
+from .async_copy import PTX_ADDRESS_HELPERS
 
 # PTX -> what HIP offers instead (HIP headers: amd_device_functions.h, amd_warp_functions.h).
 PTX_HINTS = (
@@ -43,12 +44,15 @@ class InlinePtx(CudaRule):
     Finds `asm(...)` and `asm volatile(...)` statements (and the same inside macros) whose template
     is PTX: special registers such as `%laneid`, `%smid`, `%clock64`, declarations such as `.reg`,
     and instruction mnemonics such as `mov.u32`, `ld.global`, `cvt.`, `shfl.sync`, `prmt`, `lop3`,
-    `vote.ballot`, and the fast-math instructions (`ex2.approx.f32`, `rcp.rn.f64`, `rsqrt`, `tanh`). A mnemonic that other assemblers share (`mov`, `add`, `fence`) counts only with a
-    PTX qualifier (a type such as `.u32` or `.f16x2`, a state space, a scope or an ordering), so CPU
-    and accelerator assembly with dotted mnemonics (RISC-V `fence.i`, `mov.m.x m0, x0, 0xFF`) is not
+    `vote.ballot`, and the fast-math instructions (`ex2.approx.f32`, `rcp.rn.f64`, `rsqrt`, `tanh`).
+    A mnemonic that other assemblers share (`mov`, `add`, `fence`) counts only with a PTX qualifier
+    (a type such as `.u32` or `.f16x2`, a state space, a scope or an ordering), so CPU and
+    accelerator assembly with dotted mnemonics (RISC-V `fence.i`, `mov.m.x m0, x0, 0xFF`) is not
     reported. The message names the HIP function that does the same job where there is one.
     Templates about barriers (SYN003), traps (NV007), asynchronous copies (NV004), Hopper-only
-    features (NV005) and `%globaltimer` (NV002) are reported by those rules instead, once.
+    features (NV005) and `%globaltimer` (NV002) are reported by those rules instead, once. In a
+    file where it reports, `__cvta_generic_to_shared` (the shared-memory address for `ldmatrix` and
+    other PTX operands) is not reported again by API001: it goes when the PTX goes.
 
     ## Why it breaks on AMD
     PTX is NVIDIA's virtual ISA. HIP-Clang compiles inline assembly for the AMD GPU's own ISA
@@ -96,6 +100,7 @@ class InlinePtx(CudaRule):
     severity = Severity.ERROR
     impact = Impact.COMPILE
     checklist = "Replace inline PTX with HIP device functions or builtins behind `#if defined(__HIP_PLATFORM_AMD__)`."
+    covers = PTX_ADDRESS_HELPERS
     query = "(gnu_asm_expression) @asm"
 
     def check(self, ctx, captures):
