@@ -19,6 +19,27 @@ STACKS = (
      "cuda-pathfinder finds NVIDIA's libraries and tools (`load_nvidia_dynamic_lib('nvrtc')`, "
      "`find_nvidia_binary_utility('nvcc')`): on a ROCm machine there are none to find; look up ROCm's "
      "(hipRTC, hipcc; `ROCM_PATH`) on that path"),
+    # NVIDIA's tile DSL (cuTile Python): kernels compile to NVIDIA's Tile IR only.
+    ("cuda.tile", Severity.ERROR,
+     "cuTile Python (`cuda.tile`) compiles kernels to NVIDIA's Tile IR and runs only on NVIDIA GPUs: there "
+     "is no AMD backend; port the kernels to Triton (it has a ROCm backend) or to HIP"),
+    ("cuda.lang", Severity.ERROR,
+     "`cuda.lang` (cuTile's SIMT kernels) compiles to NVIDIA cubins only: port the kernels to Triton or HIP"),
+    # CUTLASS's Python packages: the CuTe DSL (`cutlass.cute`) and the GEMM interface.
+    ("cutlass", Severity.ERROR,
+     "CUTLASS's Python packages (`cutlass`: the CuTe DSL `cutlass.cute`, or the older nvidia-cutlass interface) "
+     "generate kernels for NVIDIA GPUs only (Ampere, Hopper, Blackwell tensor cores): port the kernels to Triton "
+     "(it has a ROCm backend), or use hipBLASLt or Composable Kernel for GEMMs"),
+    ("cutlass_cppgen", Severity.ERROR,
+     "CUTLASS's Python interface (`cutlass_cppgen`) emits CUTLASS C++ for nvcc and NVIDIA GPUs only: use "
+     "hipBLASLt or Composable Kernel for GEMMs on AMD"),
+) + tuple(
+    # CUDA Python components beyond the three modules AMD's interoperability layer aliases.
+    (module, Severity.ERROR,
+     f"`{module}` (NVIDIA CUDA Python) is not among the modules hip-python-as-cuda provides (`cuda.cuda`, "
+     f"`cuda.cudart`, `cuda.nvrtc`): port these calls to HIP Python (`hip.hip`) or to PyTorch/CuPy operations")
+    for module in ("cuda.core", "cuda.compute", "cuda.parallel", "cuda.cooperative", "cuda.coop", "cuda.cccl")
+) + (
     ("cuda", Severity.WARNING,
      "CUDA Python (`cuda.cuda`, `cuda.cudart`, `cuda.nvrtc`, `cuda.bindings`) needs NVIDIA's driver: on ROCm "
      "install hip-python-as-cuda, which provides `cuda.cuda`/`cuda.cudart`/`cuda.nvrtc` as aliases of HIP Python "
@@ -40,13 +61,16 @@ class PythonGpuStacks(FileRule):
     ## What it does
     Finds imports of PyCUDA (`import pycuda.driver`, `from pycuda.compiler import SourceModule`),
     Numba's CUDA target (`from numba import cuda`, `import numba.cuda`), NVIDIA's CUDA Python
-    bindings (`from cuda import cudart`, `from cuda.bindings import runtime`), NVIDIA's library finder
+    bindings (`from cuda import cudart`, `from cuda.bindings import runtime`) and its other components
+    (`cuda.core`, `cuda.compute`, `cuda.coop`), cuTile Python (`import cuda.tile`), CUTLASS's Python
+    DSL (`import cutlass.cute as cute`), NVIDIA's library finder
     (`from cuda.pathfinder import load_nvidia_dynamic_lib`), and CuPy raw kernels
     (`cupy.RawKernel`, `cupy.RawModule`) whose CUDA C source must also compile for HIP. A kernel
     source that the file spells out (a string literal, or a name the file assigns one once) is
     checked by the enabled C-family rules, as a `.cu` file would be: one finding at the call lists
     what they found (`NV001 at kernel line 4: inline PTX ...`), and a clean source is not reported.
-    A source built at run time gets an info note to check it by hand. Not reported inside a
+    A source built at run time gets an info note to check it by hand. Each stack is reported once per
+    file, at its first import; the message counts the file's other imports of it. Not reported inside a
     condition that names HIP/ROCm or `torch.version.cuda`.
 
     ## Why it breaks on AMD
@@ -55,7 +79,13 @@ class PythonGpuStacks(FileRule):
     - Numba's CUDA target compiles through NVVM for NVIDIA GPUs only; its old ROC target was removed.
       ROCm offers an experimental HIP backend for Numba (`numba-hip`, MI-series GPUs on Linux).
     - NVIDIA's CUDA Python needs `libcuda`; AMD ships `hip-python-as-cuda`, an interoperability layer
-      that provides `cuda.cuda`, `cuda.cudart` and `cuda.nvrtc` whose names alias HIP Python.
+      that provides `cuda.cuda`, `cuda.cudart` and `cuda.nvrtc` whose names alias HIP Python. CUDA
+      Python's other components (`cuda.core`, `cuda.compute`, `cuda.coop`) have no such alias.
+    - cuTile Python (`cuda.tile`) is a tile DSL for NVIDIA GPUs: its kernels compile to NVIDIA's Tile IR
+      and need NVIDIA's driver; nothing runs them on AMD (Triton, which has a ROCm backend, is the
+      nearest portable DSL).
+    - CUTLASS's Python packages (the CuTe DSL, `import cutlass.cute as cute`, and `cutlass_cppgen`)
+      target NVIDIA's tensor cores (Ampere, Hopper, Blackwell) and compile with NVIDIA's toolchain.
     - `cuda.pathfinder` locates NVIDIA's dynamic libraries, headers and tools (nvrtc, cuBLAS, nvcc);
       on a ROCm machine it finds none, and the code needs ROCm's counterparts (hipRTC, hipcc) instead.
     - CuPy has ROCm builds, but `RawKernel`/`RawModule` sources are compiled with hipRTC there:
@@ -84,6 +114,8 @@ class PythonGpuStacks(FileRule):
 
     ## References
     - HIP Python and its CUDA Python interoperability layer (hip-python-as-cuda): https://rocm.docs.amd.com/projects/hip-python/en/latest/
+    - cuTile Python (NVIDIA GPUs, Tile IR): https://docs.nvidia.com/cuda/cutile-python
+    - CUTLASS documentation, CuTe DSL (NVIDIA Ampere, Hopper, Blackwell): https://docs.nvidia.com/cutlass/
     - cuda.pathfinder API (loads NVIDIA dynamic libraries, finds NVIDIA headers and tools): https://nvidia.github.io/cuda-python/cuda-pathfinder/latest/api.html
     - Numba HIP backend for ROCm (numba-hip): https://github.com/ROCm/numba-hip
     - Numba's CUDA target (NVIDIA GPUs): https://numba.readthedocs.io/en/stable/cuda/overview.html
@@ -92,26 +124,32 @@ class PythonGpuStacks(FileRule):
 
     code = "PY006"
     name = "python-gpu-stacks"
-    summary = "Python GPU stack that is NVIDIA-only or needs its ROCm variant (PyCUDA, Numba CUDA, CUDA Python, CuPy raw kernels)"
+    summary = "Python GPU stack that is NVIDIA-only or needs its ROCm variant (PyCUDA, Numba CUDA, CUDA Python, cuTile, CUTLASS DSL, CuPy raw kernels)"
     severity = Severity.ERROR
     impact = Impact.RUNTIME
     languages = frozenset({"python"})
-    triggers = ("cuda", "RawKernel", "RawModule")  # pycuda, numba.cuda, cuda.*, CuPy raw kernels
-    checklist = "Move PyCUDA/Numba-CUDA/CUDA-Python code to HIP Python (hip-python, hip-python-as-cuda) or numba-hip; check CuPy raw kernels compile with hipRTC."
+    triggers = ("cuda", "cutlass", "RawKernel", "RawModule")  # pycuda, numba.cuda, cuda.*, CUTLASS, CuPy raw kernels
+    checklist = "Move PyCUDA/Numba-CUDA/CUDA-Python code to HIP Python (hip-python, hip-python-as-cuda) or numba-hip, cuTile and CuTe DSL kernels to Triton or HIP; check CuPy raw kernels compile with hipRTC."
 
     def check_file(self, ctx):
         py = pyparse.get(ctx)
         if py is None:
             return
+        # One finding per stack and file, at its first import: a file of CuTe DSL kernels imports
+        # `cutlass` five ways, and it is one port task.
+        imports: dict[tuple, list] = {}
         for node in py.nodes(cst.Import, cst.ImportFrom):
             if handles_rocm(py, node):
                 continue
             for module, anchor in self._modules(node):
                 found = _stack_of(module)
                 if found:
-                    severity, message = found
-                    start, end = py.span(anchor)
-                    ctx.report_range(start, end, message, severity=severity)
+                    imports.setdefault(found, []).append(py.span(anchor))
+        for (severity, message), spans in imports.items():
+            more = len(spans) - 1
+            if more:
+                message += f" ({more} more import{'s' if more > 1 else ''} of it in this file)"
+            ctx.report_range(*min(spans), message, severity=severity)
         for call in py.nodes(cst.Call):
             if py.names(call.func) & CUPY_KERNELS and not handles_rocm(py, call):
                 self._check_kernel(ctx, py, call)
@@ -148,12 +186,16 @@ class PythonGpuStacks(FileRule):
         if node.relative or node.module is None:
             return
         base = pyparse.dotted(node.module) or ""
-        if _stack_of(base):
-            yield base, node.module
-            return
-        # from numba import cuda / from cuda import cudart
-        if not isinstance(node.names, cst.ImportStar):
+        base_stack = _stack_of(base)
+        # from numba import cuda / from cuda import cudart / from cuda import compute (a more specific entry)
+        rest = isinstance(node.names, cst.ImportStar)
+        if not rest:
             for alias in node.names:
-                name = pyparse.dotted(alias.name) or ""
-                if _stack_of(f"{base}.{name}"):
-                    yield f"{base}.{name}", alias
+                full = f"{base}.{pyparse.dotted(alias.name) or ''}"
+                stack = _stack_of(full)
+                if stack is not None and stack != base_stack:
+                    yield full, alias
+                else:
+                    rest = True
+        if base_stack and rest:
+            yield base, node.module
