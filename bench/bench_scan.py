@@ -4,6 +4,8 @@
 
 On the same corpus, in the same run, each in a fresh process (so peak memory is that run's):
   parse only   tree-sitter parse of every file, one process: the yardstick
+  engine floor what every scan does before any rule logic, one process: parse, find the trigger
+               strings, walk the tree with the compiled queries, parse the macro bodies
   cold scan    `hiplint scan`, all cores, empty cache
   warm scan    the same again: every file unchanged, served from the cache
   one worker   `hiplint scan -j 1 --no-cache`
@@ -41,6 +43,31 @@ for top in sys.argv[1:]:
 print(n)
 """
 
+# The steps of a scan that no rule logic is in (hiplint.engine.Linter._lint_c without the rules):
+# how much of the 2x budget is spent before the first rule runs.
+ENGINE_FLOOR = r"""
+import os, sys
+from hiplint.config import Settings
+from hiplint.cparse import macro_units
+from hiplint.engine import Linter
+from hiplint.registry import load_registry, select_rules
+settings = Settings()
+linter = Linter(settings, select_rules(settings, load_registry()))
+linter.prepare()
+plan, parser = linter._plan, linter._parser
+n = 0
+for top in sys.argv[1:]:
+    for d, _, files in os.walk(top):
+        for f in files:
+            with open(os.path.join(d, f), "rb") as fh:
+                data = fh.read()
+            tree = parser.parse(data)
+            queries = plan.queries_for(frozenset(plan.search.occurrences(data)))
+            Linter._matches(queries, tree.root_node, [])
+            macro_units(parser, tree, data)
+            n += 1
+print(n)
+"""
 
 # As installed by pip: compiled modules are written once and reused (a sandbox that sets
 # PYTHONDONTWRITEBYTECODE would otherwise charge every run for compiling hiplint).
@@ -93,6 +120,7 @@ def main(argv=None) -> int:
         subprocess.run(hiplint + ["--no-cache", quarter[0]], cwd=corpus, env=ENV, capture_output=True)  # compile once
         rows = {}
         rows["parse only"] = measure([sys.executable, "-c", PARSE_ONLY, "."], corpus, args.repeat)
+        rows["engine floor"] = measure([sys.executable, "-c", ENGINE_FLOOR, "."], corpus, args.repeat)
         rows["cold scan"] = measure(hiplint + ["."], corpus, args.repeat, before=clear_cache)
         clear_cache()
         measure(hiplint + ["."], corpus, 1)  # fill the cache
@@ -114,6 +142,7 @@ def main(argv=None) -> int:
             "cold scan / parse only (target <= 2.0)": cold["wall"] / parse["wall"],
             "warm scan / cold scan (target < 0.10)": warm["wall"] / cold["wall"],
             "one worker / parse only (CPU)": one["cpu"] / parse["cpu"],
+            "engine floor / parse only (CPU, no rule logic)": rows["engine floor"]["cpu"] / parse["cpu"],
             "peak memory, full / 1/4 corpus (flat ~ 1.0)": one["peak_mb"] / small["peak_mb"],
         }
         print()
