@@ -176,10 +176,12 @@ class Cache:
 
 
 def _unchanged(path: str, digest: str) -> bool:
-    from hiplint.headers import ABSENT, digest_of
+    from hiplint.headers import ABSENT, LISTING, digest_of, listing_digest
 
     if digest == ABSENT:
         return not os.path.exists(path)  # an include looked for there and not found
+    if digest.startswith(LISTING):
+        return listing_digest(path) == digest  # a directory whose sources were looked through
     try:
         with open(path, "rb") as fh:
             return digest_of(fh.read()) == digest

@@ -60,8 +60,23 @@ ZERO = frozenset({"0", "(0)", "0L", "0U", "false"})
 ABSENT = "absent"  # the digest recorded for a place an include was looked for and not found
 
 
+LISTING = "listing:"  # the digest of a directory is "listing:" and a digest of its CUDA-family file names
+
+
 def digest_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def listing_digest(directory: str) -> str | None:
+    """A directory's CUDA-family file names, as a dependency: a source created there (or removed)
+    changes it. None when the directory cannot be read."""
+    from hiplint.languages import language_of
+
+    try:
+        names = sorted(e for e in os.listdir(directory) if language_of(e) == "cuda")
+    except OSError:
+        return None
+    return LISTING + digest_of("\n".join(names).encode("utf-8", "surrogateescape"))
 
 
 def _facts_of(root, data: bytes, platform) -> tuple[tuple, tuple]:
@@ -301,8 +316,8 @@ def includers(ctx) -> list[tuple[str, bytes]]:
     """The sources that include this header by its name, looked for beside it and in the directory
     above (where a kernel header's launching file usually is): [(path, bytes)]. Asked by a rule
     about to report something another file may settle (SYN005: the cooperative launch of a kernel
-    defined in a header). Every source read is a dependency of the header's cache entry; a source
-    created later is not."""
+    defined in a header). Every source read is a dependency of the header's cache entry, and so is
+    each directory's list of sources (a source created there later re-lints the header)."""
     from hiplint.languages import language_of
 
     full = os.path.abspath(ctx.fs_path)
@@ -320,6 +335,9 @@ def includers(ctx) -> list[tuple[str, bytes]]:
             entries = sorted(os.listdir(directory))
         except OSError:
             continue
+        listing = listing_digest(directory)
+        if listing is not None:
+            ctx.depends[directory] = listing
         for entry in entries:
             path = os.path.join(directory, entry)
             if path == full or language_of(entry) != "cuda" or read >= MAX_INCLUDERS_READ or not os.path.isfile(path):

@@ -200,6 +200,19 @@ def test_kernel_header_follows_its_includer_through_the_cache(tmp_path):
     assert codes() == []
 
 
+def test_kernel_header_is_linted_again_when_a_launcher_appears(tmp_path):
+    # The directories looked through for includers are dependencies too: a new source beside the
+    # header that launches its kernel cooperatively settles the header's SYN005.
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cuh").write_text(
+        "#pragma once\n#include <cooperative_groups.h>\n"
+        "__global__ void k(float* d) { d[0] = 1.f; cooperative_groups::this_grid().sync(); }\n")
+    assert scan_codes(tmp_path, "SYN005") == [("src/k.cuh", "SYN005")]
+    (tmp_path / "src" / "k.cu").write_text('#include "k.cuh"\nvoid run(float* d) { void* a[] = {&d}; '
+                                           "cudaLaunchCooperativeKernel((void*)k, 8, 64, a, 0, 0); }\n")
+    assert scan_codes(tmp_path, "SYN005") == []
+
+
 def test_an_include_cycle_is_not_an_unread_header(tmp_path):
     # A header being read further up (a.cuh -> b.cuh -> a.cuh) is skipped, not counted as unreadable:
     # an unreadable header on one side would stop switches being learnt for the other.
