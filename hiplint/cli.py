@@ -1,4 +1,4 @@
-"""The command line: `hiplint scan`, `fix`, `rule`, `rules`, `version`.
+"""The command line: `hiplint scan`, `fix`, `rule`, `rules`, `clean`, `version`.
 
 Exit codes: 0 nothing reported (or everything fixed), 1 findings reported (or, with --diff,
 something to change), 2 usage, configuration or internal error.
@@ -16,6 +16,8 @@ from hiplint.config import ConfigError, Settings, load_settings, parse_version, 
 from hiplint.languages import language_of
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+# The report formats (hiplint.emit registers them; named here so `--help` needs no import of it).
+OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit", "checklist")
 
 
 def _split(values) -> tuple[str, ...]:
@@ -49,7 +51,8 @@ def scan_options(fn):
         click.option("--report-nvidia-branches", is_flag=True, default=None, help="Also report code that only compiles for NVIDIA: #if branches, and CUDA back-end files with a HIP twin."),
         click.option("--config", "config_path", type=click.Path(), help="Use this configuration file."),
         click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
-        click.option("--output-format", "output_format", help="full, concise, json, ..."),
+        click.option("--output-format", "output_format", metavar="FORMAT",
+                     help=f"One of: {', '.join(OUTPUT_FORMATS)} (default: full)."),
         click.option("-o", "--output-file", type=click.Path(), help="Write the report to this file."),
         click.option("--report", "reports", multiple=True, metavar="FMT=PATH",
                      help="Also write a report in format FMT to PATH (repeatable), from the same scan."),
@@ -65,6 +68,9 @@ def scan_options(fn):
         click.option("--jobs", "-j", type=int, help="Worker processes (default: all cores)."),
         click.option("--no-progress", is_flag=True, help="Never show the progress line."),
         click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary, no notes."),
+        click.option("--show-files", is_flag=True, help="List the files a scan would read (after excludes), and exit."),
+        click.option("--show-settings", is_flag=True,
+                     help="Print the settings in effect (configuration file, rules, targets), and exit."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
@@ -122,6 +128,19 @@ def _do_scan(paths, kw, force_fix: bool = False):
     paths = list(paths) or ["."]
     quiet = kw.get("quiet")
     out_file = kw.get("output_file")
+    if kw.get("show_settings"):
+        click.echo(_settings_text(settings, rules), nl=False)
+        return EXIT_CLEAN
+    if kw.get("show_files"):
+        from hiplint.discovery import discover
+        from hiplint.engine import Linter
+
+        notes: list[str] = []
+        for sp in discover(paths, settings, Linter(settings, rules).languages or {"cuda"}, notes):
+            click.echo(sp.display)
+        for note in notes:
+            click.echo(f"hiplint: {note}", err=True)
+        return EXIT_CLEAN
 
     if paths == ["-"]:
         name = kw.get("stdin_filename") or "-"
@@ -196,6 +215,51 @@ def _do_scan(paths, kw, force_fix: bool = False):
     return EXIT_FINDINGS if gate.fails(findings, threshold) else EXIT_CLEAN
 
 
+def _settings_text(settings: Settings, rules) -> str:
+    """The resolved settings, in the configuration file's own spelling (`--show-settings`)."""
+    import json
+
+    def value(v):
+        if isinstance(v, (tuple, list, frozenset, set)):
+            return json.dumps(sorted(v) if isinstance(v, (frozenset, set)) else list(v))
+        if isinstance(v, dict):
+            return json.dumps({k: value(x) if isinstance(x, (tuple, list)) else str(x) for k, x in v.items()})
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        return json.dumps(str(v))
+
+    rows = [
+        ("configuration", str(settings.config_path) if settings.config_path else "none (defaults)"),
+        ("root", str(settings.root)),
+        ("select", "default" if settings.select is None else value(settings.select)),
+        ("extend-select", value(settings.extend_select)),
+        ("ignore", value(settings.ignore)),
+        ("per-file-ignores", value(settings.per_file_ignores)),
+        ("severity", value({k: s.value for k, s in settings.severity.items()})),
+        ("targets", value(settings.targets)),
+        ("wave-sizes", value(settings.wave_sizes)),
+        ("rocm-version", value(".".join(map(str, settings.rocm_version)))),
+        ("report-nvidia-branches", value(settings.report_nvidia_branches)),
+        ("hip-macros", value(settings.hip_macros)),
+        ("include", value(settings.include)),
+        ("exclude", value(settings.exclude)),
+        ("extend-exclude", value(settings.extend_exclude)),
+        ("respect-gitignore", value(settings.respect_gitignore)),
+        ("force-exclude", value(settings.force_exclude)),
+        ("fix", value(settings.fix)),
+        ("unsafe-fixes", value(settings.unsafe_fixes)),
+        ("output-format", value(settings.output_format)),
+        ("jobs", value(settings.jobs or "all cores")),
+        ("cache-dir", value(settings.cache_dir)),
+    ]
+    rows += [(k, value(v)) for k, v in sorted(settings.extra.items())]
+    rows += [(f"rule-options.{code}", value(opts)) for code, opts in sorted(settings.rule_options.items())]
+    codes = sorted(r.code for r in rules)
+    rows.append((f"rules enabled ({len(codes)})", " ".join(codes)))
+    width = max(len(k) for k, _ in rows)
+    return "".join(f"{k:<{width}} = {v}\n" for k, v in rows)
+
+
 def _is_summary(line: str) -> bool:
     return line.startswith(("Found ", "All checks passed", "[*] ", "Fixed ")) or " more fixable with " in line
 
@@ -246,6 +310,32 @@ def check_cmd(paths, **kw):
 def fix_cmd(paths, **kw):
     """Apply fixes to PATHS: the short form of `hiplint scan --fix`."""
     sys.exit(_do_scan(paths, kw, force_fix=True))
+
+
+@cli.command("clean")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--config", "config_path", type=click.Path(), help="Use this configuration file.")
+def clean_cmd(paths, config_path):
+    """Remove the scan cache (`cache-dir`, `.hiplint_cache/` by default) of PATHS' projects."""
+    import shutil
+
+    removed = set()
+    for p in list(paths) or ["."]:
+        try:
+            settings = load_settings([p], config_path)
+        except ConfigError as exc:
+            _fail(str(exc))
+        base = settings.cache_dir if os.path.isabs(settings.cache_dir) else os.path.join(str(settings.root), settings.cache_dir)
+        base = os.path.abspath(base)
+        # Only a directory hiplint made (it tags its cache root) is removed.
+        if base in removed or not os.path.isfile(os.path.join(base, "CACHEDIR.TAG")):
+            continue
+        shutil.rmtree(base, ignore_errors=True)
+        removed.add(base)
+        click.echo(f"Removed {os.path.relpath(base)}")
+    if not removed:
+        click.echo("No cache to remove.")
+    sys.exit(EXIT_CLEAN)
 
 
 @cli.command("rule")

@@ -195,3 +195,48 @@ def test_exclude_patterns_as_one_regex_agree_with_pathspec():
               "top_only.cu", "src/top_only.cu", "_deps/", "deps/", "venv/", "src/venv/", "my.venv/"]
     assert [regex.search(p) is not None for p in probes] == [spec.match_file(p) for p in probes]
     assert _one_regex(pathspec.GitIgnoreSpec.from_lines(["build/", "!build/keep.cu"])) is None  # negation
+
+
+def test_show_files_lists_what_a_scan_reads(cli, proj):
+    (proj / "hiplint.toml").write_text('extend-exclude = ["vendor/"]\n')
+    (proj / "vendor").mkdir()
+    (proj / "vendor" / "v.cu").write_bytes(BAD)
+    (proj / "src" / "notes.txt").write_text("not a source")
+    proc = cli("scan", "--show-files", cwd=proj)
+    assert proc.returncode == 0
+    assert sorted(proc.stdout.decode().split()) == ["src/bad.cu", "src/good.cu"]
+
+
+def test_show_settings_prints_the_resolved_configuration(cli, proj):
+    (proj / "hiplint.toml").write_text('targets = ["gfx942"]\nignore = ["WRP006"]\nrocm-version = "6.2"\n')
+    proc = cli("scan", "src", "--show-settings", "--extend-select", "ALL", cwd=proj)
+    assert proc.returncode == 0
+    rows = dict(line.split(" = ", 1) for line in proc.stdout.decode().splitlines())
+    rows = {k.strip(): v for k, v in rows.items()}
+    assert rows["configuration"].endswith("hiplint.toml")
+    assert rows["targets"] == '["gfx942"]' and rows["wave-sizes"] == "[64]"
+    assert rows["rocm-version"] == '"6.2"' and rows["ignore"] == '["WRP006"]'
+    enabled = next(v for k, v in rows.items() if k.startswith("rules enabled")).split()
+    assert "WRP001" in enabled and "WRP006" not in enabled
+
+
+def test_output_format_help_names_every_format(cli):
+    from hiplint import emit
+    from hiplint.cli import OUTPUT_FORMATS
+
+    assert sorted(OUTPUT_FORMATS) == sorted(emit.EMITTERS)
+    help_text = " ".join(cli("scan", "--help").stdout.decode().split())
+    assert all(f in help_text for f in OUTPUT_FORMATS)
+
+
+def test_clean_removes_only_the_cache_hiplint_made(cli, proj):
+    assert cli("scan", "src", cwd=proj).returncode == 1
+    assert (proj / ".hiplint_cache" / "CACHEDIR.TAG").is_file()
+    proc = cli("clean", cwd=proj)
+    assert proc.returncode == 0 and b"Removed .hiplint_cache" in proc.stdout
+    assert not (proj / ".hiplint_cache").exists() and (proj / "src" / "bad.cu").exists()
+    assert b"No cache to remove" in cli("clean", cwd=proj).stdout
+    # A cache-dir pointing at a directory hiplint did not make is left alone.
+    (proj / "hiplint.toml").write_text('cache-dir = "src"\n')
+    assert b"No cache to remove" in cli("clean", cwd=proj).stdout
+    assert (proj / "src" / "bad.cu").exists()
