@@ -219,14 +219,17 @@ def _settings_text(settings: Settings, rules) -> str:
     """The resolved settings, in the configuration file's own spelling (`--show-settings`)."""
     import json
 
-    def value(v):
-        if isinstance(v, (tuple, list, frozenset, set)):
-            return json.dumps(sorted(v) if isinstance(v, (frozenset, set)) else list(v))
+    def plain(v):
+        if isinstance(v, (frozenset, set)):
+            return sorted(plain(x) for x in v)
+        if isinstance(v, (tuple, list)):
+            return [plain(x) for x in v]
         if isinstance(v, dict):
-            return json.dumps({k: value(x) if isinstance(x, (tuple, list)) else str(x) for k, x in v.items()})
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        return json.dumps(str(v))
+            return {str(k): plain(x) for k, x in v.items()}
+        return v if isinstance(v, (bool, int, float, str)) or v is None else str(getattr(v, "value", v))
+
+    def value(v):
+        return json.dumps(plain(v))
 
     rows = [
         ("configuration", str(settings.config_path) if settings.config_path else "none (defaults)"),
@@ -235,7 +238,7 @@ def _settings_text(settings: Settings, rules) -> str:
         ("extend-select", value(settings.extend_select)),
         ("ignore", value(settings.ignore)),
         ("per-file-ignores", value(settings.per_file_ignores)),
-        ("severity", value({k: s.value for k, s in settings.severity.items()})),
+        ("severity", value(settings.severity)),
         ("targets", value(settings.targets)),
         ("wave-sizes", value(settings.wave_sizes)),
         ("rocm-version", value(".".join(map(str, settings.rocm_version)))),

@@ -208,7 +208,8 @@ def test_show_files_lists_what_a_scan_reads(cli, proj):
 
 
 def test_show_settings_prints_the_resolved_configuration(cli, proj):
-    (proj / "hiplint.toml").write_text('targets = ["gfx942"]\nignore = ["WRP006"]\nrocm-version = "6.2"\n')
+    (proj / "hiplint.toml").write_text('targets = ["gfx942"]\nignore = ["WRP006"]\nrocm-version = "6.2"\n'
+                                     'per-file-ignores = { "src/bad.cu" = ["WRP001"] }\nseverity = { WRP004 = "info" }\n')
     proc = cli("scan", "src", "--show-settings", "--extend-select", "ALL", cwd=proj)
     assert proc.returncode == 0
     rows = dict(line.split(" = ", 1) for line in proc.stdout.decode().splitlines())
@@ -216,6 +217,8 @@ def test_show_settings_prints_the_resolved_configuration(cli, proj):
     assert rows["configuration"].endswith("hiplint.toml")
     assert rows["targets"] == '["gfx942"]' and rows["wave-sizes"] == "[64]"
     assert rows["rocm-version"] == '"6.2"' and rows["ignore"] == '["WRP006"]'
+    assert json.loads(rows["per-file-ignores"]) == {"src/bad.cu": ["WRP001"]}
+    assert json.loads(rows["severity"]) == {"WRP004": "info"}
     enabled = next(v for k, v in rows.items() if k.startswith("rules enabled")).split()
     assert "WRP001" in enabled and "WRP006" not in enabled
 
