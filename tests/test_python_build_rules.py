@@ -192,3 +192,16 @@ def test_makefile_values_glued_to_the_assignment_operator_are_scanned():
     NVCC?=nvcc
     """
     assert _codes(_lint("Makefile", make)) == [(1, "BLD005"), (1, "BLD006"), (2, "BLD004"), (3, "BLD007")]
+
+
+def test_optional_gpu_stack_imports_are_info_notes():
+    # Only an import whose `try` catches a failed import is optional; one stack reported once per file,
+    # at its first required import when it has one.
+    from conftest import FIXTURES
+
+    text = (FIXTURES / "python" / "stacks_optional.py").read_text()
+    found = {f.line: f.severity.value for f in _lint("stacks_optional.py", text) if f.code == "PY006"}
+    assert found == {4: "info", 10: "info", 17: "error", 27: "error"}
+    # The same imports outside `try` are errors and warnings again.
+    plain = "import cutlass.cute as cute\nfrom cuda import cudart\n"
+    assert {f.line: f.severity.value for f in _lint("plain.py", plain)} == {1: "error", 2: "warning"}

@@ -45,7 +45,29 @@ STACKS = (
      "install hip-python-as-cuda, which provides `cuda.cuda`/`cuda.cudart`/`cuda.nvrtc` as aliases of HIP Python "
      "(check each call you use is covered)"),
 )
+# An import in the body of a `try` that catches one of these is optional: where the package is
+# missing (on ROCm) the handler's fallback runs.
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+OPTIONAL_NOTE = (" (an optional import, inside `try` ... `except ImportError`: where the package is missing, as on "
+                 "ROCm, the fallback runs; check that it works there)")
 CUPY_KERNELS = frozenset({"cupy.RawKernel", "cupy.RawModule", "cp.RawKernel", "cp.RawModule"})
+
+
+def _optional(py, node) -> bool:
+    """Whether an import statement sits in the body of a `try` whose handlers catch a failed import."""
+    child = node
+    for anc in py.ancestors(node):
+        if isinstance(anc, cst.Try) and anc.body is child:
+            for handler in anc.handlers:
+                kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+                names = {(pyparse.dotted(k.value if isinstance(k, cst.Element) else k) or "").rsplit(".", 1)[-1]
+                         for k in kinds if k is not None}
+                if handler.type is None or names & IMPORT_ERRORS:
+                    return True
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        child = anc
+    return False
 
 
 def _stack_of(module: str):
@@ -70,7 +92,9 @@ class PythonGpuStacks(FileRule):
     checked by the enabled C-family rules, as a `.cu` file would be: one finding at the call lists
     what they found (`NV001 at kernel line 4: inline PTX ...`), and a clean source is not reported.
     A source built at run time gets an info note to check it by hand. Each stack is reported once per
-    file, at its first import; the message counts the file's other imports of it. Not reported inside a
+    file, at its first import; the message counts the file's other imports of it. A file whose only
+    imports of a stack are optional (inside `try` with an `except ImportError`, `ModuleNotFoundError`
+    or `Exception`) gets an info note instead: where the package is missing, its fallback runs. Not reported inside a
     condition that names HIP/ROCm or `torch.version.cuda`.
 
     ## Why it breaks on AMD
@@ -136,20 +160,24 @@ class PythonGpuStacks(FileRule):
         if py is None:
             return
         # One finding per stack and file, at its first import: a file of CuTe DSL kernels imports
-        # `cutlass` five ways, and it is one port task.
+        # `cutlass` five ways, and it is one port task. Only optional imports: an info note.
         imports: dict[tuple, list] = {}
         for node in py.nodes(cst.Import, cst.ImportFrom):
             if handles_rocm(py, node):
                 continue
+            optional = _optional(py, node)
             for module, anchor in self._modules(node):
                 found = _stack_of(module)
                 if found:
-                    imports.setdefault(found, []).append(py.span(anchor))
-        for (severity, message), spans in imports.items():
-            more = len(spans) - 1
+                    imports.setdefault(found, []).append((optional, py.span(anchor)))
+        for (severity, message), places in imports.items():
+            optional, span = min(places)  # the first required import, else the first optional one
+            more = len(places) - 1
             if more:
                 message += f" ({more} more import{'s' if more > 1 else ''} of it in this file)"
-            ctx.report_range(*min(spans), message, severity=severity)
+            if optional:
+                message, severity = message + OPTIONAL_NOTE, Severity.INFO
+            ctx.report_range(*span, message, severity=severity)
         for call in py.nodes(cst.Call):
             if py.names(call.func) & CUPY_KERNELS and not handles_rocm(py, call):
                 self._check_kernel(ctx, py, call)
