@@ -41,12 +41,15 @@ class TorchVersionCudaNone(FileRule):
       `packaging.version.parse(...)`, `torch.version.cuda.split(".")`, `torch.version.cuda[0]`;
     - ordered: `torch.version.cuda >= "11.8"`, `"12" in torch.version.cuda`;
     - tested for truth as "this is a GPU build": `if torch.version.cuda:`, `not torch.version.cuda`,
-      `assert torch.version.cuda`, where the guarded code does not itself use the CUDA version.
+      `assert torch.version.cuda`, where the guarded code does not itself use the CUDA version;
+    - compared with `None` to demand a CUDA build: `if torch.version.cuda is None: raise ...` (or
+      `sys.exit(...)`), `assert torch.version.cuda is not None`, unless a later statement of the
+      block parses the version (then that parse is what is reported).
 
-    Not reported: `is None` / `is not None` and `==` / `!=` comparisons; a truth test that guards a
-    use of the version or an NVIDIA-only check (`if torch.version.cuda and float(torch.version.cuda)
-    >= 11.8`, `torch.version.cuda and torch.cuda.get_device_capability() >= (9, 0)`); version uses
-    under such a guard; code in a branch or boolean expression that mentions `torch.version.hip` (or
+    Not reported: other `is None` / `is not None` and `==` / `!=` comparisons (they pick a path); a
+    truth test that guards a use of the version or an NVIDIA-only check (`if torch.version.cuda and
+    float(torch.version.cuda) >= 11.8`, `torch.version.cuda and torch.cuda.get_device_capability() >=
+    (9, 0)`); version uses under such a guard; code in a branch or boolean expression that mentions `torch.version.hip` (or
     another HIP/ROCm marker) or after an early `if torch.version.hip: return`. Nor a truth test that
     picks NVIDIA's own path on purpose: its branch or conditions name CUTLASS, NVML, nvcc or a compute
     capability (`fmha.cutlass.FwOp if torch.version.cuda else ...`, `torch.version.cuda and
@@ -111,10 +114,17 @@ class TorchVersionCudaNone(FileRule):
             if kind is None:
                 continue
             # A truth test is the subject here; other uses are fine under `if torch.version.cuda:`.
-            if handles_rocm(py, node, cuda_build_guard=kind != "truth"):
+            if handles_rocm(py, node, cuda_build_guard=kind not in ("truth", "requires")):
                 continue
             start, end = py.span(anchor)
-            if kind == "truth":
+            if kind == "requires" and self._guards_later_use(py, anchor):
+                continue  # the version is parsed right after: a check that the CUDA version exists
+            if kind == "requires":
+                ctx.report_range(start, end,
+                                 "`torch.version.cuda` is None on ROCm builds, so this check stops a ROCm GPU build "
+                                 "as if it were CPU-only; also accept `torch.version.hip` (or use "
+                                 "`torch.cuda.is_available()`)")
+            elif kind == "truth":
                 fix = self._truth_fix(py, node)
                 ctx.report_range(start, end,
                                  "`torch.version.cuda` is None on ROCm builds, so this test treats a ROCm GPU build "
@@ -168,6 +178,30 @@ class TorchVersionCudaNone(FileRule):
             return "truth", node
         return None, None
 
+    def _guards_later_use(self, py, comp) -> bool:
+        """Does a statement after this `if ... is None: raise` / `assert ... is not None` use the CUDA
+        version itself (parse or order it)? Then it only checks that the version exists, as a
+        `torch.version.cuda and float(torch.version.cuda) >= 11.8` guard does."""
+        stmt, block = None, None
+        for anc in py.ancestors(comp):
+            body = getattr(anc, "body", None)
+            if isinstance(body, (list, tuple)) and stmt is not None and \
+                    not isinstance(anc, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and \
+                    any(b is stmt for b in body):
+                block = body
+                break
+            stmt = anc
+        if block is None:
+            return False
+        after = next(i for i, b in enumerate(block) if b is stmt) + 1
+        for later in block[after:]:
+            for node in _descendants(later):
+                if isinstance(node, (cst.Attribute, cst.Name)) and self._is_version_cuda(py, node):
+                    kind, _ = self._usage(py, node)
+                    if kind not in (None, "truth", "requires"):
+                        return True
+        return False
+
     @staticmethod
     def _comparison(py, node, comp):
         if not isinstance(comp, cst.Comparison):
@@ -180,6 +214,15 @@ class TorchVersionCudaNone(FileRule):
             return "an ordering comparison with it", comp
         if idx > 0 and isinstance(ops[idx - 1], (cst.In, cst.NotIn)):
             return "`in` on it", comp
+        # `if torch.version.cuda is None: raise ...` and `assert torch.version.cuda is not None`
+        # demand a CUDA build: on ROCm they stop a GPU build. An `is None` test that picks a path is fine.
+        if len(operands) == 2 and isinstance(operands[1 - idx], cst.Name) and operands[1 - idx].value == "None":
+            test_of = py.parent(comp)
+            if isinstance(ops[0], cst.IsNot) and isinstance(test_of, cst.Assert) and test_of.test is comp:
+                return "requires", comp
+            if isinstance(ops[0], cst.Is) and isinstance(test_of, cst.If) and test_of.test is comp and \
+                    _stops(test_of.body):
+                return "requires", comp
         return None, None
 
     @staticmethod
@@ -262,6 +305,18 @@ class TorchVersionCudaNone(FileRule):
         new = f"{text} or {hip}" if direct else f"({text} or {hip})"
         start, end = py.span(node)
         return Fix.unsafe("also accept torch.version.hip (ROCm builds)", Edit(start, end, new))
+
+
+def _stops(block) -> bool:
+    """Does the block raise or exit the program first thing (`raise ...`, `sys.exit(...)`)?"""
+    stmts = block.body if isinstance(block, cst.SimpleStatementSuite) else \
+        (block.body[0].body if block.body and isinstance(block.body[0], cst.SimpleStatementLine) else ())
+    if not stmts:
+        return False
+    first = stmts[0]
+    return isinstance(first, cst.Raise) or (
+        isinstance(first, cst.Expr) and isinstance(first.value, cst.Call)
+        and (pyparse.dotted(first.value.func) or "") in ("sys.exit", "exit", "quit", "os._exit"))
 
 
 def _params(params: cst.Parameters):
