@@ -145,3 +145,21 @@ def file_mentions(py: PyModule, needles) -> bool:
         if v and any(x in v.lower() for x in low):
             return True
     return False
+
+
+def caught_in_try(py: PyModule, node: cst.CSTNode, exceptions: frozenset[str]) -> bool:
+    """Whether `node` runs in the body of a `try` (in the same function) whose handlers catch one
+    of `exceptions` (by name, `except (A, B)`, a bare `except`)."""
+    child = node
+    for anc in py.ancestors(node):
+        if isinstance(anc, cst.Try) and anc.body is child:
+            for handler in anc.handlers:
+                kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+                names = {(dotted(k.value if isinstance(k, cst.Element) else k) or "").rsplit(".", 1)[-1]
+                         for k in kinds if k is not None}
+                if handler.type is None or names & exceptions:
+                    return True
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        child = anc
+    return False

@@ -6,7 +6,7 @@ from hiplint import FileRule, Impact, Severity
 from hiplint import pyparse
 
 from ._embedded import cuda_findings, literal_source
-from ._vendor import handles_rocm
+from ._vendor import caught_in_try, handles_rocm
 
 # Imported module -> (severity, message). Most specific first.
 STACKS = (
@@ -51,23 +51,6 @@ IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "B
 OPTIONAL_NOTE = (" (an optional import, inside `try` ... `except ImportError`: where the package is missing, as on "
                  "ROCm, the fallback runs; check that it works there)")
 CUPY_KERNELS = frozenset({"cupy.RawKernel", "cupy.RawModule", "cp.RawKernel", "cp.RawModule"})
-
-
-def _optional(py, node) -> bool:
-    """Whether an import statement sits in the body of a `try` whose handlers catch a failed import."""
-    child = node
-    for anc in py.ancestors(node):
-        if isinstance(anc, cst.Try) and anc.body is child:
-            for handler in anc.handlers:
-                kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
-                names = {(pyparse.dotted(k.value if isinstance(k, cst.Element) else k) or "").rsplit(".", 1)[-1]
-                         for k in kinds if k is not None}
-                if handler.type is None or names & IMPORT_ERRORS:
-                    return True
-        if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
-            return False
-        child = anc
-    return False
 
 
 def _stack_of(module: str):
@@ -165,7 +148,7 @@ class PythonGpuStacks(FileRule):
         for node in py.nodes(cst.Import, cst.ImportFrom):
             if handles_rocm(py, node):
                 continue
-            optional = _optional(py, node)
+            optional = caught_in_try(py, node, IMPORT_ERRORS)
             for module, anchor in self._modules(node):
                 found = _stack_of(module)
                 if found:
