@@ -234,6 +234,15 @@ class PyModule:
         return bool(self.names(node) & set(candidates))
 
 
+def descendants(node):
+    """`node` and every node below it (libcst), in no particular order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
 def dotted(node) -> str | None:
     """`a.b.c` for Name/Attribute chains, else None."""
     parts = []

@@ -26,7 +26,7 @@ def _probed(py, call) -> bool:
     child = call
     for anc in py.ancestors(call):
         if isinstance(anc, cst.If) and anc.body is child:
-            for node in _walk(anc.test):
+            for node in pyparse.descendants(anc.test):
                 text = node.value if isinstance(node, cst.Name) else pyparse.string_value(node)
                 if text and "nvcc" in text.lower():
                     return True
@@ -34,14 +34,6 @@ def _probed(py, call) -> bool:
             return False
         child = anc
     return False
-
-
-def _walk(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)
 
 
 def _literal_tail(node) -> str | None:

@@ -152,7 +152,7 @@ class TorchCapabilityGate(FileRule):
     def _derives(self, py, node, tracked) -> bool:
         """Does this expression come from a capability call (directly or through a tracked name)?"""
         names = tracked.get(_scope_key(py, node), {})
-        for n in _walk(node):
+        for n in pyparse.descendants(node):
             if isinstance(n, cst.Call) and py.names(n.func) & CAPABILITY_CALLS:
                 return True
             if isinstance(n, cst.Attribute) and n.attr.value in ("major", "minor"):
@@ -181,11 +181,3 @@ def _scope_key(py, node):
         if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
             return id(anc)
     return 0
-
-
-def _walk(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)

@@ -195,7 +195,7 @@ class TorchVersionCudaNone(FileRule):
             return False
         after = next(i for i, b in enumerate(block) if b is stmt) + 1
         for later in block[after:]:
-            for node in _descendants(later):
+            for node in pyparse.descendants(later):
                 if isinstance(node, (cst.Attribute, cst.Name)) and self._is_version_cuda(py, node):
                     kind, _ = self._usage(py, node)
                     if kind not in (None, "truth", "requires"):
@@ -258,7 +258,7 @@ class TorchVersionCudaNone(FileRule):
         elif isinstance(scope, cst.IfExp) and scope.test is top:
             guarded.append(scope.body)
         for g in guarded:
-            for other in _descendants(g):
+            for other in pyparse.descendants(g):
                 if other is node or not isinstance(other, cst.Attribute):
                     continue
                 # The test guards a use of the version, or an NVIDIA-only check (capability numbers).
@@ -290,7 +290,7 @@ class TorchVersionCudaNone(FileRule):
             block = py.parent(scope)
             for stmt in getattr(block, "body", ()):
                 if stmt is not scope and isinstance(stmt, cst.If) and any(
-                        py.names(n) & HIP_DOTTED for n in _descendants(stmt.test) if isinstance(n, cst.Attribute)):
+                        py.names(n) & HIP_DOTTED for n in pyparse.descendants(stmt.test) if isinstance(n, cst.Attribute)):
                     return True
         return False
 
@@ -327,16 +327,8 @@ def _params(params: cst.Parameters):
     return out
 
 
-def _descendants(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)
-
-
 def _names_nvidia_only(py, node) -> bool:
-    for n in _descendants(node):
+    for n in pyparse.descendants(node):
         if isinstance(n, cst.Name):
             text = n.value.lower()
         elif isinstance(n, cst.SimpleString):
@@ -350,4 +342,4 @@ def _names_nvidia_only(py, node) -> bool:
 
 def _names_rocm_library(node) -> bool:
     return any(isinstance(n, cst.Name) and not ROCM_LIBRARY_WORDS.isdisjoint(identifier_words(n.value))
-               for n in _descendants(node))
+               for n in pyparse.descendants(node))
