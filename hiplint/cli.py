@@ -324,6 +324,9 @@ def clean_cmd(paths, config_path):
 
     removed = set()
     for p in list(paths) or ["."]:
+        if not os.path.lexists(p):
+            click.echo(f"hiplint: warning: {p}: no such file or directory", err=True)
+            continue
         try:
             settings = load_settings([p], config_path)
         except ConfigError as exc:

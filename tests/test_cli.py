@@ -239,6 +239,11 @@ def test_clean_removes_only_the_cache_hiplint_made(cli, proj):
     assert proc.returncode == 0 and b"Removed .hiplint_cache" in proc.stdout
     assert not (proj / ".hiplint_cache").exists() and (proj / "src" / "bad.cu").exists()
     assert b"No cache to remove" in cli("clean", cwd=proj).stdout
+    # A path that does not exist is a warning: it does not stand for the current directory's cache.
+    assert cli("scan", "src", cwd=proj).returncode == 1
+    proc = cli("clean", "missing/dir", cwd=proj)
+    assert b"no such file or directory" in proc.stderr and (proj / ".hiplint_cache").is_dir()
+    assert b"Removed" in cli("clean", cwd=proj).stdout
     # A cache-dir pointing at a directory hiplint did not make is left alone.
     (proj / "hiplint.toml").write_text('cache-dir = "src"\n')
     assert b"No cache to remove" in cli("clean", cwd=proj).stdout
