@@ -56,12 +56,9 @@ def _program(node) -> str | None:
     argument list."""
     if isinstance(node, (cst.List, cst.Tuple)):
         return _literal_tail(node.elements[0].value) if node.elements else None
-    text = _literal_tail(node)
-    if text is None:
-        return None
-    if pyparse.string_value(node) is not None:
-        return (text.split() or [""])[0]  # "nvcc --version": the first word
-    return text.split()[0] if text.split() else None  # f"{home}/bin/nvcc -V": the text after the last {}
+    # "nvcc --version", f"{home}/bin/nvcc -V" (the text after the last {}): the first word.
+    words = (_literal_tail(node) or "").split()
+    return words[0] if words else None
 
 
 class NvccFromPython(FileRule):
