@@ -166,9 +166,14 @@ def _do_scan(paths, kw, force_fix: bool = False):
         _write(emit.render(settings.output_format, report), out_file)
         return EXIT_FINDINGS if (result.findings and not kw.get("exit_zero")) else (EXIT_ERROR if result.internal_error else EXIT_CLEAN)
 
-    for p in paths:
-        if not os.path.lexists(p):
-            click.echo(f"hiplint: warning: {p}: no such file or directory", err=True)
+    # A named path that does not exist is a usage error (exit 2, after scanning the others): a CI gate
+    # whose directory was renamed must not pass as "nothing found".
+    missing = [p for p in paths if not os.path.lexists(p)]
+    for p in missing:
+        click.echo(f"hiplint: error: {p}: no such file or directory", err=True)
+    paths = [p for p in paths if p not in missing]
+    if not paths:
+        return EXIT_ERROR
     progress = (not kw.get("no_progress")) and sys.stderr.isatty()
     try:
         reports = gate.parse_report_specs(kw.get("reports"))
@@ -185,7 +190,7 @@ def _do_scan(paths, kw, force_fix: bool = False):
         if not quiet:
             n = len(scan.fixed)
             click.echo(f"Would fix {n} finding{'s' if n != 1 else ''}.", err=True)
-        if scan.internal_error:
+        if scan.internal_error or missing:
             return EXIT_ERROR
         return EXIT_FINDINGS if text and not kw.get("exit_zero") else EXIT_CLEAN
     findings = scan.findings
@@ -207,7 +212,7 @@ def _do_scan(paths, kw, force_fix: bool = False):
     _write(text, out_file)
     for fmt, path in reports:
         _write(emit.render(fmt, replace(report, color=False)), path)
-    if scan.internal_error:
+    if scan.internal_error or missing:
         return EXIT_ERROR
     if wrote_baseline or kw.get("exit_zero"):
         return EXIT_CLEAN

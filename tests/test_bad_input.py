@@ -69,6 +69,17 @@ def test_unreadable_file_is_one_line(monkeypatch, tmp_path, capsys):
 def test_directory_named_like_a_source_and_missing_path(cli, tmp_path):
     (tmp_path / "d.cu").mkdir()
     proc = cli("scan", "d.cu", "nothere.cu", cwd=tmp_path)
-    assert proc.returncode == 0
-    assert b"nothere.cu: no such file or directory" in proc.stderr
+    # A named path that does not exist fails the run (a renamed directory must not pass a CI gate),
+    # said once; the paths that do exist are still scanned.
+    assert proc.returncode == 2
+    assert proc.stderr.count(b"nothere.cu: no such file or directory") == 1
     assert b"Traceback" not in proc.stderr
+
+
+def test_missing_path_fails_even_when_the_others_have_findings(cli, tmp_path):
+    (tmp_path / "k.cu").write_text("__global__ void k(unsigned *o) { *o = __ballot_sync(0xffffffff, 1); }\n")
+    proc = cli("scan", "k.cu", "gone/", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert b"k.cu:1:" in proc.stdout
+    proc = cli("scan", "--exit-zero", "gone/", cwd=tmp_path)
+    assert proc.returncode == 2 and b"All checks passed" not in proc.stdout
