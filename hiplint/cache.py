@@ -1,7 +1,7 @@
 """The scan cache: an unchanged file is not parsed again.
 
 Layout: `<cache-dir>/<hiplint version>/<run key>/<xx>/<entry key>.json`, one small file per source
-file, so concurrent runs never share a file they write (each entry is written to a temporary name
+file (and `<cache-dir>/<hiplint version>/plans/`: the rules' query split, hiplint.engine), so concurrent runs never share a file they write (each entry is written to a temporary name
 and renamed into place, which is atomic on POSIX and Windows).
 
 - The run key hashes what decides findings besides the file: hiplint's version, the grammar version,
@@ -130,6 +130,16 @@ class Cache:
             base = os.path.join(str(settings.root), base)
         _mark(base)
         return cls(os.path.join(base, __version__, run_key(settings, rule_classes)))
+
+    @staticmethod
+    def plans_directory(settings) -> str:
+        """Where the engine saves the split of the rules' query patterns (hiplint.engine): shared by
+        every run key, since the file name hashes the patterns themselves."""
+        base = settings.cache_dir
+        if not os.path.isabs(base):
+            base = os.path.join(str(settings.root), base)
+        _mark(base)
+        return os.path.join(base, __version__, "plans")
 
     @staticmethod
     def entry_key(display: str, language: str, data: bytes, path: str | None = None) -> str:

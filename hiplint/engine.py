@@ -57,6 +57,7 @@ class Linter:
         self._fallback_codes = frozenset(r.code for r in self.rules if r.fallback)
         self._covers = {r.code: re.compile(r.covers) for r in self.rules if r.covers}
         self._plan: QueryPlan | None = None
+        self.plan_dir: str | None = None  # where the query plan is saved between runs (the cache's)
         self.gating = True  # tests turn it off to show that skipping rules by text changes nothing
         self._parser = None
         self.languages = {"cuda"} if self.unit_rules or self.file_rules.get("cuda") else set()
@@ -70,12 +71,49 @@ class Linter:
     # Queries: the enabled rules' patterns, split by what a file must contain for them to match.
     def _compile(self):
         # One plan per rule set and process: every Linter with the same rules shares it.
-        key = tuple((type(r).__module__, type(r).__qualname__, r.query, r.triggers) for r in self.cuda_rules + self.unit_rules)
+        key = tuple((type(r).__module__, type(r).__qualname__, r.query, tuple(sorted(r.triggers))) for r in self.cuda_rules + self.unit_rules)
         plan = _QUERIES.get(key)
         if plan is None:
-            plan = _QUERIES[key] = QueryPlan.build(self.cuda_rules, self.unit_rules)
+            plan = _QUERIES[key] = self._saved_plan(key) or QueryPlan.build(self.cuda_rules, self.unit_rules)
+            if self.plan_dir and not plan.restored:
+                self._save_plan(key, plan)
         self._plan = plan
         self._parser = new_parser()
+
+    def _plan_file(self, key) -> str:
+        import hashlib
+        import json
+
+        import tree_sitter
+
+        from hiplint.cparse import GRAMMAR_VERSION, INDEX_PATTERNS
+
+        blob = json.dumps([GRAMMAR_VERSION, getattr(tree_sitter, "__version__", ""), INDEX_PATTERNS, key], default=lambda v: sorted(v) if isinstance(v, (set, frozenset)) else list(v))
+        return os.path.join(self.plan_dir, hashlib.sha256(blob.encode()).hexdigest()[:24] + ".json")
+
+    def _saved_plan(self, key) -> QueryPlan | None:
+        """The plan of these rules saved by an earlier run (with the cache on), or None."""
+        if not self.plan_dir:
+            return None
+        import json
+
+        try:
+            with open(self._plan_file(key), encoding="utf-8") as fh:
+                return QueryPlan.from_layout(json.load(fh), self.cuda_rules, self.unit_rules)
+        except Exception:  # none yet, unreadable, or not these patterns: build it
+            return None
+
+    def _save_plan(self, key, plan: QueryPlan) -> None:
+        import json
+
+        from hiplint.fix import replace_file
+
+        path = self._plan_file(key)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            replace_file(path, json.dumps(plan.layout(self.cuda_rules)).encode(), durable=False)
+        except OSError:
+            pass  # the next run builds it again
 
     def lint_bytes(self, path: str, data: bytes, lang: str, fs_path: str | None = None) -> FileResult:
         result = FileResult(path)

@@ -82,10 +82,11 @@ def process_file(linter: Linter, sp: SourcePath, mode: FixMode) -> FileResult:
 _WORKER: dict = {}
 
 
-def _init_worker(settings, codes, mode, cache=None):
+def _init_worker(settings, codes, mode, cache=None, plan_dir=None):
     from hiplint.registry import load_registry
     reg = load_registry()
     _WORKER["linter"] = Linter(settings, [r for r in reg.rules if r.code in codes])
+    _WORKER["linter"].plan_dir = plan_dir
     _WORKER["mode"] = mode
     _WORKER["cache"] = cache
 
@@ -157,11 +158,13 @@ def run(paths: list[str], settings, rule_classes, mode: FixMode, progress: bool 
     files = discover(paths, settings, linter.languages or {"cuda"}, scan.notes)
     scan.files = len(files)
     scan.paths = [sp.display for sp in files]
-    cache = None
-    if use_cache and not (mode.enabled or mode.diff):
+    cache = plan_dir = None
+    if use_cache:
         from hiplint.cache import Cache
-        cache = Cache.for_run(settings, rule_classes)
-        scan.results, files = _cached(cache, files)
+        plan_dir = linter.plan_dir = Cache.plans_directory(settings)
+        if not (mode.enabled or mode.diff):
+            cache = Cache.for_run(settings, rule_classes)
+            scan.results, files = _cached(cache, files)
     jobs = jobs if jobs is not None else (settings.jobs or os.cpu_count() or 1)
     bar = Progress(len(files), progress)
     if jobs > 1 and len(files) >= PARALLEL_MIN_FILES:
@@ -172,7 +175,7 @@ def run(paths: list[str], settings, rule_classes, mode: FixMode, progress: bool 
 
         if multiprocessing.get_start_method() == "fork":
             linter.prepare()  # forked workers inherit the compiled queries instead of compiling their own
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, codes, mode, cache)) as ex:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, codes, mode, cache, plan_dir)) as ex:
             for i, res in enumerate(ex.map(_work, files, chunksize=max(1, min(32, len(files) // (jobs * 8) or 1)))):
                 scan.results.append(res)
                 bar.update(i + 1)

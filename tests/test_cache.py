@@ -10,7 +10,8 @@ KERNEL = "__global__ void k(int* o) {\n    o[threadIdx.x & 31] = __shfl_xor_sync
 
 
 def entries(root: Path) -> list[Path]:
-    return sorted((root / ".hiplint_cache").rglob("*.json"))
+    """The per-file entries (not the saved query plans)."""
+    return sorted(p for p in (root / ".hiplint_cache").rglob("*.json") if p.parent.name != "plans")
 
 
 def scan_json(root: Path, *args):

@@ -221,3 +221,67 @@ def test_a_python_file_without_any_rules_names_is_not_parsed():
         module.get = original
     assert quiet.findings == [] and "plain.py" not in seen
     assert [f.code for f in loud.findings] == ["PY000"] and "gpu.py" in seen
+
+
+_PLANS: dict = {}  # rule codes -> (plan built, plan restored from its saved layout)
+
+
+def _built_and_restored(linter):
+    import json
+
+    codes = tuple(r.code for r in linter.cuda_rules + linter.unit_rules)
+    if codes not in _PLANS:
+        built = QueryPlan.build(linter.cuda_rules, linter.unit_rules)
+        layout = json.loads(json.dumps(built.layout(linter.cuda_rules)))  # as saved: through JSON
+        _PLANS[codes] = built, QueryPlan.from_layout(layout, linter.cuda_rules, linter.unit_rules)
+    return _PLANS[codes]
+
+
+@pytest.mark.parametrize("path", C_FIXTURES[1::3], ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_saved_plan_changes_no_finding(path):
+    """A run that finds the rules' query split saved (hiplint.engine) compiles only the base query and
+    the gates it opens: the same split, and the same findings in the same order."""
+    linter, data = _fixture_linter(path, "cuda")
+    linter.prepare()
+    built, restored = _built_and_restored(linter)
+    assert restored.restored and not built.restored
+    assert restored.base_patterns == built.base_patterns
+    assert [(g.wants, g.patterns, [o[1] for o in g.owners]) for g in restored.gates] == \
+        [(g.wants, g.patterns, [o[1] for o in g.owners]) for g in built.gates]
+    assert restored.lookup_patterns == built.lookup_patterns and restored.lookup_wants == built.lookup_wants
+
+    def run(plan):
+        linter._plan = plan
+        return [(f.code, f.line, f.column, f.message) for f in linter.lint_bytes(str(path), data, "cuda").findings]
+
+    assert run(restored) == run(built)
+
+
+def test_plan_saved_then_restored_and_a_bad_one_rebuilt(tmp_path, monkeypatch):
+    import hiplint.engine as engine
+
+    settings = Settings()
+    rules = select_rules(settings, load_registry())
+
+    def fresh():
+        monkeypatch.setattr(engine, "_QUERIES", {})  # as in a new process
+        linter = Linter(settings, rules)
+        linter.plan_dir = str(tmp_path / "plans")
+        linter.prepare()
+        return linter
+
+    first = fresh()
+    saved = list((tmp_path / "plans").iterdir())
+    assert len(saved) == 1 and not first._plan.restored
+    second = fresh()
+    assert second._plan.restored
+    assert list((tmp_path / "plans").iterdir()) == saved  # same rules, same file
+    data = (FIXTURES / "sample" / "src" / "histogram.cu").read_bytes()
+    codes = [f.code for f in second.lint_bytes("h.cu", data, "cuda").findings]
+    assert codes and codes == [f.code for f in first.lint_bytes("h.cu", data, "cuda").findings]
+    # A pattern that is not the rule's, or a file cut short: built again, never trusted.
+    layout = saved[0].read_text()
+    saved[0].write_text(layout.replace('(preproc_include', '(call_expression', 1))
+    assert not fresh()._plan.restored
+    saved[0].write_text(layout[: len(layout) // 2])
+    assert not fresh()._plan.restored

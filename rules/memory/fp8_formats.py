@@ -68,7 +68,7 @@ class Fp8FnuzVsOcp(CudaRule):
     code = "MEM009"
     # check_unit reports a CUDA fp8 header or name, or a HIP OCP fp8 name (see memory.toml [fp8]).
     triggers = (*Library("cuda_fp8", "", tuple(table()["fp8"]["cuda_headers"]), table()["fp8"]["cuda_names"]).triggers(),
-                *(regex_literals(table()["fp8"]["hip_ocp_names"]) or ("",)))
+                *sorted(regex_literals(table()["fp8"]["hip_ocp_names"]) or ("",)))
     name = "fp8-fnuz-vs-ocp"
     summary = "fp8 format mismatch: CUDA fp8 is OCP, gfx940-gfx942 only support FNUZ"
     severity = Severity.ERROR
