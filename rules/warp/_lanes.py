@@ -419,8 +419,142 @@ LANE_ARITH_OPERATORS = frozenset(op for op, _ in LANE_ARITH)
 
 def is_32_lane_index(ctx, node, scope) -> bool:
     """What WRP001 reports: 32-based lane or warp arithmetic in a function (or macro body) doing warp
-    work, unless all of that work goes through 32-wide tiles."""
-    return lane_arith_32(ctx, node, scope) and does_warp_work(ctx, scope) and not keeps_32_tiles(ctx, scope)
+    work, unless all of that work stays 32 lanes wide (32-wide tiles, or shuffles that do)."""
+    return lane_arith_32(ctx, node, scope) and does_warp_work(ctx, scope) and \
+        not keeps_32_tiles(ctx, scope) and not collectives_32_wide(ctx, scope)
+
+
+def collectives_32_wide(ctx, scope) -> bool:
+    """Every warp collective of the function, and of the file's functions it calls, stays inside a
+    32-lane half of a wave: shuffles with a constant `width` of at most 32, XOR shuffles whose offset
+    stays below 32 (a literal, or a loop from 16 down or up to below 32; `lane ^ o` keeps bit 5), and
+    `__syncwarp`. Lanes numbered `& 31` then form two consistent 32-lane groups on a 64-lane wave.
+    Any vote, ballot, mask query, other shuffle, tile or macro helper makes it False."""
+    if ctx.unit.is_macro:
+        return False
+    key = ("wrp_32wide", id(ctx.unit), scope.start_byte, scope.end_byte)
+    if key not in ctx.cache:
+        ctx.cache[key] = _stays_32_wide(ctx, scope, set())
+    return ctx.cache[key]
+
+
+def in_32_lane_groups(ctx, node) -> bool:
+    """Is `node` in code that treats a wave as 32-lane groups throughout: a function numbering lanes
+    in 32s whose collectives all stay 32 wide, or a helper called only from such functions?"""
+    scope = ctx.function_scope(node)
+    if ctx.unit.is_macro or scope == ctx.unit.root:
+        return False
+    if function_is_32_based(ctx, scope):
+        return collectives_32_wide(ctx, scope)
+    name = _function_name(ctx, scope)
+    if not name:
+        return False
+    call = re.compile(rf"\b{re.escape(name)}\s*[(<]")
+    callers = [fn for fns in _definitions(ctx).values() for fn in fns
+               if fn.id != scope.id and call.search(ctx.text(fn))]
+    return bool(callers) and all(function_is_32_based(ctx, fn) and collectives_32_wide(ctx, fn) for fn in callers)
+
+
+def _stays_32_wide(ctx, fn, visiting: set) -> bool:
+    own = _function_name(ctx, fn)
+    visiting = visiting | {own}
+    helpers = warp_functions(ctx)
+    accepted, called = 0, []
+    for call in iter_nodes(fn, {"call_expression"}):
+        name_node = call.child_by_field_name("function")
+        name = ctx.text(name_node) if name_node is not None else ""
+        base = re.sub(r"<.*", "", name, flags=re.S).split("::")[-1].strip()  # `ns::sum<T>` -> `sum`
+        if WARP_COLLECTIVE.fullmatch(name):
+            if not _shuffle_32_wide(ctx, call, name):
+                return False
+            accepted += 1
+        elif base in helpers and base != own:
+            called.append(base)
+    # Every mention of a collective must be one of the calls accepted (not a macro, a tile, a mask).
+    if len(WARP_COLLECTIVE.findall(ctx.text(fn))) != accepted:
+        return False
+    for name in called:
+        if name in visiting:
+            return False
+        bodies = _definitions(ctx).get(name)
+        if not bodies or not all(_stays_32_wide(ctx, body, visiting) for body in bodies):
+            return False  # a macro helper, or one defined elsewhere: not known to stay 32 wide
+    return True
+
+
+def _definitions(ctx) -> dict:
+    """Function definitions of the file (its main unit) by name."""
+    defs = ctx.cache.get("wrp_definitions")
+    if defs is None:
+        defs = {}
+        for fn in iter_nodes(ctx.units[0].root, {"function_definition"}):
+            name = _function_name(ctx, fn)
+            if name:
+                defs.setdefault(name, []).append(fn)
+        ctx.cache["wrp_definitions"] = defs
+    return defs
+
+
+def _shuffle_32_wide(ctx, call, name: str) -> bool:
+    if name == "__syncwarp":
+        return True  # a barrier over the whole wave is a barrier over each half too
+    if name not in SHUFFLE_ARGS_WITHOUT_WIDTH:
+        return False
+    args_node = call.child_by_field_name("arguments")
+    args = args_node.named_children if args_node is not None else []
+    n = SHUFFLE_ARGS_WITHOUT_WIDTH[name]
+    if len(args) > n:
+        return _constant_at_most(ctx, ctx.text(args[n]), 32)
+    if name.startswith("__shfl_xor") and len(args) == n:
+        return _xor_offset_below_32(ctx, call, args[n - 1])
+    return False
+
+
+def _constant_at_most(ctx, text: str, limit: int) -> bool:
+    """`text` is an integer literal (or a short chain of the file's macros to one) of at most `limit`."""
+    for _ in range(4):
+        text = text.strip().strip("()").strip()
+        lit = int_literal(text)
+        if lit is not None:
+            return 0 < lit[0] <= limit
+        value = file_macros(ctx).get(text)
+        if value is None:
+            return False
+        text = value
+    return False
+
+
+_DOWN = re.compile(r"^\s*(\w+)\s*(>>=\s*1|/=\s*2)\s*$|^\s*(\w+)\s*=\s*\3\s*(>>\s*1|/\s*2)\s*$")
+_UP = re.compile(r"^\s*(\w+)\s*(<<=\s*1|\*=\s*2)\s*$|^\s*(\w+)\s*=\s*\3\s*(<<\s*1|\*\s*2)\s*$")
+_BELOW = re.compile(r"^\s*\(?\s*(\w+)\s*(<|<=)\s*(\w+)\s*\)?\s*$")
+
+
+def _xor_offset_below_32(ctx, call, offset) -> bool:
+    text = ctx.text(offset).strip()
+    if _constant_at_most(ctx, text, 31):
+        return True
+    if offset.type != "identifier":
+        return False
+    loop = ctx.enclosing(call, {"for_statement"})
+    while loop is not None:
+        init = loop.child_by_field_name("initializer")
+        update = loop.child_by_field_name("update")
+        cond = loop.child_by_field_name("condition")
+        start = re.match(rf"^(?:[\w:<>\s]+\s)?{re.escape(text)}\s*=\s*([^;,]+?)\s*;?$", ctx.text(init).strip()) \
+            if init is not None else None
+        if start is not None and update is not None:
+            upd = ctx.text(update)
+            down, up = _DOWN.match(upd), _UP.match(upd)
+            if down and text in (down.group(1), down.group(3)):
+                return _constant_at_most(ctx, start.group(1), 31)
+            if up and text in (up.group(1), up.group(3)) and cond is not None:
+                below = _BELOW.match(ctx.text(cond))
+                if below and below.group(1) == text:
+                    limit = 32 if below.group(2) == "<" else 31
+                    return _constant_at_most(ctx, below.group(3), limit) and _constant_at_most(ctx, start.group(1), 31)
+            return False
+        loop = ctx.enclosing(loop, {"for_statement"})
+    return False
 
 
 _TILE = re.compile(r"\btiled_partition\s*(?:<\s*([^<>]*?)\s*>|\()")

@@ -12,7 +12,13 @@ class HardcodedWarpSize(CudaRule):
     ballots, `__syncwarp`, tiles, or calls to functions of the file that do. Elsewhere `tid / 32`
     only splits data among threads and is correct for any wave size. A function whose collectives
     all go through `tiled_partition<32>` tiles (or a macro of 32; `tile.shfl_xor`) is left alone too: its lanes
-    numbered in 32s match the tiles, which HIP provides on 64-lane waves as well. A lane divided by
+    numbered in 32s match the tiles, which HIP provides on 64-lane waves as well. So is a function
+    whose collectives, and those of the file's functions it calls, all stay inside 32 lanes: shuffles
+    with a constant `width` of at most 32, and XOR shuffles with offsets below 32 (a literal, or a loop
+    from 16 down or up to below 32). `lane ^ o` then keeps bit 5, so each half of a 64-lane wave
+    computes what a 32-lane warp computes (HIP's `__shfl_xor` stays in the half for such offsets). A
+    vote, ballot, `__activemask`, a shuffle down, up or by lane without a width, or offsets up to
+    `warpSize` see the whole wave, and the function is reported. A lane divided by
     32 (`lane_idx / 32` with `lane_idx` a parameter or `__lane_id()`) is left alone: it is 0 on
     NVIDIA, so that code was written for 64-lane waves; `lane & 31` is still reported.
 

@@ -3,7 +3,7 @@ import re
 from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
 
-from ._lanes import SHUFFLES, SHUFFLE_ARGS_WITHOUT_WIDTH, int_literal
+from ._lanes import SHUFFLES, SHUFFLE_ARGS_WITHOUT_WIDTH, in_32_lane_groups, int_literal
 
 _HALVING = re.compile(r"(/=\s*2\b|>>=\s*1\b|=\s*\w+\s*/\s*2\b|=\s*\w+\s*>>\s*1\b)")
 _DOUBLING = re.compile(r"(\*=\s*2\b|<<=\s*1\b|=\s*\w+\s*\*\s*2\b|=\s*\w+\s*<<\s*1\b)")
@@ -52,6 +52,9 @@ class ShuffleLoop32(CudaRule):
     or doubling while below 32 (`for (o = 1; o < 32; o *= 2)`), and unrolled shuffles with a literal
     offset of 16, when the shuffles have no explicit `width`. A shuffle in an NVIDIA-only branch
     (the `#else` of `#ifdef __HIP_PLATFORM_AMD__`) does not count: the AMD branch's shuffle does.
+    Not reported where the code treats the wave as 32-lane groups throughout: the function (or every
+    function of the file that calls it) numbers its lanes in 32s (`threadIdx.x & 31`) and all its
+    collectives stay within 32 lanes (see WRP001); each half of the wave then reduces its own group.
 
     ## Why it breaks on AMD
     On a 64-lane wave (gfx90a, gfx942) such a tree combines only the lanes of each 32-lane half:
@@ -131,7 +134,7 @@ class ShuffleLoop32(CudaRule):
                     and ctx.platform_kind(ctx.file_range(c)[0]) != "nvidia"]
         if var_name:
             shuffles = [c for c in shuffles if re.search(rf"\b{re.escape(var_name)}\b", ctx.text(c.child_by_field_name("arguments")))]
-        if shuffles:
+        if shuffles and not in_32_lane_groups(ctx, loop):
             what = "starts at 16" if starts_16 else "stops below 32"
             ctx.report(init if starts_16 else cond,
                        f"shuffle loop {what}: it combines 32 lanes, half of a 64-lane wave on gfx90a/gfx942")
@@ -145,5 +148,5 @@ class ShuffleLoop32(CudaRule):
         if offset is None or offset.type != "number_literal":
             return
         lit = int_literal(ctx.text(offset))
-        if lit is not None and lit[0] == 16:
+        if lit is not None and lit[0] == 16 and not in_32_lane_groups(ctx, call):
             ctx.report(offset, f"`{name}` with offset 16 starts a 32-lane tree; a 64-lane wave needs offset 32 first")
