@@ -207,13 +207,35 @@ def _walk(root: Node, types):
         visited_children = True
 
 
+# `#if defined(A) and B`: C++ spells && || ! as `and` `or` `not` too, and compilers accept them in
+# directives, but the grammar does not (it keeps only `B` as the condition). Directive lines are
+# respelled for parsing with the same length, so every offset still points into the file as it is.
+_DIRECTIVE_WITH_WORD_OPS = re.compile(rb"^[ \t]*#[ \t]*(?:el)?if\b(?:[^\n]|\\\n)*?\b(?:and|or|not)\b[^\n]*(?:\\\n[^\n]*)*",
+                                      re.M)
+_WORD_OPS = re.compile(rb"\b(and|or|not)\b")
+_SPELLED = {b"and": b"&& ", b"or": b"||", b"not": b"!  "}
+
+
+def respell_operators(expr: str) -> str:
+    """A directive's condition with `and` `or` `not` written `&&` `||` `!`, for tests on its text."""
+    return re.sub(r"\b(and|or|not)\b", lambda w: {"and": "&&", "or": "||", "not": "!"}[w.group(1)], expr)
+
+
+def for_parsing(data: bytes) -> bytes:
+    """`data` as the parser is given it: `and`/`or`/`not` in `#if`/`#elif` lines respelled `&&`/`||`/`!`
+    (same length). Anything read back for messages or fixes comes from the original bytes."""
+    if b"#" not in data or not _DIRECTIVE_WITH_WORD_OPS.search(data):
+        return data
+    return _DIRECTIVE_WITH_WORD_OPS.sub(lambda m: _WORD_OPS.sub(lambda w: _SPELLED[w.group(1)], m.group(0)), data)
+
+
 def _splice_continuations(body: bytes) -> bytes:
     # Backslash-newline becomes two spaces: the length, and so every offset, is kept.
     return body.replace(b"\\\r\n", b"   ").replace(b"\\\n", b"  ")
 
 
 def parse_file(parser: Parser, data: bytes) -> list[Unit]:
-    tree = parser.parse(data)
+    tree = parser.parse(for_parsing(data))
     return [Unit(tree, data)] + macro_units(parser, tree, data)
 
 

@@ -11,7 +11,7 @@ from tree_sitter import QueryCursor
 
 from hiplint import fingerprint, suppress
 from hiplint.context import FileContext
-from hiplint.cparse import INDEX_CAPTURE, Unit, error_ranges, macro_units, new_parser, seed_index
+from hiplint.cparse import INDEX_CAPTURE, Unit, error_ranges, for_parsing, macro_units, new_parser, seed_index
 from hiplint.headers import platform_map
 from hiplint.model import Finding, Severity
 from hiplint.queryplan import QueryPlan
@@ -164,7 +164,7 @@ class Linter:
             queries = plan.queries_for(found)
         else:  # the reference: every pattern as a query, on every file
             hits, found, queries = None, plan.search.strings, plan.reference_queries()
-        tree = self._parser.parse(data)
+        tree = self._parser.parse(for_parsing(data))
         root = tree.root_node
         # One walk per tree: the file first (its index then serves the search for macro bodies), then
         # all macro bodies together when they share one parse.

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from hiplint.cparse import error_ranges, iter_nodes, new_parser
+from hiplint.cparse import error_ranges, for_parsing, iter_nodes, new_parser
 
 MAX_DEPTH = 4  # include chains followed this deep (kernel.cu -> common.cuh -> vendors/hip.h is 2)
 MAX_HEADERS = 64  # headers read per file, at most
@@ -224,7 +224,7 @@ def header_facts(path: str, hip_macros, level: int = 0) -> HeaderFacts | None:
         except OSError:
             data = None
         if data is not None and b"\0" not in data[:8192]:
-            root = new_parser().parse(data).root_node
+            root = new_parser().parse(for_parsing(data)).root_node
             uses: dict[str, str] = {}
             _BUSY.add(path)
             try:

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from tree_sitter import Node
 
-from hiplint.cparse import error_ranges, iter_nodes
+from hiplint.cparse import error_ranges, for_parsing, iter_nodes
 
 # Defined when compiling for AMD through HIP, never by nvcc. Projects add theirs with `hip-macros`.
 HIP_MACROS = frozenset({
@@ -207,12 +207,12 @@ class _Eval:
         if t == "unary_expression":
             op = node.child_by_field_name("operator")
             arg = node.child_by_field_name("argument")
-            if op is not None and self.text(op) == "!":
+            if op is not None and op.type == "!":  # the token's kind: `not` is parsed as `!` (cparse.for_parsing)
                 return _not(self._truth(arg, world))
             return None
         if t == "binary_expression":
             op = node.child_by_field_name("operator")
-            opt = self.text(op) if op is not None else ""
+            opt = op.type if op is not None else ""
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
             if opt == "&&":
                 return _and(self._truth(left, world), self._truth(right, world))
@@ -241,7 +241,7 @@ class _FloorEval(_Eval):
     def _truth(self, node, world):
         if node is not None and node.type == "binary_expression" and world == CUDA:
             op, left, right = (node.child_by_field_name(f) for f in ("operator", "left", "right"))
-            opt = self.text(op) if op is not None else ""
+            opt = op.type if op is not None else ""
             if opt in (">", ">=", "==", "!=", "<", "<=") and left is not None and right is not None \
                     and right.type == "number_literal" and self.text(left) in NVCC_FLOOR:
                 try:
@@ -480,7 +480,7 @@ def _tree_truth(ev: _Eval, kind: str, cond: Node | None):
 def _parse_condition(cond: bytes):
     """The condition node of `#if cond` parsed on its own, and the bytes it was parsed from."""
     snippet = b"#if " + cond + b"\n#endif\n"
-    top = _snippet_parser().parse(snippet).root_node.named_children
+    top = _snippet_parser().parse(for_parsing(snippet)).root_node.named_children
     node = top[0].child_by_field_name("condition") if top and top[0].type == "preproc_if" else None
     return node, snippet
 

@@ -1,7 +1,7 @@
 import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
-from hiplint.cparse import iter_nodes
+from hiplint.cparse import iter_nodes, respell_operators
 from hiplint.headers import amd_macros
 from hiplint.preproc import HIP, condition_truth, amd_truth, is_hip_macro
 
@@ -239,7 +239,8 @@ class CudaArchMacro(CudaRule):
             negated = False
         if cond is None:
             return
-        text = ctx.text(cond)
+        shown = ctx.text(cond)
+        text = respell_operators(shown)  # the tests below read `!` `&&` `||`
         m = ARCH_MACROS.search(text) or VERSION_MACROS.search(text)
         if m is None or _mentions_hip(ctx, text):
             return
@@ -260,7 +261,7 @@ class CudaArchMacro(CudaRule):
             what = ("the device-code branch is skipped in AMD's device pass (host code compiles for the GPU)"
                     if device_branch else "AMD's device pass takes this host-only branch")
             ctx.report_range(ctx.file_range(directive)[0], ctx.file_range(cond)[1],
-                             f"`{ctx.text(directive)} {text.strip()}`: {what}; use `__HIP_DEVICE_COMPILE__` too",
+                             f"`{ctx.text(directive)} {shown.strip()}`: {what}; use `__HIP_DEVICE_COMPILE__` too",
                              fix=self._split_fix(ctx, node, directive, cond, device_branch))
             return
         kind = "architecture" if macro.startswith("__CUDA_ARCH") else "CUDA version"
@@ -300,7 +301,7 @@ class CudaArchMacro(CudaRule):
             taken = {True: "takes this branch", False: "skips this branch"}.get(on_amd, "decides this branch")
             taken += " as for an old or absent CUDA"
         ctx.report_range(ctx.file_range(directive)[0], head_end + ctx.unit.delta,
-                         f"`{ctx.text(directive)} {text.strip()}` tests the {kind} macro `{macro}`, undefined on AMD: "
+                         f"`{ctx.text(directive)} {shown.strip()}` tests the {kind} macro `{macro}`, undefined on AMD: "
                          f"the preprocessor silently {taken}")
 
     @staticmethod
