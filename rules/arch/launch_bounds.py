@@ -9,6 +9,11 @@ DEFAULT_MIN = ("1", "1u", "1U")
 AMD_MEANING = re.compile(r"(warps?|waves?|wavefronts?)per(eu|executionunits?|simd)")
 
 
+def _operand(expr: str) -> str:
+    """`expr` as a factor of a product: `F ? 2 : 4` needs parentheses, `Kernel::kThreads` does not."""
+    return expr if re.fullmatch(r"[\w.:<>]+(\([^()]*\))?", expr) else f"({expr})"
+
+
 class LaunchBoundsMinBlocks(CudaRule):
     """`__launch_bounds__(maxThreads, minBlocks)`: the second argument means something else on AMD.
 
@@ -61,16 +66,18 @@ class LaunchBoundsMinBlocks(CudaRule):
 
     def check(self, ctx, captures):
         lb = captures["lb"][0]
-        args = [c for c in lb.named_children if c.type != "comment"]
+        # The grammar takes `(256, 1, 1)` as 256, ERROR `1,`, 1: the ERROR's own expression is the argument.
+        args = [(c.named_children[0] if c.type == "ERROR" and c.named_child_count == 1 else c)
+                for c in lb.named_children if c.type != "comment"]
         if len(args) >= 3:
             ctx.report(args[2], "`__launch_bounds__` with three arguments (max cluster size) does not compile with HIP",
                        severity=Severity.ERROR)
         if len(args) >= 2:
-            t, b = ctx.text(args[0]), ctx.text(args[1])
+            t, b = ctx.text(args[0]).strip().rstrip(",").strip(), ctx.text(args[1]).strip().rstrip(",").strip()
             if b.strip() in DEFAULT_MIN:
                 return  # 1 asks for nothing on either vendor: HIP's default is 1 wave per EU
             if AMD_MEANING.search(b.lower().replace("_", "")) or written_for_amd(ctx):
                 return  # the author counts waves per EU: by the name, or by writing the file for AMD
             ctx.report(args[1], f"`{b}` is read as a minimum of waves per execution unit on AMD "
                                 f"(amdgpu_waves_per_eu), not blocks per multiprocessor; the HIP guide's conversion "
-                                f"is ({b} * {t}) / 32")
+                                f"is ({_operand(b)} * {_operand(t)}) / 32")
