@@ -42,7 +42,10 @@ class LaneMask32Bit(CudaRule):
     Finds three forms: `1u << lane` / `1 << lane` with a lane or thread index; a ballot,
     `__activemask()` or `__match_*` result compared with a 32-bit full mask (`== 0xffffffff`);
     and a mask macro or constant defined as the 32-bit full mask (`#define FULL_MASK 0xffffffff`),
-    reported at its definition.
+    reported at its definition. A lane numbered `threadIdx.x & 31` (or `% 32`) never reaches 32, so
+    `1u << lane` is defined: it is reported only against a ballot or as a mask (the ballot's upper
+    half is lost, and widening the lane, WRP001, makes the shift undefined), not when it selects a
+    bit of a 32-bit data word.
 
     ## Why it breaks on AMD
     On 64-lane waves (gfx90a, gfx942) lane ids run to 63: `1u << lane` is undefined for lanes 32-63
@@ -117,8 +120,12 @@ class LaneMask32Bit(CudaRule):
             return
         # A thread-indexed bit is a lane mask only when it is about lanes: `1 << tid` into an
         # atomicOr bitmap is not. Lanes by name or expression, or used as a mask.
-        if not (_lane_like(ctx, shift) or _in_mask_context(ctx, shl, scope)):
+        in_mask = _in_mask_context(ctx, shl, scope)
+        if not (_lane_like(ctx, shift) or in_mask):
             return
+        below_32 = _below_32(ctx, shift, scope)
+        if below_32 and not in_mask:
+            return  # `lane = threadIdx.x & 31` selecting a bit of a data word: defined, and not a lane mask
         parent = shl.parent
         while parent is not None and parent.type == "parenthesized_expression":
             parent = parent.parent
@@ -127,6 +134,11 @@ class LaneMask32Bit(CudaRule):
         title, edit = f"Widen to `{new} << ...`", ctx.replace(one, new)
         note = lanes_in_32s_note(ctx, scope)
         fix = Fix.safe(title, edit) if safe_context and not note else Fix.unsafe(title + note, edit)
+        if below_32:  # `ballot & ((1u << lane) - 1)` with `lane = threadIdx.x & 31`: right only while lanes run 0-31
+            ctx.report(shl, f"`{ctx.text(shl)}` is a 32-bit lane mask for lanes numbered 0-31: a 64-lane wave's "
+                            "ballot has lanes 32-63 too, and once the lane runs to 63 (WRP001) the shift is undefined",
+                       fix=fix)
+            return
         ctx.report(shl, f"`{ctx.text(shl)}` is a 32-bit lane mask: undefined for lanes 32-63 of a 64-lane wave", fix=fix)
 
     def _compare(self, ctx, cmp, a, b):
@@ -159,6 +171,39 @@ def _full_mask_text(t: str) -> bool:
     if lit is not None:
         return lit[0] == 0xFFFFFFFF and "l" not in lit[1]
     return t in ("~0", "~0u", "~0U", "-1", "~0x0", "~0x0u", "-1u", "-1U", "(unsigned)-1", "(unsignedint)-1", "(uint32_t)-1")
+
+
+def _below_32(ctx, node, scope, depth: int = 0) -> bool:
+    """Is the value at most 31 by construction: `x & 31` (or a smaller mask), `x % 32`, or a local
+    variable only ever assigned such a value?"""
+    while node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    if node.type == "binary_expression":
+        op, right = node.child_by_field_name("operator"), node.child_by_field_name("right")
+        lit = int_literal(ctx.text(right)) if right is not None and right.type == "number_literal" else None
+        return lit is not None and ((op.type == "&" and lit[0] <= 31) or (op.type == "%" and 0 < lit[0] <= 32))
+    if node.type != "identifier" or depth > 0:
+        return False
+    name, values = ctx.text(node), []
+    for n in iter_nodes(scope, {"init_declarator", "assignment_expression", "parameter_declaration",
+                                "update_expression"}):
+        if n.type == "parameter_declaration":
+            d = n.child_by_field_name("declarator")
+            if d is not None and ctx.text(d) == name:
+                return False  # a parameter: any value
+            continue
+        if n.type == "update_expression":
+            arg = n.child_by_field_name("argument")
+            if arg is not None and ctx.text(arg) == name:
+                return False
+            continue
+        target = n.child_by_field_name("declarator" if n.type == "init_declarator" else "left")
+        if target is None or ctx.text(target) != name:
+            continue
+        if n.type == "assignment_expression" and n.child_by_field_name("operator").type != "=":
+            return False  # `lane += ...`
+        values.append(n.child_by_field_name("value" if n.type == "init_declarator" else "right"))
+    return bool(values) and all(v is not None and _below_32(ctx, v, scope, depth + 1) for v in values)
 
 
 def _lane_like(ctx, node) -> bool:
