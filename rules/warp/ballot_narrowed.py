@@ -20,8 +20,10 @@ class BallotNarrowed(CudaRule):
 
     ## What it does
     Finds `__ballot_sync`, `__ballot`, `__activemask`, `__match_any_sync` and `__match_all_sync`
-    results stored in a 32-bit variable (`unsigned`, `int`, `uint32_t`), and such results (or
-    `auto` variables holding them) passed to 32-bit bit intrinsics: `__popc`, `__ffs`, `__clz`, `__brev`.
+    results stored in a 32-bit variable (`unsigned`, `int`, `uint32_t`) or returned by a function
+    declared to return one (`__device__ unsigned vote(bool p) { return __ballot_sync(...); }`), and
+    such results (or `auto` variables holding them) passed to 32-bit bit intrinsics: `__popc`,
+    `__ffs`, `__clz`, `__brev`.
 
     ## Why it breaks on AMD
     In HIP these functions return `unsigned long long` (64 bits) on every target; on 64-lane waves
@@ -78,11 +80,15 @@ class BallotNarrowed(CudaRule):
       (#any-of? @fn {_calls}))
     ((call_expression function: (identifier) @bitfn arguments: (argument_list . (_) @arg .)) @bitcall
       (#any-of? @bitfn "__popc" "__ffs" "__clz" "__brev" "__fns32"))
+    ((return_statement (call_expression function: (identifier) @retfn)) @ret
+      (#any-of? @retfn {_calls}))
     """
 
     def check(self, ctx, captures):
         if "decl" in captures:
             self._declaration(ctx, captures)
+        elif "ret" in captures:
+            self._returned(ctx, captures["ret"][0], ctx.text(captures["retfn"][0]))
         else:
             self._bit_call(ctx, captures["bitcall"][0], captures["bitfn"][0], captures["arg"][0])
 
@@ -112,6 +118,24 @@ class BallotNarrowed(CudaRule):
         note = lanes_in_32s_note(ctx, scope)
         fix = Fix.safe(title, *edits) if safe and not note else Fix.unsafe(title + note, *edits)
         ctx.report(type_node, f"`{var}` holds the 64-bit result of `{fn}` in a 32-bit `{ty}`: lanes 32-63 are dropped on wave64", fix=fix)
+
+    def _returned(self, ctx, ret, fn: str):
+        func = ctx.enclosing(ret, {"function_definition", "lambda_expression"})
+        if func is None or func.type != "function_definition":
+            return  # a lambda's return type is deduced: 64 bits
+        type_node = func.child_by_field_name("type")
+        ty = " ".join(ctx.text(type_node).split()) if type_node is not None else ""
+        if ty not in INT32_TYPES:
+            return
+        decl = func.child_by_field_name("declarator")
+        while decl is not None and decl.type not in ("identifier", "field_identifier", "qualified_identifier"):
+            decl = decl.child_by_field_name("declarator")
+        name = ctx.text(decl) if decl is not None else "this function"
+        # Widening the return type is exact here, but a caller may narrow it again: unsafe.
+        fix = Fix.unsafe(f"Return `unsigned long long` from `{name}` (check its callers keep 64 bits)",
+                         ctx.replace(type_node, "unsigned long long"))
+        ctx.report(type_node, f"`{name}` returns the 64-bit result of `{fn}` as a 32-bit `{ty}`: lanes 32-63 "
+                              "are dropped on wave64", fix=fix)
 
     def _use_kind(self, ctx, ident):
         """('bit', call) for a 32-bit bit intrinsic argument, 'ok' for uses that are exact when widened."""
