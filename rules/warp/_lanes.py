@@ -178,14 +178,34 @@ def int_width(ctx, node, scope, depth: int = 0):
         a = int_width(ctx, node.child_by_field_name("consequence"), scope, depth + 1)
         b = int_width(ctx, node.child_by_field_name("alternative"), scope, depth + 1)
         return None if a is None or b is None else max(a, b)
-    if t == "identifier":
+    if t in ("identifier", "qualified_identifier"):
         name = ctx.text(node)
-        decls = declared_types(ctx, scope)
-        if name in decls:
-            ty = decls[name]
+        decls = declared_types(ctx, scope) if t == "identifier" else {}
+        # A local first, then a constant of the file (`constexpr unsigned kFullMask = ~0u;`, `ns::kMask`).
+        ty = decls.get(name) or file_constants(ctx).get(name.split("::")[-1].strip())
+        if ty:
             return 32 if ty in INT32_TYPES else 64 if ty in INT64_TYPES else None
         return None
     return None
+
+
+def file_constants(ctx) -> dict[str, str]:
+    """Variables declared outside any function in the file (namespace scope): name -> base type."""
+    cache = ctx.cache.get("wrp_file_constants")
+    if cache is None:
+        cache = {}
+        unit = ctx.units[0]
+        for node in iter_nodes(unit.root, {"declaration"}):
+            if ctx.enclosing(node, {"function_definition", "lambda_expression", "field_declaration_list"}) is not None:
+                continue
+            t = " ".join(unit.text(node.child_by_field_name("type")).split()) if node.child_by_field_name("type") else ""
+            for d in node.children_by_field_name("declarator"):
+                if d.type == "init_declarator":
+                    ident = d.child_by_field_name("declarator")
+                    if t and ident is not None and ident.type == "identifier":
+                        cache.setdefault(unit.text(ident), t)
+        ctx.cache["wrp_file_constants"] = cache
+    return cache
 
 
 INDEX_BUILTINS = re.compile(r"^(threadIdx|blockIdx|blockDim|gridDim)\.[xyz]$|^hip(ThreadIdx|BlockIdx|BlockDim|GridDim)_[xyz]$")

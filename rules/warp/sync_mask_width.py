@@ -25,8 +25,9 @@ class SyncMaskNot64Bit(CudaRule):
     ## What it does
     Finds `__shfl_*_sync`, `__ballot_sync`, `__any_sync`, `__all_sync`, `__match_*_sync`,
     `__reduce_*_sync` and `__syncwarp` calls whose mask argument is 32 bits wide: an unsuffixed
-    literal (`0xffffffff`, `0xffffu`), `~0u`, `-1`, a 32-bit cast, or a 32-bit local variable or
-    parameter. A mask macro defined in the file is reported at its definition instead (WRP004).
+    literal (`0xffffffff`, `0xffffu`), `~0u`, `-1`, a 32-bit cast, a 32-bit local variable or
+    parameter, or a 32-bit constant of the file (`constexpr unsigned kFullMask = ~0u;`, also as
+    `ns::kFullMask`). A mask macro defined in the file is reported at its definition instead (WRP004).
     Not reported where the project defines the intrinsic itself as a macro for AMD, in the file
     before the call or in a project header it includes (`#ifdef USE_ROCM` /
     `#define __shfl_xor_sync(mask, var, lane) __shfl_xor(var, lane)`): the mask never reaches ROCm.
@@ -111,7 +112,7 @@ class SyncMaskNot64Bit(CudaRule):
             fix = Fix.unsafe(f"Widen the literal to `{new}` (same lanes; check the wave64 meaning)", ctx.replace(mask, new))
         if is_full_mask_32(ctx, mask):
             why = "and this full mask names only half of a 64-lane wave"
-        elif mask.type == "identifier":
+        elif mask.type in ("identifier", "qualified_identifier"):
             why = "declare the mask unsigned long long (or pass __activemask())"
         else:
             why = "widen it to the lanes of the whole wave"
