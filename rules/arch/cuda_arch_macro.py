@@ -102,6 +102,14 @@ def _taken_as_on_newest_nvidia(cond, data: bytes) -> bool:
     return bool(on_amd) and bool(on_nvidia)
 
 
+def _skipped_as_on_newest_nvidia(cond, data: bytes) -> bool:
+    """Do AMD and the newest NVIDIA toolkit both skip this branch (a workaround for old toolkits,
+    `defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ < 12`)? For version tests AMD then goes
+    where every current CUDA build goes."""
+    on_amd, on_nvidia = _value(cond, data, {}), _value(cond, data, NEWEST_NVIDIA)
+    return on_amd == 0 and on_nvidia == 0
+
+
 class CudaArchMacro(CudaRule):
     """`#if` tests of `__CUDA_ARCH__` and of CUDA version macros (`CUDART_VERSION`, `__CUDACC_VER_MAJOR__`).
 
@@ -126,7 +134,9 @@ class CudaArchMacro(CudaRule):
     - a branch written for a build without the CUDA toolkit (`#ifndef CUDART_VERSION`,
       `!defined(CUDA_VERSION) || ...`), which AMD's build is;
     - a workaround for particular CUDA releases, which AMD skips (`__CUDACC_VER_MAJOR__ == 11 &&
-      __CUDACC_VER_MINOR__ == 2`, `CUDA_VERSION >= 12020 && CUDA_VERSION < 12051`);
+      __CUDACC_VER_MINOR__ == 2`, `CUDA_VERSION >= 12020 && CUDA_VERSION < 12051`), or for old
+      toolkits, skipped by AMD as by the newest CUDA (`defined(__CUDACC_VER_MAJOR__) &&
+      (__CUDACC_VER_MAJOR__ < 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ <= 8))`);
     - a shim for old NVIDIA GPUs, which AMD skips for the code for current GPUs
       (`defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600`, also `&& (__CUDA_ARCH__ < 600 ||
       CUDA_VERSION < 8000)`: every test an upper bound);
@@ -281,6 +291,9 @@ class CudaArchMacro(CudaRule):
         if node.type == "preproc_if" and ctx.unit.delta == 0 and _taken_as_on_newest_nvidia(cond, ctx.source.data):
             # `!(defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800)`: AMD takes what every current GPU takes.
             return
+        if kind == "CUDA version" and node.type == "preproc_if" and ctx.unit.delta == 0 \
+                and _skipped_as_on_newest_nvidia(cond, ctx.source.data):
+            return  # only old toolkits take it (`__CUDACC_VER_MAJOR__ < 12 || ...`): AMD skips it as CUDA 13 does
         if kind == "CUDA version" and on_amd is False and "||" not in text and (
                 EXACT_RELEASE.search(text) or (LOWER_BOUND.search(text) and UPPER_BOUND.search(text))):
             return  # a workaround for particular CUDA releases, which AMD rightly skips
