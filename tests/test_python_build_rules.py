@@ -205,3 +205,24 @@ def test_optional_gpu_stack_imports_are_info_notes():
     # The same imports outside `try` are errors and warnings again.
     plain = "import cutlass.cute as cute\nfrom cuda import cudart\n"
     assert {f.line: f.severity.value for f in _lint("plain.py", plain)} == {1: "error", 2: "warning"}
+
+
+def test_flags_that_only_warn_under_hipcc_are_warnings():
+    """`-lineinfo` reaches compile steps only (an unused linker input: a warning, not a failed link);
+    `-diag-suppress=N` with one dash is an unused argument; with two dashes, or with its value apart,
+    the build fails."""
+    from hiplint.model import Severity
+
+    py = _lint("setup.py", """\
+        from torch.utils.cpp_extension import CUDAExtension
+        CUDAExtension("e", ["e.cu"], extra_compile_args={"nvcc": [
+            "-lineinfo", "-diag-suppress=174", "--diag-suppress=177", "-diag-suppress", "186"]})
+        """)
+    assert [(f.line, f.severity) for f in py] == [(3, Severity.WARNING), (3, Severity.WARNING), (3, Severity.ERROR),
+                                                  (3, Severity.ERROR)]
+    cmake = _lint("CMakeLists.txt", """\
+        target_compile_options(k PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
+        set(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS} -lineinfo")
+        """)
+    assert [(f.line, f.severity) for f in cmake] == [(1, Severity.WARNING), (2, Severity.ERROR)]
+    assert "ignores it when compiling" in cmake[0].message and "the link fails" in cmake[1].message

@@ -22,6 +22,15 @@ class NvccOption:
     takes_value: bool = False  # the next token is its argument when the token has no "="
     generic: bool = False  # short enough to mean something else outside an nvcc command
     breaks: bool = True  # False: the build still works (a warning, or a simple case that happens to pass)
+    # When the flags only reach compile steps (PyTorch passes an extension's "nvcc" list with `-c`):
+    # what happens there instead, and it is a warning (`-lineinfo` is an unused linker input then).
+    compile_effect: str | None = None
+
+    def effect_in(self, compile_only: bool) -> str:
+        return self.compile_effect if compile_only and self.compile_effect else self.effect
+
+    def breaks_in(self, compile_only: bool) -> bool:
+        return False if compile_only and self.compile_effect else self.breaks
 
     def matches(self, token: str) -> bool:
         return re.fullmatch(self.pattern, token) is not None
@@ -46,7 +55,9 @@ NVCC_OPTIONS: tuple[NvccOption, ...] = (
     NvccOption(r"-Xcompiler=.*|--compiler-options(=.*)?", "flag", ERROR,
                "the host options themselves, without `-Xcompiler` (hipcc is the host compiler too)", takes_value=True),
     NvccOption(r"-lineinfo", "flag", "clang reads it as `-l ineinfo`: the link fails (no library `ineinfo`)",
-               "`-gline-tables-only`"),
+               "`-gline-tables-only`",
+               compile_effect="clang reads it as the linker input `-l ineinfo` and ignores it when compiling "
+                              "(a warning): no line tables are generated"),
     NvccOption(r"--generate-line-info", "flag", ERROR, "`-gline-tables-only`"),
     NvccOption(r"-G", "flag", "clang reads it as `-G <size>` (a MIPS option) and swallows the next argument",
                "`-g` (with `-O0` for device debugging)", generic=True),
@@ -69,7 +80,13 @@ NVCC_OPTIONS: tuple[NvccOption, ...] = (
     NvccOption(r"--?prec-(div|sqrt)=.*", "flag", ERROR,
                "drop it: IEEE division and square root are clang's default (`-ffast-math` relaxes them)"),
     NvccOption(r"--?fmad=.*", "flag", ERROR, "`-ffp-contract=fast` for `=true`, `-ffp-contract=off` for `=false`"),
-    NvccOption(r"-Xcudafe(=.*)?|-Xnvlink(=.*)?|-Xfatbin(=.*)?|--?diag[-_]suppress(=.*)?", "flag", ERROR,
+    # One dash: clang takes `-d...` as its own (unused) option; a separate value becomes an input file.
+    NvccOption(r"-diag[-_]suppress=.*", "flag", "clang ignores it (an unused-argument warning): nothing is suppressed",
+               "drop it; silence clang warnings with `-Wno-<warning>`", breaks=False),
+    NvccOption(r"-diag[-_]suppress", "flag",
+               "clang ignores the option and reads its value as an input file: the build fails",
+               "drop it; silence clang warnings with `-Wno-<warning>`", takes_value=True),
+    NvccOption(r"-Xcudafe(=.*)?|-Xnvlink(=.*)?|-Xfatbin(=.*)?|--diag[-_]suppress(=.*)?", "flag", ERROR,
                "drop it; silence clang warnings with `-Wno-<warning>`", takes_value=True),
     NvccOption(r"--threads(=.*)?|--split-compile(=.*)?", "flag", ERROR, "drop it", takes_value=True),
     NvccOption(r"-t", "flag", "clang reads `-t` as a linker option and the count as an input file",
@@ -107,6 +124,7 @@ class OptionUse:
     value: str  # the argument ("" if none)
     start: int  # byte range of the option (and its separate argument)
     end: int
+    compile_only: bool = False  # given to compile steps only (`target_compile_options`)
 
 
 def scan(tokens, nvcc_context: bool):
@@ -137,4 +155,4 @@ def scan(tokens, nvcc_context: bool):
 
 def describe(use: OptionUse) -> str:
     shown = use.token if not use.value or "=" in use.token else f"{use.token} {use.value}"
-    return f"nvcc option `{shown}`: {use.option.effect}; for HIP: {use.option.instead}"
+    return f"nvcc option `{shown}`: {use.option.effect_in(use.compile_only)}; for HIP: {use.option.instead}"

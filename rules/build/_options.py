@@ -8,6 +8,8 @@ OPTION_COMMANDS = ("set", "list", "string", "target_compile_options", "add_compi
                    "add_link_options", "set_property", "set_target_properties", "set_source_files_properties",
                    "cuda_add_executable", "cuda_add_library", "cuda_compile")
 CUDA_ONLY_VARIABLES = ("CMAKE_CUDA_FLAGS", "CUDA_NVCC_FLAGS")
+# Their options reach compile steps only (`-lineinfo` there is an unused linker input, not a failed link).
+COMPILE_ONLY_COMMANDS = ("target_compile_options", "add_compile_options")
 
 
 def _cmake_uses(ctx):
@@ -28,6 +30,7 @@ def _cmake_uses(ctx):
                 continue  # the project has a HIP language path; this option only reaches nvcc
             if use.option.generic and not (nvcc_variable or "CUDA" in genex):
                 continue
+            use.compile_only = cmd.name in COMPILE_ONLY_COMMANDS
             out.append(use)
     return out
 

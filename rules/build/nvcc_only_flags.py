@@ -23,7 +23,9 @@ class NvccOnlyFlags(FileRule):
     hipcc hands options it does not know to ROCm's clang. Most of these are unknown to clang and
     stop the build (`clang: error: unknown argument: '--expt-relaxed-constexpr'`). Some are worse:
     clang reads `-use_fast_math` as `-u se_fast_math` (so no fast math, silently; hipcc only adds
-    `-DHIP_FAST_MATH`), `-lineinfo` as the library `-l ineinfo`, and `-G` as a MIPS option that
+    `-DHIP_FAST_MATH`), `-lineinfo` as the library `-l ineinfo` (a failed link; in compile-only
+    options, `target_compile_options`, an ignored input and a warning), `-diag-suppress=N` with one
+    dash as an unused option (a warning; its value apart, an input file), and `-G` as a MIPS option that
     swallows the next argument; `-dc` and `-dlink` are ignored, so no relocatable device code is
     built. Checked with clang 19 (`-x hip --offload-arch=gfx942`); hipcc behaves the same because it
     forwards these options unchanged. Applies to every ROCm version.
@@ -58,4 +60,4 @@ class NvccOnlyFlags(FileRule):
             if use.option.kind == "arch":
                 continue
             ctx.report_range(use.start, use.end, _nvcc.describe(use),
-                             severity=None if use.option.breaks else Severity.WARNING)
+                             severity=None if use.option.breaks_in(use.compile_only) else Severity.WARNING)

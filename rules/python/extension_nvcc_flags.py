@@ -41,7 +41,8 @@ class ExtensionNvccFlags(FileRule):
     Options added under `if not IS_HIP_EXTENSION:` (or any condition naming HIP/ROCm or
     `torch.version.cuda`) are not reported, nor extensions defined under such a condition. Also
     reported (as a warning): setting `TORCH_CUDA_ARCH_LIST` in a file that never names
-    `PYTORCH_ROCM_ARCH`.
+    `PYTORCH_ROCM_ARCH`. Options that clang only warns about in a compile step, which is all the
+    `"nvcc"` list reaches (`-lineinfo`, `-diag-suppress=N`), are warnings.
 
     ## Why it breaks on AMD
     On a ROCm build of PyTorch, `CUDAExtension` and `load()` hipify the sources and compile the
@@ -197,5 +198,6 @@ class ExtensionNvccFlags(FileRule):
             reported.add((start, end))
             shown = use.token if not use.value or "=" in use.token else f"{use.token} {use.value}"
             ctx.report_range(start, end, f"`{shown}` in the extension's nvcc flags reaches hipcc on ROCm builds of "
-                                         f"PyTorch: {use.option.effect}; for HIP: {use.option.instead}",
-                             severity=None if use.option.breaks else Severity.WARNING)
+                                         f"PyTorch: {use.option.effect_in(compile_only=True)}; for HIP: "
+                                         f"{use.option.instead}",
+                             severity=None if use.option.breaks_in(compile_only=True) else Severity.WARNING)
