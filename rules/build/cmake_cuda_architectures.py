@@ -58,8 +58,12 @@ class CMakeCudaArchitectures(FileRule):
         for cmd in commands:
             if cmd.aware or cmd.name not in SETTERS:
                 continue
-            for tok in cmd.tokens():
+            tokens = cmd.tokens()
+            for i, tok in enumerate(tokens):
                 if tok.text in ARCH_VARIABLES:
+                    value = tokens[i + 1].text.upper() if i + 1 < len(tokens) else ""
+                    if value in ("OFF", "FALSE", "NO", "0"):
+                        continue  # CMake adds no architecture flags at all: nothing NVIDIA-specific is named
                     hip = "CMAKE_HIP_ARCHITECTURES" if tok.text.startswith("CMAKE_") else "HIP_ARCHITECTURES"
                     ctx.report_range(tok.start, tok.end,
                                      f"`{tok.text}` names NVIDIA architectures only; set `{hip}` to AMD targets "
