@@ -14,7 +14,8 @@ class CMakeCudaArchitectures(FileRule):
     property (`set(...)`, `list(APPEND ...)`, `set_target_properties(... CUDA_ARCHITECTURES ...)`,
     `set_property(... PROPERTY CUDA_ARCHITECTURES ...)`). Not reported when the file also names
     `CMAKE_HIP_ARCHITECTURES`, `HIP_ARCHITECTURES`, `GPU_TARGETS` or `AMDGPU_TARGETS`, or inside an
-    `if()` chain whose condition names HIP or ROCm.
+    `if()` chain whose condition names HIP or ROCm, or when the value is `OFF` (CMake then adds no
+    architecture flags: a PTX-only or driver-selected target).
 
     ## Why it breaks on AMD
     The values are NVIDIA compute capabilities (`70;80;90`). The HIP language takes AMD target IDs
