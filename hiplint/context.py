@@ -104,6 +104,8 @@ class FileContext:
                 return None
             if kind == "nvidia" and not self.settings.report_nvidia_branches:
                 return None
+            if kind == "never":
+                return None  # `#if 0`, an IDE-only block: no compiler sees it
         line, col = self.source.position(start)
         end_line, end_col = self.source.position(end)
         f = Finding(

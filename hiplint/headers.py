@@ -84,7 +84,7 @@ def _facts_of(root, data: bytes, platform) -> tuple[tuple, tuple]:
     defines, includes = [], []
     for node in iter_nodes(root, DEFINES | {"preproc_include"}):
         kind = platform.kind_at(node.start_byte) if platform is not None else None
-        if kind == "nvidia":
+        if kind in ("nvidia", "never"):
             continue
         if node.type == "preproc_include":
             path = node.child_by_field_name("path")
@@ -105,6 +105,8 @@ def _switch_defines(root, data: bytes, platform) -> tuple:
         name = node.child_by_field_name("name")
         if name is None:
             continue
+        if platform.kind_at(node.start_byte) == "never":
+            continue  # `#if 0`: defined for no build
         value = node.child_by_field_name("value") if node.type == "preproc_def" else None
         zero = value is not None and data[value.start_byte:value.end_byte].strip().decode("utf-8", "replace") in ZERO
         out.append((data[name.start_byte:name.end_byte].decode("utf-8", "replace"),
@@ -117,9 +119,9 @@ def _includes_by_side(root, data: bytes, platform) -> list[tuple[str, str | None
     out = []
     for node in iter_nodes(root, {"preproc_include"}):
         path = node.child_by_field_name("path")
-        if path is not None and path.type == "string_literal":
-            out.append((data[path.start_byte:path.end_byte].decode("utf-8", "replace").strip('"'),
-                        platform.kind_at(node.start_byte)))
+        kind = platform.kind_at(node.start_byte)
+        if path is not None and path.type == "string_literal" and kind != "never":
+            out.append((data[path.start_byte:path.end_byte].decode("utf-8", "replace").strip('"'), kind))
     return out
 
 

@@ -44,6 +44,11 @@ HIP_PASS_MACROS = ("__HIP_DEVICE_COMPILE__",)
 
 HIP, CUDA = "hip", "cuda"
 
+# Defined by IDEs' code models only (CLion, Visual Studio IntelliSense, ReSharper, Qt Creator, Eclipse
+# CDT): `#ifdef __CLION_IDE__ / #define __CUDA_ARCH__ 900` is for the editor, never for a build.
+IDE_MACROS = frozenset({"__CLION_IDE__", "__JETBRAINS_IDE__", "__INTELLISENSE__", "__RESHARPER__",
+                        "Q_CREATOR_RUN", "__CDT_PARSER__"})
+
 # A project's own platform switches, learnt from where it defines them (`#if defined(__HIP_PLATFORM_AMD__)
 # / #define LIB_DEVICE_HIP / #else / #define LIB_DEVICE_CUDA`): a macro defined only in NVIDIA-only code is
 # undefined on AMD, one defined only in HIP-only code is undefined for nvcc, and one whose definitions
@@ -150,6 +155,8 @@ class _Eval:
         return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
     def defined(self, name: str, world: str):
+        if name in IDE_MACROS:
+            return False  # an IDE's code model defines it; no compiler does
         if name in HIP_PASS_MACROS:
             if world == HIP or self.hip_on_nvidia:
                 # One pass only: unknown for the build as a whole. Also for NVIDIA in a condition that
@@ -354,7 +361,7 @@ def condition_truth(node: Node, data: bytes, world: str, hip_macros: frozenset[s
 class Region:
     start: int
     end: int
-    kind: str  # "hip" or "nvidia"
+    kind: str  # "hip", "nvidia", or "never" (no build compiles it: `#if 0`)
 
 
 def _body_start(node: Node) -> int:
@@ -517,6 +524,25 @@ def _chain_regions(chain: list) -> list[Region]:
     return regions
 
 
+def _never_compiled(node: Node, data: bytes) -> bool:
+    """`#if 0`, `#ifdef __CLION_IDE__`, `#if defined(__INTELLISENSE__)`: a branch for no compiler."""
+    if node.type == "preproc_ifdef":
+        name = node.child_by_field_name("name")
+        return node.child(0) is not None and node.child(0).type == "#ifdef" and name is not None \
+            and data[name.start_byte:name.end_byte].decode("utf-8", "replace") in IDE_MACROS
+    cond = node.child_by_field_name("condition")
+    while cond is not None and cond.type == "parenthesized_expression" and cond.named_child_count == 1:
+        cond = cond.named_children[0]
+    if cond is None:
+        return False
+    if cond.type == "number_literal":
+        return data[cond.start_byte:cond.end_byte].strip() in (b"0", b"0L", b"0U")
+    if cond.type == "preproc_defined":
+        ids = [c for c in cond.named_children if c.type == "identifier"]
+        return bool(ids) and data[ids[0].start_byte:ids[0].end_byte].decode("utf-8", "replace") in IDE_MACROS
+    return False
+
+
 def _is_include_guard(name: Node, data: bytes) -> bool:
     """`#ifndef X` whose first line defines X."""
     after = name.next_named_sibling
@@ -572,6 +598,11 @@ class PlatformMap:
             if any(entry[3] for entry in chain[1:]):
                 chain = _settle_cuda_branches(chain, lambda i: _tree_truth(cuda_off, *conditions[i]))
             regions.extend(_chain_regions(chain))
+        # `#if 0` and `#ifdef __CLION_IDE__`: no compiler at all takes it (the plain C++ #else of an
+        # nvcc/hipcc chain is a host compiler's, so "neither world" is not enough).
+        for node in iter_nodes(root, {"preproc_if", "preproc_ifdef"}):
+            if _never_compiled(node, data):
+                regions.append(Region(_body_start(node), _body_end(node), "never"))
         # `#if CUDA_VERSION >= 9000 ... #else`: every supported nvcc takes the first branch, AMD the other
         # (which stays open: written for old toolkits, not for AMD). A lone `#if` is a feature AMD loses;
         # its code is what a port has to bring over, so it stays open too.
@@ -618,7 +649,7 @@ class PlatformMap:
         self._starts = [r.start for r in regions]
 
     def kind_at(self, byte: int) -> str | None:
-        """'hip' or 'nvidia' if `byte` lies in such a branch (innermost wins), else None."""
+        """'hip', 'nvidia' or 'never' if `byte` lies in such a branch (innermost wins), else None."""
         i = bisect.bisect_right(self._starts, byte)
         kind = None
         best = None

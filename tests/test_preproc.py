@@ -36,6 +36,15 @@ def test_elif_chain():
     assert kinds(src) == {"A": "nvidia", "B": "hip", "C": None}
 
 
+def test_branches_no_compiler_takes():
+    # `#if 0` and IDE code-model blocks are for no build; the plain-C++ #else of an nvcc/hipcc chain is
+    # a host compiler's (test_elif_chain), so "neither nvcc nor hipcc" alone is not enough.
+    assert kinds("#if 0\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": "never", "B": None}
+    assert kinds("#ifdef __CLION_IDE__\nint x_a;\n#endif\n#if defined(__INTELLISENSE__)\nint x_b;\n#endif\n") == \
+        {"A": "never", "B": "never"}
+    assert kinds("#ifndef __CLION_IDE__\nint x_a;\n#endif\n#if 1\nint x_b;\n#endif\n") == {"A": None, "B": None}
+
+
 def test_hip_device_pass_is_not_a_platform_switch():
     # AMD's host pass compiles the #else: it must stay visible to the rules.
     assert kinds("#ifdef __HIP_DEVICE_COMPILE__\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": "hip", "B": None}
