@@ -299,15 +299,33 @@ def amd_macros(ctx) -> dict[str, MacroDef]:
     here = os.path.dirname(os.path.abspath(ctx.fs_path))
     includes = [(inc, "hip" if hip else None) for inc, hip in own_includes]
     missing: list = []
+    headers = []
     for path, facts, side in _closure(includes, here, ctx.settings.hip_macros, 0, {os.path.abspath(ctx.fs_path)},
                                       missing=missing):
+        headers.append(path)
         ctx.depends[path] = facts.digest
         ctx.depends.update((p, d) for p, d, _, _ in facts.uses)
         for name, _, hip in facts.amd_defines:
             macros.setdefault(name, MacroDef(path, -1, side == "hip" or hip))
     ctx.depends.update((place, ABSENT) for _, places in missing for place in places)
     ctx.cache["amd_macros"] = macros
+    ctx.cache["project_headers"] = headers
     return macros
+
+
+def project_headers(ctx) -> list[tuple[str, bytes]]:
+    """The project headers the file includes with quotes, followed as amd_macros follows them (and
+    dependencies of the file's cache entry already): [(path, bytes)]. For a rule about to report what
+    a header's macro may settle (SYN005: a launch macro that sets the cooperative attribute)."""
+    amd_macros(ctx)
+    out = []
+    for path in ctx.cache.get("project_headers", ()):
+        try:
+            with open(path, "rb") as fh:
+                out.append((path, fh.read(MAX_HEADER_BYTES)))
+        except OSError:
+            continue
+    return out
 
 
 HEADER_EXTENSIONS = frozenset({".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".cuinl", ".h++", ".ipp", ".tpp"})

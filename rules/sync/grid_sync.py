@@ -2,7 +2,7 @@ import re
 
 from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
-from hiplint.headers import includers
+from hiplint.headers import includers, project_headers
 from ._cg import cg_namespace
 from .._cuda import namespace_of
 
@@ -19,7 +19,8 @@ class GridSyncWithoutCooperativeLaunch(CudaRule):
     ## What it does
     Finds `this_grid().sync()`, `grid.sync()` on a `grid_group` (declared as one, or set from
     `this_grid()`), and `cg::sync(grid)`, in files that never call `cudaLaunchCooperativeKernel`
-    (or `hipLaunchCooperativeKernel`, or set `cudaLaunchAttributeCooperative`).
+    (or `hipLaunchCooperativeKernel`, or set `cudaLaunchAttributeCooperative`), nor include (with
+    quotes) a project header that does (a launch macro that sets the attribute).
 
     ## Why it breaks on AMD
     A grid barrier needs every block of the grid resident at once, which only a cooperative
@@ -83,7 +84,7 @@ class GridSyncWithoutCooperativeLaunch(CudaRule):
             return
         if not self._is_grid(ctx, call, obj):
             return
-        if self._has_cooperative_launch(ctx) or self._launched_by_includer(ctx):
+        if self._has_cooperative_launch(ctx) or self._launched_by_includer(ctx) or self._header_launches(ctx):
             return
         ctx.report(call, f"`{ctx.text(call)}` needs a cooperative launch (all blocks resident); this file has "
                          f"no cudaLaunchCooperativeKernel: on AMD non-resident blocks never arrive and the kernel hangs")
@@ -103,6 +104,12 @@ class GridSyncWithoutCooperativeLaunch(CudaRule):
                     break
             ctx.cache["syn_coop_launch"] = found
         return found
+
+    @staticmethod
+    def _header_launches(ctx) -> bool:
+        """A project header the file includes names a cooperative launch: a launch macro or helper
+        (`SETUP_LAUNCH_CONFIG` setting `cudaLaunchAttributeCooperative`) that the file's launch uses."""
+        return any(COOPERATIVE_LAUNCH.search(data.decode("utf-8", "replace")) for _, data in project_headers(ctx))
 
     @staticmethod
     def _launched_by_includer(ctx) -> bool:
