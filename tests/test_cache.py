@@ -30,7 +30,7 @@ def tamper(root: Path, message: str) -> None:
 def make_tree(root: Path, n: int = 1) -> None:
     (root / "src").mkdir()
     for i in range(n):
-        (root / "src" / f"k{i}.cu").write_text(KERNEL.replace("k(", f"k{i}("))
+        (root / "src" / f"k{i}.cu").write_text(KERNEL.replace("void k(", f"void k{i}("))
 
 
 def test_unchanged_file_is_served_from_cache(tmp_path):
