@@ -1,6 +1,7 @@
 from hiplint import CudaRule, Impact, Severity
 
 from ._values import call_args, table
+from .._calls import initializer_text
 from .pointer_attributes import declared_type
 
 
@@ -13,7 +14,8 @@ class HalfIntrinsicGaps(CudaRule):
     (and `2` forms), the `__h{eq,ne,lt,le,gt,ge}[u]2_mask` comparisons, `__half2char_rz`,
     `__half2uchar_rz`, `__double2half`, `__double2bfloat16` (before ROCm 5.7) and `__hcmadd`.
     `__hmax2`/`__hmin2` on `__nv_bfloat162` / `__hip_bfloat162` values are left alone: HIP's
-    `amd_hip_bf16.h` has those. The `_rn` forms are warnings: ROCm 6.3's headers lack them, newer
+    `amd_hip_bf16.h` has those (the type is read from the declaration, or for `auto` from its
+    initializer: `reinterpret_cast<__nv_bfloat162*>(...)`; elements of such arrays count). The `_rn` forms are warnings: ROCm 6.3's headers lack them, newer
     HIP declares them, and the first release that does is not pinned down.
     Shuffles of `__half`/`__half2` are not reported: HIP defines `__shfl*` for them (ROCm 5.6 and
     later), and the `__shfl*_sync` forms forward to those.
@@ -78,8 +80,16 @@ class HalfIntrinsicGaps(CudaRule):
     def _bf16_args(ctx, call) -> bool:
         scope = ctx.function_scope(call)
         for arg in call_args(call):
+            while arg.type in ("subscript_expression", "pointer_expression", "parenthesized_expression"):
+                inner = arg.child_by_field_name("argument") or (arg.named_children[0] if arg.named_children else None)
+                if inner is None:
+                    break
+                arg = inner  # `values[k]`, `*p`: the variable's type says what the element is
             if arg.type == "identifier":
                 ty = declared_type(ctx, scope, ctx.text(arg)) or ""
+                if "auto" in ty.split() or ty.startswith("auto"):
+                    # `auto v = __nv_bfloat162(...)`, `auto p = reinterpret_cast<__nv_bfloat162*>(...)`
+                    ty += " " + initializer_text(ctx, scope, ctx.text(arg))
                 if "bfloat16" in ty:
                     return True
         return False
