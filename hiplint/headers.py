@@ -105,12 +105,16 @@ def _switch_defines(root, data: bytes, platform) -> tuple:
         name = node.child_by_field_name("name")
         if name is None:
             continue
-        if platform.kind_at(node.start_byte) == "never":
+        kind = platform.kind_at(node.start_byte)
+        if kind == "never":
             continue  # `#if 0`: defined for no build
+        if kind is None and platform.off_on_amd(node.start_byte):
+            # `#if __CUDACC_VER_MAJOR__ >= 11 / #define CP_ASYNC_ENABLED`: reported as code AMD loses,
+            # but as a switch it is never defined on AMD, like one in NVIDIA-only code.
+            kind = "nvidia"
         value = node.child_by_field_name("value") if node.type == "preproc_def" else None
         zero = value is not None and data[value.start_byte:value.end_byte].strip().decode("utf-8", "replace") in ZERO
-        out.append((data[name.start_byte:name.end_byte].decode("utf-8", "replace"),
-                    platform.kind_at(node.start_byte), zero))
+        out.append((data[name.start_byte:name.end_byte].decode("utf-8", "replace"), kind, zero))
     return tuple(out)
 
 

@@ -498,9 +498,10 @@ def _snippet_parser():
     return new_parser()
 
 
-def _chain_regions(chain: list) -> list[Region]:
+def _chain_regions(chain: list, amd_off: list | None = None) -> list[Region]:
     """Regions of one #if/#elif/#else chain, given per branch (start, end, {world: condition},
-    tests a HIP macro)."""
+    tests a HIP macro). `amd_off` receives (start, end) of every branch AMD surely skips, NVIDIA-only
+    or not (a lone `#if __CUDACC_VER_MAJOR__ >= 11`): where a define is not made on AMD."""
     prior = {HIP: True, CUDA: True}
     names_hip = False  # does the chain so far test a HIP macro (an explicit AMD alternative)?
     branches = []
@@ -517,6 +518,8 @@ def _chain_regions(chain: list) -> list[Region]:
     has_hip = any(t[CUDA] is False and t[HIP] is not False for _, _, t, _ in branches)
     regions = []
     for start, end, taken, hip_named in branches:
+        if amd_off is not None and taken[HIP] is False:
+            amd_off.append((start, end))
         if taken[CUDA] is False and taken[HIP] is not False:
             regions.append(Region(start, end, "hip"))
         elif taken[HIP] is False and (taken[CUDA] is True or (taken[CUDA] is None and (has_hip or hip_named))):
@@ -564,6 +567,7 @@ class PlatformMap:
         ev = _Eval(data, hip_macros, self.derived)
         cuda_off = _CudaOffEval(data, hip_macros, self.derived)
         regions: list[Region] = []
+        amd_off: list[tuple[int, int]] = []
         seen = set()
         guards: set[str] = set()
         for node in iter_nodes(root, {"preproc_if", "preproc_ifdef"}):
@@ -597,7 +601,7 @@ class PlatformMap:
                 branch = branch.child_by_field_name("alternative")
             if any(entry[3] for entry in chain[1:]):
                 chain = _settle_cuda_branches(chain, lambda i: _tree_truth(cuda_off, *conditions[i]))
-            regions.extend(_chain_regions(chain))
+            regions.extend(_chain_regions(chain, amd_off))
         # `#if 0` and `#ifdef __CLION_IDE__`: no compiler at all takes it (the plain C++ #else of an
         # nvcc/hipcc chain is a host compiler's, so "neither world" is not enough).
         for node in iter_nodes(root, {"preproc_if", "preproc_ifdef"}):
@@ -641,12 +645,18 @@ class PlatformMap:
                 if any(entry[3] for entry in chain[1:]):
                     chain = _settle_cuda_branches(chain, lambda i, group=group: _text_branch(
                         *group[i][:2], hip_macros, _CudaOffEval, switches)[0][HIP])
-                regions.extend(_chain_regions(chain))
+                regions.extend(_chain_regions(chain, amd_off))
         regions.sort(key=lambda r: (r.start, -r.end))
         # Left unknown on AMD: what the project's headers may settle. An include guard is no switch.
         self.open_names = frozenset(ev.open_names - guards)
         self.regions = regions
         self._starts = [r.start for r in regions]
+        self._amd_off = sorted(amd_off)
+
+    def off_on_amd(self, byte: int) -> bool:
+        """Does `byte` lie in a branch an AMD build surely skips (whatever NVIDIA does)?"""
+        i = bisect.bisect_right(self._amd_off, (byte, float("inf")))
+        return any(start <= byte < end for start, end in self._amd_off[:i])
 
     def kind_at(self, byte: int) -> str | None:
         """'hip', 'nvidia' or 'never' if `byte` lies in such a branch (innermost wins), else None."""
