@@ -2,6 +2,7 @@ import re
 
 from hiplint import CudaRule, Impact, Severity
 from .._cuda import NamesRuleMixin
+from .async_copy import PTX_ADDRESS_HELPERS
 
 _CLUSTER = "`{}`: AMD GPUs have no thread-block clusters or distributed shared memory"
 _NAMES = {n: _CLUSTER.format(n) for n in (
@@ -64,6 +65,9 @@ class Sm90Clusters(NamesRuleMixin, CudaRule):
     impact = Impact.COMPILE
     checklist = "Re-tile cluster kernels for one workgroup; replace wgmma/tcgen05 with rocWMMA, Composable Kernel or hipBLASLt."
     NAMES = _NAMES
+    # A file whose wgmma/tcgen05 PTX is reported does not compile for AMD: the shared-memory address
+    # conversions that feed it (`__cvta_generic_to_shared`) are not reported again (API001).
+    covers = PTX_ADDRESS_HELPERS
     ASM_CATEGORY = "sm90"
     ASM_MESSAGE = "Hopper/Blackwell PTX (wgmma, tcgen05, clusters, setmaxnreg) has no AMD equivalent; use rocWMMA or MFMA builtins"
     # What each kind of sm_90+ PTX is for, and what to do instead (the first match wins).
