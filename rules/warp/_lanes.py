@@ -191,9 +191,18 @@ def int_width(ctx, node, scope, depth: int = 0):
 
 def file_constants(ctx) -> dict[str, str]:
     """Variables declared outside any function in the file (namespace scope): name -> base type."""
+    return _file_constants(ctx)[0]
+
+
+def file_constant_name_node(ctx, name: str):
+    """The identifier node (in the file's main unit) declaring the namespace-scope variable `name`."""
+    return _file_constants(ctx)[1].get(name)
+
+
+def _file_constants(ctx):
     cache = ctx.cache.get("wrp_file_constants")
     if cache is None:
-        cache = {}
+        cache, nodes = {}, {}
         unit = ctx.units[0]
         for node in iter_nodes(unit.root, {"declaration"}):
             if ctx.enclosing(node, {"function_definition", "lambda_expression", "field_declaration_list"}) is not None:
@@ -204,7 +213,8 @@ def file_constants(ctx) -> dict[str, str]:
                     ident = d.child_by_field_name("declarator")
                     if t and ident is not None and ident.type == "identifier":
                         cache.setdefault(unit.text(ident), t)
-        ctx.cache["wrp_file_constants"] = cache
+                        nodes.setdefault(unit.text(ident), ident)
+        cache = ctx.cache["wrp_file_constants"] = (cache, nodes)
     return cache
 
 

@@ -2,7 +2,8 @@ from hiplint import CudaRule, Fix, Impact, Severity
 
 from hiplint.headers import amd_macros
 
-from ._lanes import SYNC_WITH_MASK, file_macros, int_literal, int_width, is_full_mask_32, literal_width, top_level_ancestor
+from ._lanes import (SYNC_WITH_MASK, declared_types, file_constant_name_node, file_macros, int_literal, int_width,
+                     is_full_mask_32, literal_width, top_level_ancestor)
 
 FULL_MASK_MACRO = "HIPLINT_FULL_WARP_MASK"
 # Inserted once per file. On AMD the full mask must name all 64 lanes (and be 64 bits wide to
@@ -26,8 +27,8 @@ class SyncMaskNot64Bit(CudaRule):
     Finds `__shfl_*_sync`, `__ballot_sync`, `__any_sync`, `__all_sync`, `__match_*_sync`,
     `__reduce_*_sync` and `__syncwarp` calls whose mask argument is 32 bits wide: an unsuffixed
     literal (`0xffffffff`, `0xffffu`), `~0u`, `-1`, a 32-bit cast, a 32-bit local variable or
-    parameter, or a 32-bit constant of the file (`constexpr unsigned kFullMask = ~0u;`, also as
-    `ns::kFullMask`). A mask macro defined in the file is reported at its definition instead (WRP004).
+    parameter, or a 32-bit constant of the file (`constexpr unsigned kFullMask = ~0u;`, also used as
+    `ns::kFullMask`), which is reported once, at its declaration. A mask macro defined in the file is reported at its definition instead (WRP004).
     Not reported where the project defines the intrinsic itself as a macro for AMD, in the file
     before the call or in a project header it includes (`#ifdef USE_ROCM` /
     `#define __shfl_xor_sync(mask, var, lane) __shfl_xor(var, lane)`): the mask never reaches ROCm.
@@ -93,6 +94,26 @@ class SyncMaskNot64Bit(CudaRule):
             return  # a macro: reported at its definition (WRP004), uses are tied to it
         if int_width(ctx, mask, scope) != 32:
             return
+        if mask.type in ("identifier", "qualified_identifier"):
+            name = ctx.text(mask).split("::")[-1].strip()
+            decl = file_constant_name_node(ctx, name) if name not in declared_types(ctx, scope) else None
+            if decl is not None:
+                # A mask constant of the file (`constexpr unsigned FULL_MASK = 0xffffffff;`): reported
+                # once, where it is declared, as a mask macro is (WRP004).
+                if ("wrp006_constant", name) not in ctx.cache:
+                    ctx.cache[("wrp006_constant", name)] = True
+                    main = ctx.units[0]
+                    value = decl.parent.child_by_field_name("value") if decl.parent is not None else None
+                    text = "".join(main.text(value).split()) if value is not None else ""
+                    lit = int_literal(text)
+                    full = (lit is not None and lit[0] == 0xFFFFFFFF) or text in ("~0", "~0u", "~0U", "-1", "~0x0")
+                    advice = ("`~0ull` (all 64 lanes) on AMD" if full
+                              else "and check which lanes of a 64-lane wave it should name")
+                    ctx.report_range(decl.start_byte + main.delta, decl.end_byte + main.delta,
+                                     f"`{name}` is a 32-bit constant passed as the mask of `{fn}` (and any other "
+                                     "*_sync call of the file): ROCm requires a 64-bit mask (static_assert); declare "
+                                     f"it unsigned long long, {advice}")
+                return
         own = amd_macros(ctx).get(fn)
         if own is not None and own.byte < ctx.file_range(call)[0]:
             return  # the project's own macro replaces the intrinsic on AMD (a compat header)
