@@ -226,3 +226,15 @@ def test_flags_that_only_warn_under_hipcc_are_warnings():
         """)
     assert [(f.line, f.severity) for f in cmake] == [(1, Severity.WARNING), (2, Severity.ERROR)]
     assert "ignores it when compiling" in cmake[0].message and "the link fails" in cmake[1].message
+
+
+def test_nvidia_queries_behind_a_fallback_are_info():
+    """A query caught where a missing package or program lands takes the fallback on ROCm: info. One
+    caught only for CalledProcessError still raises FileNotFoundError there: an error."""
+    from conftest import FIXTURES
+    from hiplint.model import Severity
+
+    path = FIXTURES / "python" / "gpu_monitor_fallback.py"
+    findings = _lint("gpu_monitor_fallback.py", path.read_text())
+    assert [(f.line, f.code, f.severity) for f in findings] == [
+        (6, "PY004", Severity.INFO), (13, "PY004", Severity.INFO), (21, "PY004", Severity.ERROR)]

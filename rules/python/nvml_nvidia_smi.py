@@ -7,7 +7,13 @@ from hiplint.lazy import libcst as cst
 from hiplint import FileRule, Impact, Severity
 from hiplint import pyparse
 
-from ._vendor import file_mentions, handles_rocm
+from ._vendor import caught_in_try, file_mentions, handles_rocm
+
+# Caught around the use, the failure on ROCm takes the fallback: the GPU query is lost, nothing crashes.
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+MISSING_PROGRAM_ERRORS = frozenset({"FileNotFoundError", "OSError", "EnvironmentError", "IOError", "Exception",
+                                    "BaseException"})
+CAUGHT_NOTE = " (caught here: on ROCm the `except` branch runs instead, so what this queries is silently lost)"
 
 # Python packages that only talk to NVIDIA's driver (NVML or the nvidia-smi tool).
 NVIDIA_PACKAGES = {
@@ -45,7 +51,9 @@ class NvmlAndNvidiaSmi(FileRule):
     `subprocess` / `os.system` / `os.popen` (as a string or as the first element of an argument
     list), `shutil.which("nvidia-smi")` used as a GPU probe, and reads of `/proc/driver/nvidia`.
     Not reported in a file that already uses AMD's tools (`amdsmi`, `amd-smi`, `rocm-smi`) or inside a
-    condition that names HIP/ROCm or `torch.version.cuda`.
+    condition that names HIP/ROCm or `torch.version.cuda`. An import inside `try` ... `except
+    ImportError`, or a run inside `try` ... `except FileNotFoundError` / `OSError` / `Exception`, is an
+    info note: nothing fails on ROCm, but the fallback runs and what the code queried is lost.
 
     ## Why it breaks on AMD
     NVML and nvidia-smi come with NVIDIA's driver; on a ROCm machine `pynvml.nvmlInit()` raises
@@ -101,9 +109,11 @@ class NvmlAndNvidiaSmi(FileRule):
                 top = mod.split(".")[0]
                 if top in NVIDIA_PACKAGES and not handles_rocm(py, node):
                     start, end = py.span(anchor)
+                    caught = caught_in_try(py, node, IMPORT_ERRORS)
                     ctx.report_range(start, end,
                                      f"`{top}` is {NVIDIA_PACKAGES[top]}, NVIDIA-only: on ROCm use the `amdsmi` "
-                                     "package (or torch.cuda APIs such as mem_get_info)")
+                                     "package (or torch.cuda APIs such as mem_get_info)" + (CAUGHT_NOTE if caught else ""),
+                                     severity=Severity.INFO if caught else None)
         for call in py.nodes(cst.Call):
             func = pyparse.dotted(call.func) or ""
             if func not in RUNNERS or not call.args:
@@ -112,9 +122,11 @@ class NvmlAndNvidiaSmi(FileRule):
             if word and os.path.basename(word) == "nvidia-smi" and not handles_rocm(py, call):
                 start, end = py.span(anchor)
                 what = "probes for" if func.endswith("which") else "runs"
+                caught = not func.endswith("which") and caught_in_try(py, call, MISSING_PROGRAM_ERRORS)
                 ctx.report_range(start, end,
                                  f"this {what} `nvidia-smi`, which ROCm machines do not have: use `amd-smi` "
-                                 "(output differs) or the `amdsmi` Python package")
+                                 "(output differs) or the `amdsmi` Python package" + (CAUGHT_NOTE if caught else ""),
+                                 severity=Severity.INFO if caught else None)
         for s in py.nodes(cst.SimpleString):
             v = pyparse.string_value(s)
             if v and v.startswith("/proc/driver/nvidia") and not handles_rocm(py, s):
