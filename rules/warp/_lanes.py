@@ -259,8 +259,12 @@ def _index_terms(ctx, node, names):
         ri, rt = _index_terms(ctx, right, names)
         if op == "*" and (left.type == "number_literal" or right.type == "number_literal"):
             return False, False  # a scaled thread index is a data offset, not a lane or warp number
-        if op in ("/", "%", "&", ">>"):
-            return li and ri, lt  # lane and warp numbers: the thread index is on the left
+        if op in ("%", "&"):
+            return li and ri, lt  # a lane number: still one per thread
+        if op in ("/", ">>"):
+            # A quotient numbers groups of threads (`threadIdx.x / kThreadsPerToken`), not threads: lane
+            # arithmetic on it (`token % 32`) or a bit shifted by it is not about lanes.
+            return li and ri, False
         return li and ri, lt or rt
     return False, False
 

@@ -7,7 +7,8 @@ class HardcodedWarpSize(CudaRule):
 
     ## What it does
     Finds `threadIdx.x & 31`, `tid % 32`, `tid / 32`, `tid >> 5` and the same on thread indices
-    (`tid = threadIdx.x`, `blockIdx.x * blockDim.x + threadIdx.x`, `__lane_id()`), and
+    (`tid = threadIdx.x`, `blockIdx.x * blockDim.x + threadIdx.x`, `__lane_id()`; not on a quotient
+    such as `token = threadIdx.x / kThreadsPerToken`, which numbers groups of threads), and
     `blockDim.x / 32` (warps per block), in functions that do warp-level work: shuffles, votes,
     ballots, `__syncwarp`, tiles, or calls to functions of the file that do. Elsewhere `tid / 32`
     only splits data among threads and is correct for any wave size. A function whose collectives
