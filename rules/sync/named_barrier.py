@@ -8,9 +8,9 @@ _NAMES.update({n: _SEMAPHORE.format(n) for n in (
     "cuda::binary_semaphore", "cuda::counting_semaphore", "cuda::std::binary_semaphore", "cuda::std::counting_semaphore",
 )})
 _NAMES["__barrier_sync"] = "`__barrier_sync` (named barrier) has no HIP equivalent; HIP has only the whole-block `__syncthreads()`"
-_HEADERS = {h: f"<{h}> (libcu++ synchronization primitives) has no HIP counterpart" for h in (
-    "cuda/barrier", "cuda/std/barrier", "cuda/latch", "cuda/std/latch", "cuda/semaphore", "cuda/std/semaphore",
-)}
+# Their `<cuda/...>` headers are libcu++'s: LIB011 reports the first one a file includes (with what
+# libhipcxx lacks), so this rule reports the names only.
+_HEADERS: dict = {}
 
 
 class NamedBarrier(NamesRuleMixin, CudaRule):
@@ -21,7 +21,7 @@ class NamedBarrier(NamesRuleMixin, CudaRule):
     Finds inline PTX whose template holds `bar.sync`, `bar.arrive`, `bar.red`, `barrier.sync`
     or `barrier.arrive` (named barriers 0 to 15 with a thread count, used for producer/consumer
     warp specialisation), the libcu++ types `cuda::barrier`, `cuda::std::barrier`, `cuda::latch`
-    and semaphores, and their headers.
+    and semaphores (their `<cuda/...>` headers are LIB011's, which reports a file's libcu++ include once).
 
     ## Why it breaks on AMD
     HIP offers only the whole-workgroup barrier `__syncthreads()` (and its `_count/_and/_or`
