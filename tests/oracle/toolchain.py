@@ -80,7 +80,7 @@ def plain_rename(text: str, add_runtime: bool = True) -> str:
 # on that side here; the tests skip that side and name the header. Checked on disk, so installing a
 # library later brings its fixtures into the oracle without a change here.
 CUDA_LIBRARIES_NOT_SET_UP = ("cudnn", "nccl", "cufft", "NvInfer", "NvOnnxParser", "cutlass", "cute", "nvrtc",
-                             "cusparse", "npp", "nvjpeg", "cudss", "cutensor")
+                             "cusparse", "npp", "nvjpeg", "cudss", "cutensor", "nvshmem", "nvshmemx")
 HIP_LIBRARIES_NOT_IN_DEBIAN = ("hipcub", "hipblas", "hipblaslt", "hipsolver", "hipfft", "hipsparse", "rocblas",
                                "rocsolver", "rocfft", "rccl", "miopen", "roctracer", "rocwmma", "rocthrust",
                                "thrust", "migraphx", "hip_fp8.h", "hip_bf16.h", "hipsparselt", "ck")
