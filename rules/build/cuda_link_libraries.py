@@ -23,6 +23,9 @@ LIBRARY_MAP = {
     "culibos": ("nothing (an NVIDIA static-link helper)", ""),
     "cupti": ("rocprofiler-sdk / roctracer (a different API)", ""),
     "nvidia-ml": ("amd_smi (the AMD SMI library; a different API)", ""),
+    "nvshmem": ("rocshmem (rocSHMEM, a different API: LIB012) plus a ROCm-aware MPI", "find_package(rocshmem)"),
+    "nvshmem_host": ("rocshmem (rocSHMEM, a different API: LIB012) plus a ROCm-aware MPI", "find_package(rocshmem)"),
+    "nvshmem_device": ("rocshmem (rocSHMEM links one library, with -fgpu-rdc)", "find_package(rocshmem)"),
 }
 OWNED_ELSEWHERE = re.compile(r"^(curand|cusolver)", re.I)
 # Anything else that is plainly a CUDA toolkit library.
@@ -58,7 +61,8 @@ class CudaLinkLibraries(FileRule):
     """Links against CUDA toolkit libraries.
 
     ## What it does
-    Finds CUDA libraries on link lines: `-lcudart`, `-lcublas`, `-lcufft`, `-lnvrtc`, ... in
+    Finds CUDA libraries on link lines: `-lcudart`, `-lcublas`, `-lcufft`, `-lnvrtc`, NVSHMEM's
+    `-lnvshmem_host`, ... in
     Makefiles and CMake, `CUDA::cudart`-style imported targets, FindCUDA variables
     (`${CUDA_LIBRARIES}`, `${CUDA_CUBLAS_LIBRARIES}`), bare names in `target_link_libraries`, and
     `libcudart.so` / `libcublas_static.a` paths. cuRAND and cuSOLVER are reported by the RND and SLV
