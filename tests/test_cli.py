@@ -4,9 +4,10 @@ import textwrap
 
 import pytest
 
+# A shuffle down without a width reads across the halves of a 64-lane wave: the `& 31` lane is wrong there.
 BAD = b"""__global__ void k(float* out) {
     int lane = threadIdx.x & 31;
-    out[lane] = __shfl_xor_sync(0xffffffff, out[lane], 1);
+    out[lane] = __shfl_down_sync(0xffffffff, out[lane], 1);
 }
 """
 GOOD = b"""__global__ void k(float* out) {
@@ -54,7 +55,7 @@ def test_json_contract(cli, proj):
 def test_concise_and_full(cli, proj):
     out = cli("scan", "src/bad.cu", "--output-format", "concise", cwd=proj).stdout.decode()
     assert "src/bad.cu:2:16: WRP001 " in out
-    assert "src/bad.cu:3:33: WRP006 [*] " in out
+    assert "src/bad.cu:3:34: WRP006 [*] " in out
     full = cli("scan", "src/bad.cu", cwd=proj).stdout.decode()
     assert "2 |     int lane = threadIdx.x & 31;" in full
     assert "^^^^^^^^^^^^^^^^" in full
@@ -130,7 +131,7 @@ def test_gitignore_respected(cli, proj):
 
 def test_stdin(cli):
     proc = cli("scan", "-", "--stdin-filename", "k.cu", "--output-format", "concise", input=BAD)
-    assert proc.returncode == 1 and b"k.cu:3:33: WRP006" in proc.stdout
+    assert proc.returncode == 1 and b"k.cu:3:34: WRP006" in proc.stdout
     fixed = cli("fix", "-", "--stdin-filename", "k.cu", input=BAD)
     assert b"HIPLINT_FULL_WARP_MASK" in fixed.stdout and fixed.stdout.startswith(b"#ifndef HIPLINT_FULL_WARP_MASK")
     assert b"WRP001" in fixed.stderr  # what remains is reported on stderr
