@@ -149,4 +149,5 @@ class ShuffleLoop32(CudaRule):
             return
         lit = int_literal(ctx.text(offset))
         if lit is not None and lit[0] == 16 and not in_32_lane_groups(ctx, call):
-            ctx.report(offset, f"`{name}` with offset 16 starts a 32-lane tree; a 64-lane wave needs offset 32 first")
+            ctx.report(offset, f"`{name}` with offset 16 is the widest step of a 32-lane tree; a 64-lane wave "
+                               "needs a step with offset 32 as well")
