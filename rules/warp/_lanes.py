@@ -504,8 +504,9 @@ def _stays_32_wide(ctx, fn, visiting: set) -> bool:
             accepted += 1
         elif base in helpers and base != own:
             called.append(base)
-    # Every mention of a collective must be one of the calls accepted (not a macro, a tile, a mask).
-    if len(WARP_COLLECTIVE.findall(ctx.text(fn))) != accepted:
+    # Every mention of a collective must be one of the calls accepted (not a macro, a tile, a mask);
+    # comments do not count (`// __shfl_sync returns float before sm_80`).
+    if len(WARP_COLLECTIVE.findall(_CODE_COMMENTS.sub(" ", ctx.text(fn)))) != accepted:
         return False
     for name in called:
         if name in visiting:
@@ -514,6 +515,9 @@ def _stays_32_wide(ctx, fn, visiting: set) -> bool:
         if not bodies or not all(_stays_32_wide(ctx, body, visiting) for body in bodies):
             return False  # a macro helper, or one defined elsewhere: not known to stay 32 wide
     return True
+
+
+_CODE_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
 def _definitions(ctx) -> dict:
