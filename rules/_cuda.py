@@ -147,7 +147,8 @@ def _ptx_instruction(m) -> bool:
 
 # What a PTX template is about, most specific first; each category has one rule that reports it.
 PTX_CATEGORIES = (
-    ("barrier", re.compile(r"(^|[\s;{}])(bar|barrier)\.(sync|arrive|red|warp\.sync|cta)\b|(^|[\s;{}])bar\.sync\b"
+    # `bar.warp.sync` is `__syncwarp`'s PTX, which HIP has: general PTX (NV001), not a named barrier.
+    ("barrier", re.compile(r"(^|[\s;{}])(bar|barrier)\.(sync|arrive|red|cta)\b|(^|[\s;{}])bar\.sync\b"
                            r"|(^|[\s;{}])barrier\.(cta\.)?(sync|arrive)")),
     ("trap", re.compile(r"(^|[\s;{}])(trap|brkpt|pmevent)(\.[a-z]+)?\s*(;|$|\d)")),
     ("async-copy", re.compile(r"\b(cp\.async|cp\.reduce\.async|mbarrier\.|cp\.async\.bulk|tensormap\.|"

@@ -29,6 +29,7 @@ PTX_HINTS = (
     (re.compile(r"\bvote\.[a-z.]*ballot"), "`__ballot()` (64-bit on wave64)"),
     (re.compile(r"\bvote\.[a-z.]*(any|all)"), "`__any()` / `__all()`"),
     (re.compile(r"\bshfl\."), "`__shfl*()` with an explicit width"),
+    (re.compile(r"\bbar\.warp\.sync"), "`__syncwarp()`"),
     (re.compile(r"\b(atom|red)\."), "the `atomic*()` functions"),
     (re.compile(r"\b(ldmatrix|mma|wmma)\."), "rocWMMA or the MFMA/WMMA builtins (LIB rules)"),
     (re.compile(r"\bcvt\."), "a C cast or the `__float2*_r*` conversion functions"),
