@@ -533,7 +533,11 @@ def _never_compiled(node: Node, data: bytes) -> bool:
         name = node.child_by_field_name("name")
         return node.child(0) is not None and node.child(0).type == "#ifdef" and name is not None \
             and data[name.start_byte:name.end_byte].decode("utf-8", "replace") in IDE_MACROS
-    cond = node.child_by_field_name("condition")
+    return _always_false(node.child_by_field_name("condition"), data)
+
+
+def _always_false(cond: Node | None, data: bytes) -> bool:
+    """`0`, `0 && anything`, `defined(__CLION_IDE__)`: false for every compiler."""
     while cond is not None and cond.type == "parenthesized_expression" and cond.named_child_count == 1:
         cond = cond.named_children[0]
     if cond is None:
@@ -543,6 +547,13 @@ def _never_compiled(node: Node, data: bytes) -> bool:
     if cond.type == "preproc_defined":
         ids = [c for c in cond.named_children if c.type == "identifier"]
         return bool(ids) and data[ids[0].start_byte:ids[0].end_byte].decode("utf-8", "replace") in IDE_MACROS
+    if cond.type == "binary_expression":
+        op = cond.child_by_field_name("operator")
+        left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+        if op is not None and op.type == "&&":
+            return _always_false(left, data) or _always_false(right, data)
+        if op is not None and op.type == "||":
+            return _always_false(left, data) and _always_false(right, data)
     return False
 
 

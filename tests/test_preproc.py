@@ -43,6 +43,9 @@ def test_branches_no_compiler_takes():
     assert kinds("#ifdef __CLION_IDE__\nint x_a;\n#endif\n#if defined(__INTELLISENSE__)\nint x_b;\n#endif\n") == \
         {"A": "never", "B": "never"}
     assert kinds("#ifndef __CLION_IDE__\nint x_a;\n#endif\n#if 1\nint x_b;\n#endif\n") == {"A": None, "B": None}
+    # Switched off by a leading `0 &&` (a common way to disable a fast path), or by `0 || 0`.
+    assert kinds("#if 0 && defined(__CUDA_ARCH__)\nint x_a;\n#endif\n#if (0) || (defined(FOO) && 0)\nint x_b;\n#endif\n"
+                 "#if 0 || defined(FOO)\nint x_c;\n#endif\n") == {"A": "never", "B": "never", "C": None}
 
 
 def test_hip_device_pass_is_not_a_platform_switch():
