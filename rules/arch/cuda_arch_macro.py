@@ -128,6 +128,8 @@ class CudaArchMacro(CudaRule):
       file or a header it includes (`#if defined(__HIP_PLATFORM_AMD__)` / `#define LIB_DEVICE_HIP` /
       `#else` / `#define LIB_DEVICE_CUDA`, then `defined(LIB_DEVICE_CUDA) && __CUDA_ARCH__ >= 900`);
     - a condition AMD fails when a later `#elif` of its chain tests a HIP macro (AMD goes on to it);
+    - a condition inside a branch AMD never enters (the outer test is the one reported), unless
+      `report-nvidia-branches` is on;
     - a condition AMD settles without the CUDA macros (`defined(__NVCC__) && CUDART_VERSION >= 12000`;
       for an architecture test, in the device pass, which is always clang: `defined(__GNUC__) &&
       !defined(__clang__) && !defined(__CUDA_ARCH__)`);
@@ -260,6 +262,9 @@ class CudaArchMacro(CudaRule):
         if self._defined_for_amd(ctx, macro):
             return  # a project header defines it in AMD builds: reported there, not at every test
         directive = node.child(0)
+        if ctx.platform is not None and ctx.unit.delta == 0 and not ctx.settings.report_nvidia_branches \
+                and ctx.platform.off_on_amd(ctx.file_range(directive)[0]):
+            return  # inside a branch AMD never enters (`#if CUDA_VERSION >= 12080 ... #if __CUDA_ARCH__ ...`): the outer test is reported
         if node.type in ("preproc_elif", "preproc_elifdef") and ctx.platform is not None \
                 and ctx.platform_kind(ctx.file_range(cond)[1]) == "nvidia" and not ctx.settings.report_nvidia_branches:
             return  # an #elif after a HIP branch: AMD never evaluates it
