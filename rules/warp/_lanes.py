@@ -463,18 +463,85 @@ def collectives_32_wide(ctx, scope) -> bool:
     32-lane half of a wave: shuffles with a constant `width` of at most 32, XOR shuffles whose offset
     stays below 32 (a literal, or a loop from 16 down or up to below 32; `lane ^ o` keeps bit 5), and
     `__syncwarp`. Lanes numbered `& 31` then form two consistent 32-lane groups on a 64-lane wave.
-    Any vote, ballot, mask query, other shuffle, tile or macro helper makes it False."""
+    Any vote, ballot, mask query, other shuffle, tile, macro holding a collective, call of a warp
+    helper the file does not define, or lane arithmetic with `warpSize` / `__lane_id()` beside the
+    32-based one makes it False."""
     if ctx.unit.is_macro:
         return False
-    key = ("wrp_32wide", id(ctx.unit), scope.start_byte, scope.end_byte)
-    if key not in ctx.cache:
-        ctx.cache[key] = _stays_32_wide(ctx, scope, set())
-    return ctx.cache[key]
+    return _stays_32_wide(ctx, scope, frozenset())
+
+
+# Lane or warp numbers in whole waves: mixed with `& 31` numbering they put two groups on one slot.
+_WAVE_NUMBERING = re.compile(r"[/%]\s*warpSize\b|warpSize\s*-\s*1\b|\b__lane_id\s*\(")
+# A callee the file does not define, named like a warp helper (`warp_reduce`, `shfl_bcast`): unknown.
+# Intrinsics (`__syncthreads`, `__expf`) start with two underscores; collectives among them are known.
+_WARPISH_NAME = re.compile(r"warp|wave|shfl|shuffle|ballot|vote|lane|bcast|broadcast|reduce|scan|_any|_all|sync",
+                           re.I)
+
+
+def _stays_32_wide(ctx, fn, visiting: frozenset) -> bool:
+    key = ("wrp_32wide", id(ctx.units[0]), fn.start_byte, fn.end_byte)
+    if key in ctx.cache:
+        return ctx.cache[key]
+    own = _function_name(ctx, fn)
+    if own in visiting:
+        return False  # recursion: not shown to stay 32 wide
+    result = _check_32_wide(ctx, fn, visiting | {own})
+    ctx.cache[key] = result
+    return result
+
+
+def _check_32_wide(ctx, fn, visiting: frozenset) -> bool:
+    own = _function_name(ctx, fn)
+    text = _CODE_COMMENTS.sub(" ", ctx.text(fn))
+    if _WAVE_NUMBERING.search(text):
+        return False
+    macros = _collective_macros(ctx)
+    if macros and re.search(r"\b(" + "|".join(map(re.escape, sorted(macros))) + r")\b", text):
+        return False  # a macro of the file holding a collective (`#define ANY_POS __any_sync(...)`)
+    helpers = warp_functions(ctx)
+    definitions = _definitions(ctx)
+    accepted, called = 0, set()
+    for call in iter_nodes(fn, {"call_expression"}):
+        name_node = call.child_by_field_name("function")
+        name = ctx.text(name_node) if name_node is not None else ""
+        # `ns::sum<T>`, `obj.vote`, `p->vote` -> the callee's own name
+        base = re.split(r"::|\.|->", re.sub(r"<.*", "", name, flags=re.S))[-1].strip()
+        if WARP_COLLECTIVE.fullmatch(name) or WARP_COLLECTIVE.fullmatch(base):
+            if not _shuffle_32_wide(ctx, call, base):
+                return False
+            accepted += 1
+        elif base in helpers or (base not in definitions and not base.startswith("__") and _WARPISH_NAME.search(base)):
+            if base != own:
+                called.add(base)
+    # Every mention of a collective must be one of the calls accepted (not a macro, a tile, a mask).
+    if len(WARP_COLLECTIVE.findall(text)) != accepted:
+        return False
+    for name in sorted(called):
+        bodies = definitions.get(name)
+        if not bodies or not all(_stays_32_wide(ctx, body, visiting) for body in bodies):
+            return False  # a macro helper, or one defined elsewhere: not known to stay 32 wide
+    return accepted > 0 or bool(called)
+
+
+def _collective_macros(ctx) -> frozenset:
+    """Macros of the file (object- or function-like) whose body holds a warp collective."""
+    found = ctx.cache.get("wrp_collective_macros")
+    if found is None:
+        unit = ctx.units[0]
+        names = set()
+        for d in iter_nodes(unit.root, {"preproc_def", "preproc_function_def"}):
+            name, value = d.child_by_field_name("name"), d.child_by_field_name("value")
+            if name is not None and value is not None and WARP_COLLECTIVE.search(unit.text(value)):
+                names.add(unit.text(name))
+        found = ctx.cache["wrp_collective_macros"] = frozenset(names)
+    return found
 
 
 def in_32_lane_groups(ctx, node) -> bool:
     """Is `node` in code that treats a wave as 32-lane groups throughout: a function numbering lanes
-    in 32s whose collectives all stay 32 wide, or a helper called only from such functions?"""
+    in 32s whose collectives all stay 32 wide, or a helper called only from such functions (not from
+    a macro, whose callers are not known)?"""
     scope = ctx.function_scope(node)
     if ctx.unit.is_macro or scope == ctx.unit.root:
         return False
@@ -484,37 +551,14 @@ def in_32_lane_groups(ctx, node) -> bool:
     if not name:
         return False
     call = re.compile(rf"\b{re.escape(name)}\s*[(<]")
+    unit = ctx.units[0]
+    for d in iter_nodes(unit.root, {"preproc_def", "preproc_function_def"}):
+        value = d.child_by_field_name("value")
+        if value is not None and call.search(unit.text(value)):
+            return False
     callers = [fn for fns in _definitions(ctx).values() for fn in fns
                if fn.id != scope.id and call.search(ctx.text(fn))]
     return bool(callers) and all(function_is_32_based(ctx, fn) and collectives_32_wide(ctx, fn) for fn in callers)
-
-
-def _stays_32_wide(ctx, fn, visiting: set) -> bool:
-    own = _function_name(ctx, fn)
-    visiting = visiting | {own}
-    helpers = warp_functions(ctx)
-    accepted, called = 0, []
-    for call in iter_nodes(fn, {"call_expression"}):
-        name_node = call.child_by_field_name("function")
-        name = ctx.text(name_node) if name_node is not None else ""
-        base = re.sub(r"<.*", "", name, flags=re.S).split("::")[-1].strip()  # `ns::sum<T>` -> `sum`
-        if WARP_COLLECTIVE.fullmatch(name):
-            if not _shuffle_32_wide(ctx, call, name):
-                return False
-            accepted += 1
-        elif base in helpers and base != own:
-            called.append(base)
-    # Every mention of a collective must be one of the calls accepted (not a macro, a tile, a mask);
-    # comments do not count (`// __shfl_sync returns float before sm_80`).
-    if len(WARP_COLLECTIVE.findall(_CODE_COMMENTS.sub(" ", ctx.text(fn)))) != accepted:
-        return False
-    for name in called:
-        if name in visiting:
-            return False
-        bodies = _definitions(ctx).get(name)
-        if not bodies or not all(_stays_32_wide(ctx, body, visiting) for body in bodies):
-            return False  # a macro helper, or one defined elsewhere: not known to stay 32 wide
-    return True
 
 
 _CODE_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -549,17 +593,47 @@ def _shuffle_32_wide(ctx, call, name: str) -> bool:
 
 
 def _constant_at_most(ctx, text: str, limit: int) -> bool:
-    """`text` is an integer literal (or a short chain of the file's macros to one) of at most `limit`."""
+    """`text` is an integer literal (or a short chain of the file's macros to one) of at most `limit`.
+    A macro the file defines more than one way (32 for NVIDIA, 64 for AMD) is no constant."""
     for _ in range(4):
         text = text.strip().strip("()").strip()
         lit = int_literal(text)
         if lit is not None:
             return 0 < lit[0] <= limit
-        value = file_macros(ctx).get(text)
-        if value is None:
+        values = _macro_definitions(ctx).get(text)
+        if not values or len(values) > 1:
             return False
-        text = value
+        text = next(iter(values))
     return False
+
+
+def _written_in(ctx, body, name: str) -> bool:
+    if body is None:
+        return False
+    for n in iter_nodes(body, {"assignment_expression", "update_expression", "declaration"}):
+        if n.type == "declaration":
+            if any(ctx.text(d.child_by_field_name("declarator") or d) == name
+                   for d in n.children_by_field_name("declarator")):
+                return True  # shadowed: the loop's variable is no longer what the shuffle reads
+            continue
+        target = n.child_by_field_name("left") if n.type == "assignment_expression" else n.child_by_field_name("argument")
+        if target is not None and ctx.text(target) == name:
+            return True
+    return False
+
+
+def _macro_definitions(ctx) -> dict[str, set[str]]:
+    """Object-like macros of the file: name -> every body it is given (in any branch)."""
+    cache = ctx.cache.get("wrp_macro_definitions")
+    if cache is None:
+        cache = {}
+        unit = ctx.units[0]
+        for node in iter_nodes(unit.root, {"preproc_def"}):
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if name is not None:
+                cache.setdefault(unit.text(name), set()).add(macro_value(unit.text(value)) if value is not None else "")
+        ctx.cache["wrp_macro_definitions"] = cache
+    return cache
 
 
 _DOWN = re.compile(r"^\s*(\w+)\s*(>>=\s*1|/=\s*2)\s*$|^\s*(\w+)\s*=\s*\3\s*(>>\s*1|/\s*2)\s*$")
@@ -581,6 +655,8 @@ def _xor_offset_below_32(ctx, call, offset) -> bool:
         start = re.match(rf"^(?:[\w:<>\s]+\s)?{re.escape(text)}\s*=\s*([^;,]+?)\s*;?$", ctx.text(init).strip()) \
             if init is not None else None
         if start is not None and update is not None:
+            if _written_in(ctx, loop.child_by_field_name("body"), text):
+                return False  # `o = 32;` inside the loop: the update alone does not bound it
             upd = ctx.text(update)
             down, up = _DOWN.match(upd), _UP.match(upd)
             if down and text in (down.group(1), down.group(3)):

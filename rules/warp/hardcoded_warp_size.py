@@ -19,7 +19,9 @@ class HardcodedWarpSize(CudaRule):
     from 16 down or up to below 32). `lane ^ o` then keeps bit 5, so each half of a 64-lane wave
     computes what a 32-lane warp computes (HIP's `__shfl_xor` stays in the half for such offsets). A
     vote, ballot, `__activemask`, a shuffle down, up or by lane without a width, or offsets up to
-    `warpSize` see the whole wave, and the function is reported. A lane divided by
+    `warpSize` see the whole wave, and the function is reported; so is one whose collectives cannot
+    all be seen (a macro holding one, a method, a warp helper defined in another file, a width
+    macro defined differently for AMD) or that also numbers lanes or warps with `warpSize`. A lane divided by
     32 (`lane_idx / 32` with `lane_idx` a parameter or `__lane_id()`) is left alone: it is 0 on
     NVIDIA, so that code was written for 64-lane waves; `lane & 31` is still reported.
 
