@@ -35,6 +35,21 @@ class FileResult:
     depends: dict = field(default_factory=dict)  # other files the findings depend on: path -> digest
 
 
+def _splitter_digest() -> str:
+    """Hash of the modules whose code decides a query plan's split (hiplint.queryplan and what it uses)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in ("queryplan.py", "triggers.py", "lookup.py", "cparse.py"):
+        try:
+            with open(os.path.join(here, name), "rb") as fh:
+                h.update(fh.read())
+        except OSError:
+            h.update(name.encode())
+    return h.hexdigest()
+
+
 def is_binary(data: bytes) -> bool:
     return b"\0" in data[:8192]
 
@@ -88,7 +103,10 @@ class Linter:
 
         from hiplint.cparse import GRAMMAR_VERSION, INDEX_PATTERNS
 
-        blob = json.dumps([GRAMMAR_VERSION, getattr(tree_sitter, "__version__", ""), INDEX_PATTERNS, key], default=lambda v: sorted(v) if isinstance(v, (set, frozenset)) else list(v))
+        # The code that splits the patterns counts too: a checkout whose splitting changed (same version
+        # number) must not reuse a split made by the old code.
+        blob = json.dumps([GRAMMAR_VERSION, getattr(tree_sitter, "__version__", ""), INDEX_PATTERNS, _splitter_digest(),
+                           key], default=lambda v: sorted(v) if isinstance(v, (set, frozenset)) else list(v))
         return os.path.join(self.plan_dir, hashlib.sha256(blob.encode()).hexdigest()[:24] + ".json")
 
     def _saved_plan(self, key) -> QueryPlan | None:

@@ -279,6 +279,11 @@ def test_plan_saved_then_restored_and_a_bad_one_rebuilt(tmp_path, monkeypatch):
     data = (FIXTURES / "sample" / "src" / "histogram.cu").read_bytes()
     codes = [f.code for f in second.lint_bytes("h.cu", data, "cuda").findings]
     assert codes and codes == [f.code for f in first.lint_bytes("h.cu", data, "cuda").findings]
+    # Other splitting code (a changed checkout, same version number): another file, built afresh.
+    monkeypatch.setattr(engine, "_splitter_digest", lambda: "other code")
+    assert not fresh()._plan.restored and len(list((tmp_path / "plans").iterdir())) == 2
+    monkeypatch.undo()
+    monkeypatch.setattr(engine, "_QUERIES", {})
     # A pattern that is not the rule's, or a file cut short: built again, never trusted.
     layout = saved[0].read_text()
     saved[0].write_text(layout.replace('(preproc_include', '(call_expression', 1))
