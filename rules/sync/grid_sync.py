@@ -13,6 +13,10 @@ COOPERATIVE_LAUNCH = re.compile(
     r"CU_LAUNCH_ATTRIBUTE_COOPERATIVE)\b")
 
 
+# A launch named in a header's comment (`// see cudaLaunchCooperativeKernel`) launches nothing.
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
 class GridSyncWithoutCooperativeLaunch(CudaRule):
     """Grid-wide `sync()` of cooperative groups in a file with no cooperative launch.
 
@@ -109,7 +113,8 @@ class GridSyncWithoutCooperativeLaunch(CudaRule):
     def _header_launches(ctx) -> bool:
         """A project header the file includes names a cooperative launch: a launch macro or helper
         (`SETUP_LAUNCH_CONFIG` setting `cudaLaunchAttributeCooperative`) that the file's launch uses."""
-        return any(COOPERATIVE_LAUNCH.search(data.decode("utf-8", "replace")) for _, data in project_headers(ctx))
+        return any(COOPERATIVE_LAUNCH.search(_COMMENTS.sub(" ", data.decode("utf-8", "replace")))
+                   for _, data in project_headers(ctx))
 
     @staticmethod
     def _launched_by_includer(ctx) -> bool:
