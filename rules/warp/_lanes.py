@@ -202,7 +202,7 @@ def file_constant_name_node(ctx, name: str):
 def _file_constants(ctx):
     cache = ctx.cache.get("wrp_file_constants")
     if cache is None:
-        cache, nodes = {}, {}
+        cache, nodes, ambiguous = {}, {}, set()
         unit = ctx.units[0]
         for node in iter_nodes(unit.root, {"declaration"}):
             if ctx.enclosing(node, {"function_definition", "lambda_expression", "field_declaration_list"}) is not None:
@@ -212,8 +212,14 @@ def _file_constants(ctx):
                 if d.type == "init_declarator":
                     ident = d.child_by_field_name("declarator")
                     if t and ident is not None and ident.type == "identifier":
-                        cache.setdefault(unit.text(ident), t)
-                        nodes.setdefault(unit.text(ident), ident)
+                        name = unit.text(ident)
+                        if name in cache and cache[name] != t:
+                            ambiguous.add(name)  # `a::kMask` and `b::kMask` of other widths: unknown
+                        cache.setdefault(name, t)
+                        nodes.setdefault(name, ident)
+        for name in ambiguous:
+            cache.pop(name, None)
+            nodes.pop(name, None)
         cache = ctx.cache["wrp_file_constants"] = (cache, nodes)
     return cache
 

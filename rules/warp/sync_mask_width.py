@@ -94,6 +94,9 @@ class SyncMaskNot64Bit(CudaRule):
             return  # a macro: reported at its definition (WRP004), uses are tied to it
         if int_width(ctx, mask, scope) != 32:
             return
+        own = amd_macros(ctx).get(fn)
+        if own is not None and own.byte < ctx.file_range(call)[0]:
+            return  # the project's own macro replaces the intrinsic on AMD (a compat header)
         if mask.type in ("identifier", "qualified_identifier"):
             name = ctx.text(mask).split("::")[-1].strip()
             decl = file_constant_name_node(ctx, name) if name not in declared_types(ctx, scope) else None
@@ -114,9 +117,6 @@ class SyncMaskNot64Bit(CudaRule):
                                      "*_sync call of the file): ROCm requires a 64-bit mask (static_assert); declare "
                                      f"it unsigned long long, {advice}")
                 return
-        own = amd_macros(ctx).get(fn)
-        if own is not None and own.byte < ctx.file_range(call)[0]:
-            return  # the project's own macro replaces the intrinsic on AMD (a compat header)
         text = ctx.text(mask)
         fix = None
         if is_full_mask_32(ctx, mask):
