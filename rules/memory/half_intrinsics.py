@@ -1,8 +1,20 @@
+import re
+
 from hiplint import CudaRule, Impact, Severity
 
 from ._values import call_args, table
 from .._calls import initializer_text
 from .pointer_attributes import declared_type
+
+
+_OUTER_CAST = re.compile(r"^\s*(?:reinterpret_cast|static_cast|const_cast)\s*<([^>]*)>")
+_OUTER_CALL = re.compile(r"^\s*([\w:]+)\s*[({]")
+
+
+def _outer_type(init: str) -> str:
+    """What the outermost cast or call of an initializer names: the cast's type, or the callee."""
+    m = _OUTER_CAST.match(init) or _OUTER_CALL.match(init)
+    return m.group(1) if m else ""
 
 
 class HalfIntrinsicGaps(CudaRule):
@@ -88,8 +100,10 @@ class HalfIntrinsicGaps(CudaRule):
             if arg.type == "identifier":
                 ty = declared_type(ctx, scope, ctx.text(arg)) or ""
                 if "auto" in ty.split() or ty.startswith("auto"):
-                    # `auto v = __nv_bfloat162(...)`, `auto p = reinterpret_cast<__nv_bfloat162*>(...)`
-                    ty += " " + initializer_text(ctx, scope, ctx.text(arg))
+                    # `auto v = __nv_bfloat162(...)`, `auto p = reinterpret_cast<__nv_bfloat162*>(...)`,
+                    # `auto h = __float22bfloat162_rn(...)`: the outermost cast or call says the type (an
+                    # argument's type does not: `__float2half2_rn(__bfloat162float(x))` is a half2).
+                    ty += " " + _outer_type(initializer_text(ctx, scope, ctx.text(arg)))
                 if "bfloat16" in ty:
                     return True
         return False
