@@ -210,11 +210,11 @@ def _walk(root: Node, types):
 # `#if defined(A) and B`: C++ spells && || ! as `and` `or` `not` too, and compilers accept them in
 # directives, but the grammar does not (it keeps only `B` as the condition). Directive lines are
 # respelled for parsing with the same length, so every offset still points into the file as it is.
-_DIRECTIVE_WITH_WORD_OPS = re.compile(rb"^[ \t]*#[ \t]*(?:el)?if\b(?:[^\n]|\\\n)*?\b(?:and|or|not)\b[^\n]*(?:\\\n[^\n]*)*",
-                                      re.M)
+_DIRECTIVE_WITH_WORD_OPS = re.compile(rb"^[ \t]*#[ \t]*(?:el)?if\b(?:[^\n]|\\\r?\n)*?\b(?:and|or|not)\b[^\n]*"
+                                      rb"(?:(?<=\\)\n[^\n]*|(?<=\\\r)\n[^\n]*)*", re.M)
 _WORD_OPS = re.compile(rb"\b(and|or|not)\b")
 # The cheap test first (a few ms for 5 MB of sources): a directive with such a word at all.
-_ANY_WORD_OP = re.compile(rb"#[ \t]*(?:el)?if\b(?:[^\n\\]|\\[^\n]|\\\n)*?\b(?:and|or|not)\b")
+_ANY_WORD_OP = re.compile(rb"#[ \t]*(?:el)?if\b(?:[^\n\\]|\\[^\n]|\\\r?\n)*?\b(?:and|or|not)\b")
 _SPELLED = {b"and": b"&& ", b"or": b"||", b"not": b"!  "}
 
 

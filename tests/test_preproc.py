@@ -231,3 +231,20 @@ def test_include_guards_are_not_open_switches():
     src = b"#ifndef MY_KERNEL_H\n#define MY_KERNEL_H\n#ifdef LIB_FAST\nint x_a;\n#endif\n#endif\n"
     pm = PlatformMap(new_parser().parse(src).root_node, src)
     assert pm.open_names == {"LIB_FAST"}  # the guard would send hiplint reading headers for nothing
+
+
+def test_word_operators_respelled_in_directives_only():
+    """`and`/`or`/`not` in #if and #elif lines (continuations included, LF or CRLF) are given to the
+    parser as && || !, with the same length; code and other directives keep their words."""
+    from hiplint.cparse import for_parsing
+
+    for nl in (b"\n", b"\r\n"):
+        src = (b"#if defined(A) \\" + nl + b"  and not B" + nl + b"int x = a and b;" + nl +
+               b"#elif C or D" + nl + b"#endif" + nl + b"#ifdef and_x" + nl + b"#endif" + nl)
+        out = for_parsing(src)
+        assert len(out) == len(src)
+        assert out == (b"#if defined(A) \\" + nl + b"  &&  !   B" + nl + b"int x = a and b;" + nl +
+                       b"#elif C || D" + nl + b"#endif" + nl + b"#ifdef and_x" + nl + b"#endif" + nl)
+    data = b"#if not defined(__HIP_PLATFORM_AMD__) and defined(FOO)\nint x_a;\n#endif\n"
+    pm = PlatformMap(new_parser().parse(for_parsing(data)).root_node, data)
+    assert pm.kind_at(data.index(b"int x_a")) == "nvidia"  # the HIP test is seen: NVIDIA-only code
