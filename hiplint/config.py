@@ -20,8 +20,10 @@ class ConfigError(Exception):
 
 DEFAULT_TARGETS = ("gfx90a", "gfx942", "gfx1100")
 DEFAULT_ROCM = "7.0"
+# `amd_detail`/`nvidia_detail`: copies of ROCm's own HIP headers (`include/hip/amd_detail/`) that
+# projects vendor; they implement HIP, they are not code to port.
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox",
-                   ".hiplint_cache", ".mypy_cache", ".pytest_cache", "_deps")
+                   ".hiplint_cache", ".mypy_cache", ".pytest_cache", "_deps", "amd_detail", "nvidia_detail")
 CONFIG_NAMES = (".hiplint.toml", "hiplint.toml", "pyproject.toml")
 OUTPUT_FORMATS = ("full", "concise", "json")  # extended by hiplint.emit at import time
 

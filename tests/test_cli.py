@@ -249,3 +249,17 @@ def test_clean_removes_only_the_cache_hiplint_made(cli, proj):
     (proj / "hiplint.toml").write_text('cache-dir = "src"\n')
     assert b"No cache to remove" in cli("clean", cwd=proj).stdout
     assert (proj / "src" / "bad.cu").exists()
+
+
+def test_vendored_hip_headers_are_not_walked(cli, tmp_path):
+    """A copy of ROCm's HIP headers (third_party/hip/include/hip/amd_detail) implements HIP: a
+    directory walk skips it; named on the command line it is still scanned."""
+    detail = tmp_path / "third_party" / "hip" / "include" / "hip" / "amd_detail"
+    detail.mkdir(parents=True)
+    (detail / "texture_fetch.h").write_bytes(BAD)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_bytes(BAD)
+    proc = cli("scan", "--output-format", "json", ".", cwd=tmp_path)
+    assert {f["path"] for f in json.loads(proc.stdout)} == {"src/k.cu"}
+    named = cli("scan", "--output-format", "json", str(detail / "texture_fetch.h"), cwd=tmp_path)
+    assert json.loads(named.stdout)
