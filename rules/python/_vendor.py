@@ -20,7 +20,10 @@ from hiplint.rules.build._vendor import is_hip_word
 HIP_DOTTED = frozenset({"torch.version.hip", "torch.utils.cpp_extension.IS_HIP_EXTENSION",
                         "torch.utils.cpp_extension.ROCM_HOME"})
 # A condition on this means "CUDA build only" (it is None on ROCm builds).
-CUDA_BUILD_DOTTED = frozenset({"torch.version.cuda"})
+# None on ROCm builds of PyTorch: `torch.version.cuda`, and cpp_extension's CUDA_HOME (found only when
+# torch.version.cuda is set: torch/utils/cpp_extension.py, `CUDA_HOME = _find_cuda_home() if (... and
+# torch.version.cuda) else None`).
+CUDA_BUILD_DOTTED = frozenset({"torch.version.cuda", "torch.utils.cpp_extension.CUDA_HOME"})
 
 
 def mentions_hip(py: PyModule, node: cst.CSTNode, also=frozenset()) -> bool:

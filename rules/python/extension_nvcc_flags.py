@@ -39,7 +39,7 @@ class ExtensionNvccFlags(FileRule):
     module/function-level variable (`NVCC_FLAGS = [...]`, `NVCC_FLAGS += [...]`,
     `NVCC_FLAGS.append(...)`); f-strings are checked on their literal prefix (`f"-arch={arch}"`).
     Options added under `if not IS_HIP_EXTENSION:` (or any condition naming HIP/ROCm or
-    `torch.version.cuda`) are not reported, nor extensions defined under such a condition. Also
+    `torch.version.cuda`, or cpp_extension's `CUDA_HOME`, both None on ROCm builds) are not reported, nor extensions defined under such a condition. Also
     reported (as a warning): setting `TORCH_CUDA_ARCH_LIST` in a file that never names
     `PYTORCH_ROCM_ARCH`. Options that clang only warns about in a compile step, which is all the
     `"nvcc"` list reaches (`-lineinfo`, `-diag-suppress=N`), are warnings.
