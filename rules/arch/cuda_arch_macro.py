@@ -102,6 +102,31 @@ def _taken_as_on_newest_nvidia(cond, data: bytes) -> bool:
     return bool(on_amd) and bool(on_nvidia)
 
 
+_STOPS_BUILD = re.compile(r"\s*(?:#\s*error\b[^\n]*|static_assert\s*\([^;]*\)\s*;)\s*")
+
+
+def _amd_branch_stops_build(ctx, node, on_amd) -> bool:
+    """Is the branch AMD takes nothing but `#error` or a `static_assert` (`#else static_assert(false,
+    "needs sm_90")`)? Then the decision is loud, not silent."""
+    if on_amd is True and node.type == "preproc_if":
+        body = node.child_by_field_name("condition")
+        start = body.end_byte if body is not None else node.start_byte
+        alt = node.child_by_field_name("alternative")
+        end = alt.start_byte if alt is not None else node.end_byte
+        text = ctx.unit.data[start:end].decode("utf-8", "replace")
+        text = re.sub(r"#\s*endif\s*$", "", text.strip())
+    elif on_amd is False:
+        alt = node.child_by_field_name("alternative")
+        if alt is None or alt.type != "preproc_else":
+            return False
+        text = ctx.text(alt).strip()
+        text = re.sub(r"^#\s*else", "", text)
+    else:
+        return False
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", text, flags=re.S)
+    return bool(text.strip()) and _STOPS_BUILD.fullmatch(text) is not None
+
+
 def _skipped_as_on_newest_nvidia(cond, data: bytes) -> bool:
     """Do AMD and the newest NVIDIA toolkit both skip this branch (a workaround for old toolkits,
     `defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ < 12`)? For version tests AMD then goes
@@ -130,6 +155,8 @@ class CudaArchMacro(CudaRule):
     - a condition AMD fails when a later `#elif` of its chain tests a HIP macro (AMD goes on to it);
     - a condition inside a branch AMD never enters (the outer test is the one reported), unless
       `report-nvidia-branches` is on;
+    (When the branch AMD takes is only an `#error` or a `static_assert`, the message says the build
+    stops there rather than calling the decision silent.)
     - a condition AMD settles without the CUDA macros (`defined(__NVCC__) && CUDART_VERSION >= 12000`;
       for an architecture test, in the device pass, which is always clang: `defined(__GNUC__) &&
       !defined(__clang__) && !defined(__CUDA_ARCH__)`);
@@ -318,9 +345,12 @@ class CudaArchMacro(CudaRule):
         else:
             taken = {True: "takes this branch", False: "skips this branch"}.get(on_amd, "decides this branch")
             taken += " as for an old or absent CUDA"
+        how = "silently "
+        if _amd_branch_stops_build(ctx, node, on_amd):
+            how, taken = "", taken + ", and the branch AMD compiles stops the build (`#error` / `static_assert`)"
         ctx.report_range(ctx.file_range(directive)[0], head_end + ctx.unit.delta,
                          f"`{ctx.text(directive)} {shown.strip()}` tests the {kind} macro `{macro}`, undefined on AMD: "
-                         f"the preprocessor silently {taken}")
+                         f"the preprocessor {how}{taken}")
 
     @staticmethod
     def _hip_branch_follows(ctx, node) -> bool:
