@@ -218,6 +218,15 @@ _ANY_WORD_OP = re.compile(rb"#[ \t]*(?:el)?if\b(?:[^\n\\]|\\[^\n]|\\\r?\n)*?\b(?
 _SPELLED = {b"and": b"&& ", b"or": b"||", b"not": b"!  "}
 
 
+_C_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def strip_c_comments(text: str) -> str:
+    """`text` with its // and /* */ comments blanked (string literals are not looked at: for
+    searches of names in code, where a comment naming an API must not count)."""
+    return _C_COMMENTS.sub(" ", text)
+
+
 def respell_operators(expr: str) -> str:
     """A directive's condition with `and` `or` `not` written `&&` `||` `!`, for tests on its text."""
     return re.sub(r"\b(and|or|not)\b", lambda w: {"and": "&&", "or": "||", "not": "!"}[w.group(1)], expr)

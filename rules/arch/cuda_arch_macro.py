@@ -1,7 +1,7 @@
 import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
-from hiplint.cparse import iter_nodes, respell_operators
+from hiplint.cparse import iter_nodes, respell_operators, strip_c_comments
 from hiplint.headers import amd_macros
 from hiplint.preproc import HIP, condition_truth, amd_truth, is_hip_macro
 
@@ -123,7 +123,7 @@ def _amd_branch_stops_build(ctx, node, on_amd) -> bool:
         text = re.sub(r"^#\s*else", "", text)
     else:
         return False
-    text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", text, flags=re.S)
+    text = strip_c_comments(text)
     return bool(text.strip()) and _STOPS_BUILD.fullmatch(text) is not None
 
 

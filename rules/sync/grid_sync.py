@@ -1,7 +1,7 @@
 import re
 
 from hiplint import CudaRule, Impact, Severity
-from hiplint.cparse import iter_nodes
+from hiplint.cparse import iter_nodes, strip_c_comments
 from hiplint.headers import includers, project_headers
 from ._cg import cg_namespace
 from .._cuda import namespace_of
@@ -11,10 +11,6 @@ COOPERATIVE_LAUNCH = re.compile(
     r"hipLaunchCooperativeKernelMultiDevice|hipExtLaunchCooperativeKernel|cudaLaunchAttributeCooperative|"
     r"hipLaunchAttributeCooperative|cuLaunchCooperativeKernel|hipModuleLaunchCooperativeKernel|"
     r"CU_LAUNCH_ATTRIBUTE_COOPERATIVE)\b")
-
-
-# A launch named in a header's comment (`// see cudaLaunchCooperativeKernel`) launches nothing.
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
 class GridSyncWithoutCooperativeLaunch(CudaRule):
@@ -113,7 +109,8 @@ class GridSyncWithoutCooperativeLaunch(CudaRule):
     def _header_launches(ctx) -> bool:
         """A project header the file includes names a cooperative launch: a launch macro or helper
         (`SETUP_LAUNCH_CONFIG` setting `cudaLaunchAttributeCooperative`) that the file's launch uses."""
-        return any(COOPERATIVE_LAUNCH.search(_COMMENTS.sub(" ", data.decode("utf-8", "replace")))
+        # A launch named in a header's comment (`// see cudaLaunchCooperativeKernel`) launches nothing.
+        return any(COOPERATIVE_LAUNCH.search(strip_c_comments(data.decode("utf-8", "replace")))
                    for _, data in project_headers(ctx))
 
     @staticmethod

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hiplint.cparse import iter_nodes
+from hiplint.cparse import iter_nodes, strip_c_comments
 
 # Warp-synchronous intrinsics that take a mask first (CUDA 9+, HIP 6.2+).
 SYNC_WITH_MASK = frozenset({
@@ -499,7 +499,7 @@ def _stays_32_wide(ctx, fn, visiting: frozenset) -> bool:
 
 def _check_32_wide(ctx, fn, visiting: frozenset) -> bool:
     own = _function_name(ctx, fn)
-    text = _CODE_COMMENTS.sub(" ", ctx.text(fn))
+    text = strip_c_comments(ctx.text(fn))
     if _WAVE_NUMBERING.search(text):
         return False
     macros = _collective_macros(ctx)
@@ -565,9 +565,6 @@ def in_32_lane_groups(ctx, node) -> bool:
     callers = [fn for fns in _definitions(ctx).values() for fn in fns
                if fn.id != scope.id and call.search(ctx.text(fn))]
     return bool(callers) and all(function_is_32_based(ctx, fn) and collectives_32_wide(ctx, fn) for fn in callers)
-
-
-_CODE_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
 def _definitions(ctx) -> dict:
