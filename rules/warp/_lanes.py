@@ -100,16 +100,26 @@ def macro_value(text: str) -> str:
 
 
 def file_macros(ctx) -> dict[str, str]:
-    """Object-like macros of the file: name -> body text (first definition wins)."""
+    """Object-like macros of the file: name -> body text (first definition with a body wins)."""
     cache = ctx.cache.get("wrp_macros")
+    if cache is None:
+        cache = {name: next(b for b in bodies if b is not None)
+                 for name, bodies in _macro_definitions(ctx).items() if any(b is not None for b in bodies)}
+        ctx.cache["wrp_macros"] = cache
+    return cache
+
+
+def _macro_definitions(ctx) -> dict[str, list]:
+    """Object-like macros of the file: name -> every body it is given, in file order (None: no body)."""
+    cache = ctx.cache.get("wrp_macro_definitions")
     if cache is None:
         cache = {}
         unit = ctx.units[0]
         for node in iter_nodes(unit.root, {"preproc_def"}):
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
-            if name is not None and value is not None:
-                cache.setdefault(unit.text(name), macro_value(unit.text(value)))
-        ctx.cache["wrp_macros"] = cache
+            if name is not None:
+                cache.setdefault(unit.text(name), []).append(macro_value(unit.text(value)) if value is not None else None)
+        ctx.cache["wrp_macro_definitions"] = cache
     return cache
 
 
@@ -603,10 +613,10 @@ def _constant_at_most(ctx, text: str, limit: int) -> bool:
         lit = int_literal(text)
         if lit is not None:
             return 0 < lit[0] <= limit
-        values = _macro_definitions(ctx).get(text)
-        if not values or len(values) > 1:
+        values = set(_macro_definitions(ctx).get(text, ()))
+        if len(values) != 1 or None in values:
             return False
-        text = next(iter(values))
+        text = values.pop()
     return False
 
 
@@ -624,19 +634,6 @@ def _written_in(ctx, body, name: str) -> bool:
             return True
     return False
 
-
-def _macro_definitions(ctx) -> dict[str, set[str]]:
-    """Object-like macros of the file: name -> every body it is given (in any branch)."""
-    cache = ctx.cache.get("wrp_macro_definitions")
-    if cache is None:
-        cache = {}
-        unit = ctx.units[0]
-        for node in iter_nodes(unit.root, {"preproc_def"}):
-            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
-            if name is not None:
-                cache.setdefault(unit.text(name), set()).add(macro_value(unit.text(value)) if value is not None else "")
-        ctx.cache["wrp_macro_definitions"] = cache
-    return cache
 
 
 _DOWN = re.compile(r"^\s*(\w+)\s*(>>=\s*1|/=\s*2)\s*$|^\s*(\w+)\s*=\s*\3\s*(>>\s*1|/\s*2)\s*$")
