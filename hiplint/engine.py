@@ -234,7 +234,10 @@ class Linter:
         indexed: dict[str, list] = {}
         for query, owners in queries:
             for pattern_index, captures in QueryCursor(query).matches(root):
-                rule, pattern_id = owners[pattern_index]
+                owner = owners[pattern_index]
+                if owner is None:
+                    continue  # a pattern of a gate this file does not open
+                rule, pattern_id = owner
                 if rule is None:  # pattern_id is the kind
                     indexed.setdefault(pattern_id, []).extend(captures[INDEX_CAPTURE])
                 else:

@@ -2,12 +2,18 @@
 
 `QueryPlan.build` compiles every pattern of every rule together once (to validate them and to learn
 each pattern's text and captures), then splits them:
-- patterns with no requirement (see hiplint.triggers) form the *base* query that runs on every unit
-  (that same compiled query, with every other pattern disabled);
+- patterns with no requirement (see hiplint.triggers) are the *base*: they run on every unit;
 - a pattern that needs one of some strings in the file joins the gate of those strings, open only on
-  files containing one of them; each gate has a query (see QueryPlan.queries_for);
+  files containing one of them;
 - a pattern on a single token tested by its text is no query at all: it is matched where its strings
   occur (hiplint.lookup).
+
+Base and gated patterns stay in that one compiled query, and each file gets one walk of it: the
+patterns of gates the file does not open have no owner for that file (QueryPlan.queries_for), so
+their matches are dropped and their rules never called. Compiling a query costs at least 20 ms
+whatever its size (tree-sitter analyses the grammar for it), and a walk costs about as much as a
+parse: one query per gate or per set of open gates cost more in compiles and walks than the few
+matches of closed gates cost to drop (flashinfer: 8.4 s of walks and compiles, 3.0 s with one query).
 """
 from __future__ import annotations
 
@@ -20,14 +26,8 @@ from hiplint import triggers as trig
 from hiplint.cparse import INDEX_KINDS_ORDER, INDEX_PATTERNS, language
 from hiplint.lookup import LookupPattern
 
-# A set of open gates met this often gets one query for all its patterns (a walk instead of several),
-# and one met MERGE_BASE_AFTER times a query with the base patterns too (one walk per file). A walk
-# costs about 0.25 ms for a 6 KB file, a compile 15 ms plus its patterns (0.1 s with the base
-# patterns), and each worker compiles its own: combining pays only for a kind of file met often.
-COMBINE_AFTER = 16
-MERGE_BASE_AFTER = 256
-# Compiled combinations kept per process: the bound caps compile time on a corpus of many different files.
-MAX_COMBINATIONS = 32
+# Owner lists kept per set of open gates (a few hundred on a large, varied tree; each is small).
+MAX_OWNER_SETS = 4096
 
 
 @dataclass
@@ -35,23 +35,24 @@ class Gate:
     wants: frozenset[bytes]  # one of these must be in the file
     patterns: list[str]
     owners: list = field(default_factory=list)  # (rule, pattern id) per pattern
-    query: Query | None = None  # compiled when the gate first opens
+    slots: list[int] = field(default_factory=list)  # their pattern indices in the plan's query
 
 
 @dataclass
 class QueryPlan:
-    base: tuple[Query, list]  # owners by pattern index: (None, kind) an index pattern, None a disabled one
+    query: Query  # the index, base and gated patterns (lookup patterns disabled)
     base_patterns: list[str]
-    base_owners: list  # (rule, pattern id) of base_patterns, in their order
+    base_owners: list  # (rule, pattern id) of base_patterns, in their order; (None, kind) an index pattern
     gates: list[Gate]
     lookups: list[LookupPattern]
     search: trig.TextSearch  # every string a gate, a lookup or a rule's check_unit wants
+    owners: list  # by pattern index of `query`: (rule, pattern id), (None, kind) an index pattern, None disabled
     rule_wants: dict = field(default_factory=dict)  # rule code -> its declared triggers
     lookup_patterns: list[str] = field(default_factory=list)  # their sources, for reference_queries
     lookup_wants: frozenset = frozenset()  # every string a lookup wants
     _reference: list = field(default_factory=list)
-    _by_gates: dict = field(default_factory=dict)  # active gate indices -> (queries, base merged in?)
-    _seen: dict = field(default_factory=dict)  # active gate indices -> files met with them
+    _closed: list = field(default_factory=list)  # `owners` with every gated pattern's owner None
+    _by_gates: dict = field(default_factory=dict)  # open gate indices -> owners for such a file
     restored: bool = False  # made from a saved layout (from_layout), not compiled whole
 
     @classmethod
@@ -82,7 +83,7 @@ class QueryPlan:
         # the same however the patterns were grouped into queries.
         base_patterns = list(index_patterns)
         base_owners: list = [(None, kind) for kind in INDEX_KINDS_ORDER]
-        combined_owners: list = base_owners + [None] * (combined.pattern_count - len(index_patterns))
+        owners: list = base_owners + [None] * (combined.pattern_count - len(index_patterns))
         gates: dict[frozenset, Gate] = {}
         lookups, lookup_patterns = [], []
         for i in range(len(index_patterns), combined.pattern_count):
@@ -98,37 +99,40 @@ class QueryPlan:
                 if lookup is not None:
                     lookups.append(lookup)
                     lookup_patterns.append(pattern)
+                    combined.disable_pattern(i)  # matched by its text (hiplint.lookup), not walked
                     continue
             else:
                 wants = frozenset(rule.trigger_bytes) if rule.triggers else None
+            owners[i] = (rule, i)
             if wants is None:
                 base_patterns.append(pattern)
                 base_owners.append((rule, i))
-                combined_owners[i] = (rule, i)
                 continue
             # One gate per set of wanted strings, not per rule: a rule's pattern on every identifier
             # (`cudaStreamTailLaunch`...) must not run because its call pattern's `cudaMalloc` is there.
             gate = gates.setdefault(wants, Gate(wants, []))
             gate.patterns.append(pattern)
             gate.owners.append((rule, i))
-        # The base query is the combined one with every other pattern disabled: no second compile.
-        for i, owner in enumerate(combined_owners):
-            if owner is None:
-                combined.disable_pattern(i)
-        return cls._assemble((combined, combined_owners), base_patterns, base_owners, list(gates.values()), lookups,
+            gate.slots.append(i)
+        return cls._assemble(combined, owners, base_patterns, base_owners, list(gates.values()), lookups,
                              lookup_patterns, unit_rules)
 
     @classmethod
-    def _assemble(cls, base, base_patterns, base_owners, gates, lookups, lookup_patterns, unit_rules) -> "QueryPlan":
+    def _assemble(cls, query, owners, base_patterns, base_owners, gates, lookups, lookup_patterns,
+                  unit_rules) -> "QueryPlan":
         declared = {r.code: frozenset(r.trigger_bytes) for r in unit_rules if r.triggers}
         search = trig.TextSearch([w for g in gates for w in g.wants] + [w for lk in lookups for w in lk.wants]
                                  + [w for ws in declared.values() for w in ws])
-        return cls(base, base_patterns, base_owners, gates, lookups, search, declared, lookup_patterns,
-                   frozenset(w for lk in lookups for w in lk.wants))
+        closed = list(owners)
+        for g in gates:
+            for slot in g.slots:
+                closed[slot] = None
+        return cls(query, base_patterns, base_owners, gates, lookups, search, owners, declared, lookup_patterns,
+                   frozenset(w for lk in lookups for w in lk.wants), _closed=closed)
 
-    # The split as plain data. Compiling every pattern together (build) costs about 0.3 s, most of a
-    # one-file run; a run that finds the split of the same patterns saved (hiplint.engine) compiles
-    # only the base query and the gates its files open.
+    # The split as plain data. Compiling every pattern together and splitting them (build) costs about
+    # 0.3 s, most of a one-file run; a run that finds the split of the same patterns saved
+    # (hiplint.engine) compiles only the walked patterns, once.
     def layout(self, rules) -> dict:
         index = {id(r): n for n, r in enumerate(rules)}
 
@@ -170,9 +174,13 @@ class QueryPlan:
                 raise ValueError("saved query plan does not match the rules")
             lookups.append(lookup)
             lookup_patterns.append(text)
-        query = Query(language(), "\n".join(base_patterns))
-        plan = cls._assemble((query, base_owners), base_patterns, base_owners, gates, lookups, lookup_patterns,
-                             unit_rules)
+        query = Query(language(), "\n".join(base_patterns + [p for g in gates for p in g.patterns]))
+        slot = len(base_patterns)
+        for g in gates:
+            g.slots = list(range(slot, slot + len(g.patterns)))
+            slot += len(g.patterns)
+        owners = base_owners + [o for g in gates for o in g.owners]
+        plan = cls._assemble(query, owners, base_patterns, base_owners, gates, lookups, lookup_patterns, unit_rules)
         plan.restored = True
         return plan
 
@@ -203,40 +211,18 @@ class QueryPlan:
         return wants is None or not found.isdisjoint(wants)
 
     def queries_for(self, found: frozenset[bytes]) -> list[tuple[Query, list]]:
-        """The queries to run on a file in which the strings `found` occur: the base query, then the
-        open gates' queries.
-
-        Each query walks the tree once, and compiling one costs about 20 ms plus its patterns. Real
-        code is diverse (cuda-samples: 76 different sets of open gates in 199 files), so a query per
-        set would be compiled for almost every file: each gate has its own query, compiled when first
-        needed; a set of gates met COMBINE_AFTER times gets one query for its gates, and one met
-        MERGE_BASE_AFTER times one query with the base patterns as well (one walk per file).
-        """
+        """The queries to run on a file in which the strings `found` occur, with their owners: the
+        plan's one query, whose patterns of gates that `found` leaves closed have no owner (the engine
+        drops their matches)."""
         active = tuple(i for i, g in enumerate(self.gates) if not found.isdisjoint(g.wants))
-        if not active:
-            return [self.base]
-        seen = self._seen[active] = self._seen.get(active, 0) + 1
-        combined = self._by_gates.get(active)
-        if combined is not None and combined[1] == (seen >= MERGE_BASE_AFTER):
-            return combined[0]
-        if len(active) == 1 and seen < MERGE_BASE_AFTER:
-            return [self.base, self._gate_query(self.gates[active[0]])]
-        if seen >= COMBINE_AFTER and (combined is not None or len(self._by_gates) < MAX_COMBINATIONS):
-            gates = [self.gates[i] for i in active]
-            patterns = [p for g in gates for p in g.patterns]
-            owners = [o for g in gates for o in g.owners]
-            if seen >= MERGE_BASE_AFTER:
-                # A very common kind of file: the base patterns go in too, and it is walked once.
-                query = Query(language(), "\n".join(self.base_patterns + patterns))
-                queries = [(query, self.base_owners + owners)]
-            else:
-                queries = [self.base, (Query(language(), "\n".join(patterns)), owners)]
-            self._by_gates[active] = (queries, seen >= MERGE_BASE_AFTER)
-            return queries
-        return [self.base] + [self._gate_query(self.gates[i]) for i in active]
-
-    @staticmethod
-    def _gate_query(gate: Gate) -> tuple[Query, list]:
-        if gate.query is None:
-            gate.query = Query(language(), "\n".join(gate.patterns))
-        return gate.query, gate.owners
+        owners = self._by_gates.get(active)
+        if owners is None:
+            owners = list(self._closed)
+            for i in active:
+                gate = self.gates[i]
+                for slot, owner in zip(gate.slots, gate.owners):
+                    owners[slot] = owner
+            if len(self._by_gates) >= MAX_OWNER_SETS:
+                self._by_gates.clear()
+            self._by_gates[active] = owners
+        return [(self.query, owners)]

@@ -170,25 +170,56 @@ def test_gating_changes_no_finding(path):
     assert gated == reference
 
 
-@pytest.mark.parametrize("path", C_FIXTURES[::3], ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_grouping_of_gates_changes_no_finding(path, monkeypatch):
-    """A set of open gates runs as separate queries at first and as one query once it recurs: the
-    findings and their order must not depend on which (matches are dealt out by position and pattern)."""
-    import hiplint.queryplan as qp
-
-    linter, data = _fixture_linter(path, "cuda")
+def test_a_closed_gate_drops_its_patterns_matches(monkeypatch):
+    """Gated patterns walk with the base ones, in one query: a pattern whose gate the file does not
+    open may match (SLV004's comparison pattern matches any `<`), but its rule is never called."""
+    settings = Settings().with_overrides(extend_select=("ALL",))
+    linter = Linter(settings, select_rules(settings, load_registry()))
     linter.prepare()
     plan = linter._plan
+    gated = [(g, o) for g in plan.gates for o in g.owners if o[0].code == "SLV004"]
+    assert gated, "SLV004 has a gated pattern"
+    rule = gated[0][1][0]
+    calls = []
+    original = type(rule).check
 
-    def run(combine_after, merge_after):
-        monkeypatch.setattr(qp, "COMBINE_AFTER", combine_after)
-        monkeypatch.setattr(qp, "MERGE_BASE_AFTER", merge_after)
-        plan._by_gates.clear()
-        plan._seen.clear()
-        return [(f.code, f.line, f.column, f.message) for f in linter.lint_bytes(str(path), data, "cuda").findings]
+    def spy(self, ctx, captures):
+        calls.append(ctx.path)
+        return original(self, ctx, captures)
 
-    separate = run(10**9, 10**9)
-    assert separate == run(1, 10**9) == run(1, 1)
+    monkeypatch.setattr(type(rule), "check", spy)
+    plain = b"__global__ void k(int *a, int n) { if (threadIdx.x < n) a[threadIdx.x] = 0; }\n"
+    linter.lint_bytes("plain.cu", plain, "cuda")
+    assert calls == []
+    solver = b"#include <cusolverDn.h>\nvoid f(int info) { if (info < 0) cusolverDnCreate(0); }\n"
+    linter.lint_bytes("solver.cu", solver, "cuda")
+    assert calls == ["solver.cu"]
+    # The owners of a file that opens no gate: no gated pattern has one.
+    closed = plan.queries_for(frozenset())[0][1]
+    assert all(closed[slot] is None for g in plan.gates for slot in g.slots)
+
+
+def test_files_of_every_kind_compile_no_query_after_the_plan(monkeypatch):
+    """The plan's query is compiled once (in the parent, before workers fork): no file, whatever gates
+    it opens, compiles another (a compile costs at least 20 ms)."""
+    import hiplint.queryplan as qp
+
+    settings = Settings().with_overrides(extend_select=("ALL",))
+    linter = Linter(settings, select_rules(settings, load_registry()))
+    linter.prepare()
+    compiled = []
+
+    real = qp.Query
+
+    def counting(*args):
+        compiled.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(qp, "Query", counting)
+    for path in C_FIXTURES[::4]:
+        linter.lint_bytes(str(path), path.read_bytes(), "cuda")
+    assert len(linter._plan._by_gates) > 3  # files that open different gates
+    assert compiled == []
 
 
 @pytest.mark.parametrize("path", PY_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))

@@ -344,6 +344,20 @@ WARP_COLLECTIVE = re.compile(r"\b(__shfl(_up|_down|_xor)?(_sync)?|__ballot(_sync
                              r"tiled_partition|coalesced_threads|WarpReduce|WarpScan)\b")
 
 
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text))
+
+
+def _mentions(words: set[str], text: str, names) -> bool:
+    """Does `text` (whose maximal runs of word characters are `words`) use one of `names` as a
+    whole word? A name of word characters is one of those runs; any other (`operator()`) is searched."""
+    return any(n in words if _WORD.fullmatch(n) else re.search(r"(?<!\w)" + re.escape(n) + r"(?!\w)", text)
+               for n in names)
+
+
 def warp_functions(ctx) -> set[str]:
     """Names of functions in the file that use warp collectives, directly or through another such function."""
     cached = ctx.cache.get("wrp_warp_functions")
@@ -363,14 +377,14 @@ def warp_functions(ctx) -> set[str]:
         if name is not None and value is not None:
             bodies[unit.text(name)] = unit.text(value)
     warp = {n for n, b in bodies.items() if WARP_COLLECTIVE.search(b)}
+    # Words of each body, not a regex of the names found so far: compiling one per file and round
+    # cost more than the rest of this function.
+    words = {n: _words(b) for n, b in bodies.items() if n not in warp}
     changed = True
-    while changed and bodies:
+    while changed and warp:
         changed = False
-        if not warp:
-            break
-        pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(warp))) + r")\b")
-        for n, b in bodies.items():
-            if n not in warp and pattern.search(b):
+        for n, w in words.items():
+            if n not in warp and _mentions(w, bodies[n], warp):
                 warp.add(n)
                 changed = True
     ctx.cache["wrp_warp_functions"] = warp
@@ -513,7 +527,7 @@ def _check_32_wide(ctx, fn, visiting: frozenset) -> bool:
     if _WAVE_NUMBERING.search(text):
         return False
     macros = _collective_macros(ctx)
-    if macros and re.search(r"\b(" + "|".join(map(re.escape, sorted(macros))) + r")\b", text):
+    if macros and _mentions(_words(text), text, macros):
         return False  # a macro of the file holding a collective (`#define ANY_POS __any_sync(...)`)
     helpers = warp_functions(ctx)
     definitions = _definitions(ctx)
