@@ -564,6 +564,35 @@ def _is_include_guard(name: Node, data: bytes) -> bool:
         data[name.start_byte:name.end_byte] == _defined_name(after, data)
 
 
+def _wraps_file(node: Node) -> bool:
+    """A top-level #if/#ifndef with nothing but comments after it: what an include guard wraps."""
+    if node.parent is None or node.parent.parent is not None:
+        return False
+    after = node.next_named_sibling
+    while after is not None and after.type == "comment":
+        after = after.next_named_sibling
+    return after is None
+
+
+def _guarded_name(node: Node, data: bytes) -> bytes | None:
+    """X of `#if !defined(X)` (or `!defined X`) whose first line defines X, without an #else: an
+    include guard."""
+    cond = node.child_by_field_name("condition")
+    if cond is None or cond.type != "unary_expression" or node.child_by_field_name("alternative") is not None:
+        return None
+    op, arg = cond.child_by_field_name("operator"), cond.child_by_field_name("argument")
+    while arg is not None and arg.type == "parenthesized_expression" and arg.named_child_count == 1:
+        arg = arg.named_children[0]
+    if op is None or op.type != "!" or arg is None or arg.type != "preproc_defined":
+        return None
+    ids = [c for c in arg.named_children if c.type == "identifier"]
+    after = cond.next_named_sibling
+    if len(ids) != 1 or after is None or after.type != "preproc_def":
+        return None
+    name = data[ids[0].start_byte:ids[0].end_byte]
+    return name if name == _defined_name(after, data) else None
+
+
 def _defined_name(define: Node, data: bytes) -> bytes:
     n = define.child_by_field_name("name")
     return data[n.start_byte:n.end_byte] if n is not None else b""
@@ -589,7 +618,10 @@ class PlatformMap:
             conditions = []
             while branch is not None:
                 t = branch.type
-                if t in ("preproc_if", "preproc_elif"):
+                if t == "preproc_if" and _wraps_file(branch) and _guarded_name(branch, data):
+                    guards.add(_guarded_name(branch, data).decode("utf-8", "replace"))
+                    cond = {HIP: True, CUDA: True}  # `#if !defined(X_HIP_H)` + `#define X_HIP_H`: a guard
+                elif t in ("preproc_if", "preproc_elif"):
                     cond = {w: ev.truth(branch.child_by_field_name("condition"), w) for w in (HIP, CUDA)}
                 elif t in ("preproc_ifdef", "preproc_elifdef"):
                     name = branch.child_by_field_name("name")
@@ -600,6 +632,10 @@ class PlatformMap:
                         cond[w] = _not(d) if neg else d
                     if neg and name is not None and _is_include_guard(name, data):
                         guards.add(ev.text(name))
+                        if _wraps_file(branch):
+                            # Every compiler enters a header's guard once, whatever it is named
+                            # (`#ifndef MYPROJ_HIP_REDUCE_H` is not a test for HIP).
+                            cond = {HIP: True, CUDA: True}
                 elif t == "preproc_else":
                     cond = {HIP: True, CUDA: True}
                 else:
