@@ -36,6 +36,19 @@ def _entries(directory: str) -> dict[str, str]:
 
 
 @lru_cache(maxsize=4096)
+def _entries_by_stem(directory: str) -> dict[str, list[str]]:
+    """A directory's entries by lower-cased stem (the name before its first dot), and by the stem with
+    its first extension."""
+    out: dict[str, list[str]] = {}
+    for low, real in _entries(directory).items():
+        parts = low.split(".")
+        out.setdefault(parts[0], []).append(real)
+        if len(parts) > 1:  # `k.hip`, `k.hip.cpp`: also under `k.hip`
+            out.setdefault(".".join(parts[:2]), []).append(real)
+    return out
+
+
+@lru_cache(maxsize=4096)
 def _generated_by_hipify(path: str) -> bool:
     """A file hipify wrote, or a directory whose first few sources it wrote."""
     paths = [path]
@@ -55,16 +68,19 @@ def _generated_by_hipify(path: str) -> bool:
 def hip_twin(path: str) -> str | None:
     """The HIP counterpart that makes `path` part of a CUDA backend, or None."""
     full = os.path.abspath(path)
-    if "cuda" not in full.lower():
-        return None  # neither a CUDA name word nor a `cuda` directory: asked for every file, so first
+    low = full.lower()
+    if "cuda" not in low and not low.endswith((".cu", ".cuh")):
+        return None  # no CUDA name word, `cuda` directory or CUDA extension: asked for every file, so first
     directory, name = os.path.split(full)
-    words = _WORDS.split(name)
-    if any(w.lower() == "cuda" for w in words):
-        entries = _entries(directory)
-        for amd in AMD_NAMES:
-            twin = "".join(amd if w.lower() == "cuda" else w for w in words).lower()
-            if twin in entries and not _generated_by_hipify(os.path.join(directory, entries[twin])):
-                return os.path.join(directory, entries[twin])
+    stems = _twin_stems(name)
+    if stems:
+        by_stem = _entries_by_stem(directory)
+        for stem in sorted(stems):
+            for real in by_stem.get(stem, ()):
+                if real.lower() != name.lower() and not _generated_by_hipify(os.path.join(directory, real)):
+                    return os.path.join(directory, real)
+    if "cuda" not in os.path.dirname(low):
+        return None
     current, below = directory, []
     for _ in range(MAX_LEVELS):
         if ".git" in _entries(current):
@@ -85,9 +101,28 @@ def hip_twin(path: str) -> str | None:
     return None
 
 
+def _twin_stems(name: str) -> set[str]:
+    """Lower-case stems (or whole names) a HIP twin of file `name` has in the same directory, whatever
+    its extension: CUDA words read as HIP (`Fetch_Add_CUDA.hpp` -> `Fetch_Add_HIP.hpp`,
+    `cuda_kernel_utils.cuh` -> `hip_kernel_utils.h`) and, for a `.cu`/`.cuh` file, the stem with a HIP
+    word added (GROMACS `pme_gather.cu` beside `pme_gather_hip.cpp`) or `stem.hip`."""
+    stem = name.split(".")[0]
+    words = [w for w in _WORDS.split(stem)]
+    stems = set()
+    if "cuda" in stem.lower():
+        spellings = [_amd_word(w) if w not in "_.-" else [w] for w in words]
+        stems = {"".join(choice) for choice in itertools.product(*spellings)} - {stem.lower()}
+    if name.lower().endswith((".cu", ".cuh")):
+        low = stem.lower()
+        stems |= {f"{low}_{amd}" for amd in AMD_NAMES} | {f"{amd}_{low}" for amd in AMD_NAMES} | {f"{low}.hip"}
+    return stems
+
+
 def _amd_word(word: str) -> list[str]:
-    """A name word with CUDA in it, as the HIP twin spells it (lower case): cuda -> hip, rocm."""
-    return list(AMD_NAMES) if word.lower() == "cuda" else [word.lower()]
+    """A name word with CUDA in it, as the HIP twin spells it (lower case): cuda -> hip, rocm; also
+    inside a CamelCase word (OpenMM `CudaContext.cpp` -> `HipContext.cpp`)."""
+    low = word.lower()
+    return [low.replace("cuda", amd) for amd in AMD_NAMES] if "cuda" in low else [low]
 
 
 def _counterpart(twin_dir: str, below: list[str], name: str) -> str | None:

@@ -23,6 +23,22 @@ def test_twins_of_the_fixtures():
     assert hip_twin(str(FIXTURES / "atomics" / "Fetch_Add_CUDA.hpp")) == str(FIXTURES / "atomics" / "Fetch_Add_HIP.hpp")
     assert hip_twin(str(FIXTURES / "generated" / "cuda" / "scale.cu")) is None  # hipify wrote that hip/
     assert hip_twin(str(FIXTURES / "backends" / "hip" / "warp_sum.hip")) is None
+    # The HIP word added to a `.cu` file's name, another extension, a CamelCase class file.
+    assert hip_twin(str(FIXTURES / "suffixed" / "pme_spread.cu")) == str(FIXTURES / "suffixed" / "pme_spread_hip.cpp")
+    assert hip_twin(str(FIXTURES / "suffixed" / "cuda_tile_utils.cuh")) == str(FIXTURES / "suffixed" / "hip_tile_utils.h")
+    assert hip_twin(str(FIXTURES / "backends" / "cuda" / "src" / "CudaTimer.cpp")) == \
+        str(FIXTURES / "backends" / "hip" / "src" / "HipTimer.cpp")
+    assert hip_twin(str(FIXTURES / "suffixed" / "pme_spread_hip.cpp")) is None
+
+
+def test_a_twin_is_a_hip_name_not_any_sibling(tmp_path):
+    for name in ("gather.cu", "gather_sycl.cpp", "gather.h", "gather.clh", "scan.cu", "scan.hip",
+                 "cuda_math.h", "cuda_math.cpp", "reduce.cuh", "reduce.hip.cpp"):
+        (tmp_path / name).write_text("// x\n")
+    assert hip_twin(str(tmp_path / "gather.cu")) is None  # SYCL, OpenCL and the shared header are not HIP
+    assert hip_twin(str(tmp_path / "scan.cu")) == str(tmp_path / "scan.hip")
+    assert hip_twin(str(tmp_path / "cuda_math.h")) is None  # its own .cpp is no twin
+    assert hip_twin(str(tmp_path / "reduce.cuh")) == str(tmp_path / "reduce.hip.cpp")
 
 
 def test_backend_findings_show_with_report_nvidia_branches(tmp_path):

@@ -2,7 +2,7 @@
 hipify does), names without one stay in CUDA spelling (hipify leaves them), headers and the few CUDA
 runtime names the fixtures use are renamed too. Comments and annotations are renamed like code.
 
-    python tools/hip_spelling.py fixtures/curand/monte_carlo_pricer.cu fixtures/curand/monte_carlo_pricer_hip.hip
+    python tools/hip_spelling.py fixtures/curand/monte_carlo_pricer.cu fixtures/curand/after_hipify/monte_carlo_pricer_hip.hip
 """
 import re
 import sys
