@@ -1,6 +1,7 @@
 import re
 
 from hiplint import CudaRule, Impact, Severity
+from hiplint.cparse import iter_nodes
 
 CONSTANT_CONTEXTS = frozenset({"template_argument_list", "static_assert_declaration", "case_statement",
                                "enumerator", "array_declarator", "bitfield_clause", "template_parameter_list",
@@ -13,8 +14,9 @@ class WarpSizeNotConstexpr(CudaRule):
     ## What it does
     Finds `warpSize` in template arguments, array bounds, `static_assert`, `constexpr` initialisers,
     `case` labels and enumerator values, and any use of the deprecated `__AMDGCN_WAVEFRONT_SIZE`
-    macros. A template or function parameter named `warpSize` (`template <int warpSize>`) hides HIP's
-    variable and is not reported.
+    macros. A template or function parameter named `warpSize` (`template <int warpSize>`), or a
+    variable the code declares under that name (`constexpr int warpSize = 64;`), hides HIP's and is
+    not reported.
 
     ## Why it breaks on AMD
     Up to ROCm 6.x `warpSize` was `static constexpr int warpSize = __AMDGCN_WAVEFRONT_SIZE`. HIP 7.0
@@ -67,17 +69,20 @@ class WarpSizeNotConstexpr(CudaRule):
             return
         if _declared_here(ctx, node):
             return  # a template or function parameter named warpSize: a constant of the code's own
+        message = None
         n = node.parent
         while n is not None and n.type not in ("compound_statement", "translation_unit", "function_definition"):
             if n.type in CONSTANT_CONTEXTS:
                 if n.type == "array_declarator" and ctx.enclosing(n, {"parameter_declaration"}) is not None:
                     break
-                ctx.report(node, "`warpSize` needs to be a compile-time constant here; it is a run-time value from ROCm 7.0")
-                return
+                message = "`warpSize` needs to be a compile-time constant here; it is a run-time value from ROCm 7.0"
+                break
             if n.type == "declaration" and any(c.type == "type_qualifier" and ctx.text(c) == "constexpr" for c in n.children):
-                ctx.report(node, "`constexpr` initialised from `warpSize`: not a constant from ROCm 7.0")
-                return
+                message = "`constexpr` initialised from `warpSize`: not a constant from ROCm 7.0"
+                break
             n = n.parent
+        if message and not _names_own_variable(ctx, node):
+            ctx.report(node, message)
 
 
 PARAMETER_KINDS = frozenset({"parameter_declaration", "optional_parameter_declaration"})
@@ -101,6 +106,38 @@ def _declared_here(ctx, node) -> bool:
             if name is not None and name.type == "identifier" and ctx.text(name) == "warpSize":
                 return True
     return False
+
+
+SCOPES = frozenset({"compound_statement", "translation_unit", "declaration_list"})
+
+
+def _names_own_variable(ctx, node) -> bool:
+    """Is this `warpSize` a variable of the code's own: the name being declared (`constexpr int
+    warpSize = 64;`), or a use after such a declaration in an enclosing scope? From ROCm 7.0 HIP's
+    `warpSize` is an object, not a macro, so a declaration may hide it (OpenMM's HIP kernels do)."""
+    parent = node.parent
+    if parent is not None and parent.type in ("init_declarator", "declaration") and \
+            parent.child_by_field_name("declarator") == node:
+        return True
+    for scope in _ancestors(node):
+        if scope.type not in SCOPES:
+            continue
+        for decl in iter_nodes(scope, {"declaration"}):
+            if decl.start_byte >= node.start_byte:
+                break
+            if _scope_of(decl) == scope and any(_declares_warp_size(ctx, d) for d in decl.children_by_field_name("declarator")):
+                return True
+    return False
+
+
+def _scope_of(node):
+    return next((a for a in _ancestors(node) if a.type in SCOPES), None)
+
+
+def _declares_warp_size(ctx, declarator) -> bool:
+    if declarator.type == "init_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    return declarator is not None and declarator.type == "identifier" and ctx.text(declarator) == "warpSize"
 
 
 def _ancestors(node):
