@@ -7,6 +7,7 @@ the file itself are seen the same way.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import tomllib
 from dataclasses import dataclass
@@ -119,19 +120,26 @@ def is_last_unit(ctx) -> bool:
     return ctx.unit is ctx.units[-1]
 
 
-def header_matches(include: Include, patterns) -> bool:
+def header_matches(include: Include, patterns, here: str | None = None) -> bool:
     """`patterns` are globs on the path as written: "cudnn.h", "nvtx3/*", "<cuda/*" (angle form only),
-    "=mma.h" (that path only: CUTLASS and CuTe have their own `arch/mma.h`)."""
+    "=mma.h" (that path only: CUTLASS and CuTe have their own `arch/mma.h`). `here`: the directory of
+    the including file, where a quoted include of the project's own header is found."""
     for p in patterns:
         angle_only = p.startswith("<")
         exact = p.startswith("=")
         pat = p[1:] if angle_only or exact else p
         if angle_only and not include.angle:
             continue
+        wildcard = any(c in pat for c in "*?[")
+        if wildcard and not include.angle and here is not None and os.path.isfile(os.path.join(here, include.path)):
+            continue  # the project's own `nvshmem_utils.h` beside the file, not the library's
         if fnmatch.fnmatchcase(include.path, pat):
             return True
-        # A bare file name also matches in a subdirectory ("nccl.h" in <nccl/nccl.h> or "third_party/nccl.h").
-        if not exact and "/" not in pat and fnmatch.fnmatchcase(include.path.rsplit("/", 1)[-1], pat):
+        # A bare file name also matches in a subdirectory ("nccl.h" in <nccl/nccl.h> or "third_party/nccl.h");
+        # a glob does not: <gromacs/gpu_utils/nvshmem_utils.h> is a project's header, and the library's
+        # own subdirectories are patterns of their own ("host/nvshmem_*.h").
+        if not exact and not wildcard and "/" not in pat \
+                and fnmatch.fnmatchcase(include.path.rsplit("/", 1)[-1], pat):
             return True
     return False
 
@@ -182,7 +190,8 @@ def first_use(ctx, lib: Library, prefer=frozenset()):
     header) is reported at its first name. A file whose only includes sit in platform branches has
     been ported already: nothing to report.
     """
-    incs = [i for i in includes(ctx) if header_matches(i, lib.headers)]
+    here = os.path.dirname(ctx.fs_path) if ctx.fs_path else None
+    incs = [i for i in includes(ctx) if header_matches(i, lib.headers, here)]
     if prefer:  # e.g. a header the AMD port does not support: the include worth reporting
         incs.sort(key=lambda i: i.path not in prefer)
     if incs:
