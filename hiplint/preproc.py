@@ -77,9 +77,18 @@ def derive_macros(defines) -> dict[str, str]:
 AMD_TARGET_MACRO = re.compile(r"__gfx[0-9a-f]+__|__GFX\d+__|__AMDGCN__|__AMDGPU__|__AMDGCN_WAVEFRONT_SIZE(__)?")
 
 # Projects name their own "this is the HIP build" macro: USE_AMD_ROCM (Faiss), AMREX_USE_HIP,
-# KOKKOS_ENABLE_HIP, ROCM_VERSION_MAJOR. A name with HIP or ROCM as one of its words counts as one,
+# KOKKOS_ENABLE_HIP, ROCM_VERSION_MAJOR. A name with HIP, ROCM or an AMD library (ROCTX, RCCL, ...)
+# as one of its words counts as one,
 # unless a word says the opposite or names the other vendor (NO_ROCM, DISABLE_HIP, HIP_CUDA_COMPAT).
-_HIP_WORDS = frozenset({"HIP", "ROCM"})
+# AMD's libraries name a switch for the AMD build too (GROMACS GMX_USE_ROCTX beside GMX_USE_NVTX,
+# XGBOOST_USE_RCCL); nvcc builds never set them.
+AMD_LIBRARY_WORDS = {
+    "NVTX": ("ROCTX",), "NCCL": ("RCCL",), "CUDNN": ("MIOPEN",), "CUBLAS": ("HIPBLAS", "ROCBLAS"),
+    "CUBLASLT": ("HIPBLASLT",), "CUB": ("HIPCUB", "ROCPRIM"), "CURAND": ("HIPRAND", "ROCRAND"),
+    "CUSOLVER": ("HIPSOLVER", "ROCSOLVER"), "CUSPARSE": ("HIPSPARSE", "ROCSPARSE"), "CUFFT": ("HIPFFT", "ROCFFT"),
+    "NVSHMEM": ("ROCSHMEM",), "CUDA": ("HIP", "ROCM"),
+}
+_HIP_WORDS = frozenset(w for words in AMD_LIBRARY_WORDS.values() for w in words)
 _NOT_HIP_WORDS = frozenset({"NO", "NOT", "DISABLE", "DISABLED", "WITHOUT", "SKIP", "CUDA", "NVIDIA", "NVCC", "NV"})
 
 
@@ -96,7 +105,7 @@ def is_hip_macro(name: str, hip_macros: frozenset[str] = HIP_MACROS) -> bool:
 # A project's "this is the NVIDIA build" macro (AMREX_USE_CUDA, GGML_USE_CUDA, WITH_CUDA, __CUDACC__) is
 # unknown on its own: some projects keep it on in HIP builds. Only a chain that offers a HIP branch after
 # it (`#ifdef AMREX_USE_CUDA ... #elif defined(AMREX_USE_HIP)`) says it is off there.
-_CUDA_WORDS = frozenset({"CUDA", "CUDACC", "NVCC", "NVIDIA"})
+_CUDA_WORDS = frozenset({"CUDACC", "NVCC", "NVIDIA", *AMD_LIBRARY_WORDS})
 _NEGATING_WORDS = frozenset({"NO", "NOT", "DISABLE", "DISABLED", "WITHOUT", "SKIP"})
 
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from hiplint.preproc import names_nvidia_compiler
+from hiplint.preproc import AMD_LIBRARY_WORDS, names_nvidia_compiler
 
 from ._vendor import NVIDIA_BACKENDS, is_hip_text
 
@@ -176,15 +176,15 @@ def _tests_for_cuda(head, data: bytes) -> bool:
 
 
 def _has_amd_twin(switch: str, data: bytes) -> bool:
-    """A switch named for CUDA (`FFTLIB_ENABLE_CUDA`) whose HIP or ROCm twin (`FFTLIB_ENABLE_ROCM`) the
-    file names too: one switch per backend, and an AMD build has the CUDA one off."""
+    """A switch named for CUDA (`FFTLIB_ENABLE_CUDA`) or an NVIDIA library (`GMX_USE_NVTX`) whose AMD
+    twin (`FFTLIB_ENABLE_ROCM`, `GMX_USE_ROCTX`) the file names too: one switch per backend, and an AMD
+    build has the NVIDIA one off."""
     parts = switch.split("_")
-    if "CUDA" not in parts:
-        return False
-    for amd in ("HIP", "ROCM"):
-        twin = "_".join(amd if p == "CUDA" else p for p in parts)
-        if re.search(rb"(?i)(?<![\w])" + re.escape(twin.encode()) + rb"(?![\w])", data):
-            return True
+    for i, part in enumerate(parts):
+        for amd in AMD_LIBRARY_WORDS.get(part, ()):  # CUDA -> HIP, ROCM; NVTX -> ROCTX; NCCL -> RCCL ...
+            twin = "_".join(parts[:i] + [amd] + parts[i + 1:])
+            if re.search(rb"(?i)(?<![\w])" + re.escape(twin.encode()) + rb"(?![\w])", data):
+                return True
     return False
 
 
