@@ -39,6 +39,10 @@ NVCC_FLOOR = {"CUDA_VERSION": 11000, "CUDART_VERSION": 11000, "__CUDACC_VER_MAJO
 # Defined by nvcc in one compilation pass only (device), and never for AMD: false on HIP, unknown on CUDA.
 CUDA_PASS_MACROS = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_FEAT_SM90_ALL", "__CUDA_ARCH_SPECIFIC__"})
 
+# Defined by clang compiling CUDA, never by clang compiling HIP (which defines __HIP__ instead; checked
+# with clang 19 `-x hip -dM -E`) nor by nvcc: a test for clang's CUDA mode, false on AMD.
+CLANG_CUDA_MACROS = frozenset({"__CUDA__"})
+
 # Defined in one pass of an AMD build only (device): a branch on them is AMD code for that pass only.
 HIP_PASS_MACROS = ("__HIP_DEVICE_COMPILE__",)
 
@@ -96,7 +100,7 @@ def is_hip_macro(name: str, hip_macros: frozenset[str] = HIP_MACROS) -> bool:
     """Defined in an AMD build and never by nvcc: listed (defaults and `hip-macros`) or named so."""
     if name in hip_macros:
         return True
-    if name in CUDA_MACROS or name in CUDA_PASS_MACROS or name in HIP_PASS_MACROS:
+    if name in CUDA_MACROS or name in CUDA_PASS_MACROS or name in HIP_PASS_MACROS or name in CLANG_CUDA_MACROS:
         return False
     words = {w for w in name.split("_") if w}
     return not words.isdisjoint(_HIP_WORDS) and words.isdisjoint(_NOT_HIP_WORDS)
@@ -180,7 +184,7 @@ class _Eval:
             return world == HIP
         if name in CUDA_MACROS:
             return world == CUDA
-        if name in CUDA_PASS_MACROS:
+        if name in CUDA_PASS_MACROS or name in CLANG_CUDA_MACROS:
             return False if world == HIP else None
         if is_hip_macro(name, self.hip_macros):
             return world == HIP
