@@ -24,6 +24,7 @@ class FileContext:
         self.rule = None  # the rule instance being run
         self.cache: dict = {}  # per-file artefacts shared between rules (e.g. a libcst module)
         self.parse_errors: list[tuple[int, int]] = []
+        self.blanked: list[tuple[int, int]] = []  # spans AMD skips, blank in the tree the rules saw (engine._amd_view)
         self.depends: dict[str, str] = {}  # other files read (hiplint.headers): path -> digest
         self._cuda_backend: bool | None = None
 

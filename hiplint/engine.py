@@ -14,6 +14,7 @@ from hiplint.context import FileContext
 from hiplint.cparse import INDEX_CAPTURE, Unit, error_ranges, for_parsing, macro_units, new_parser, seed_index
 from hiplint.headers import platform_map
 from hiplint.model import Finding, Severity
+from hiplint.preproc import unreported_spans
 from hiplint.queryplan import QueryPlan
 from hiplint.rule import CudaRule, FileRule, has_query
 from hiplint.source import Source
@@ -183,11 +184,15 @@ class Linter:
         else:  # the reference: every pattern as a query, on every file
             hits, found, queries = None, plan.search.strings, plan.reference_queries()
         tree = self._parser.parse(for_parsing(data))
+        errors = error_ranges(tree.root_node)
+        text = data
+        if errors and not self.settings.report_nvidia_branches:
+            tree, text, errors = self._amd_view(tree, data, errors, ctx)
         root = tree.root_node
         # One walk per tree: the file first (its index then serves the search for macro bodies), then
         # all macro bodies together when they share one parse.
-        matches = {0: self._matches(queries, root, self._lookups(root, data, hits, in_file=True))}
-        units = [Unit(tree, data)] + macro_units(self._parser, tree, data)
+        matches = {0: self._matches(queries, root, self._lookups(root, text, hits, in_file=True))}
+        units = [Unit(tree, text)] + macro_units(self._parser, tree, text)
         ctx.units = units
         if len(units) > 1:
             macro_roots = {id(u.tree) for u in units[1:]}
@@ -196,8 +201,8 @@ class Linter:
             else:
                 for i, unit in enumerate(units[1:], 1):
                     matches[i] = self._matches(queries, unit.root, self._lookups(unit.root, unit.data, hits))
-        ctx.parse_errors = error_ranges(root)
-        ctx.platform = platform_map(root, data, self.settings.hip_macros, ctx.parse_errors, ctx.fs_path, ctx.depends)
+        ctx.parse_errors = errors
+        ctx.platform = platform_map(root, text, self.settings.hip_macros, errors, ctx.fs_path, ctx.depends)
         unit_rules = [r for r in self.unit_rules if plan.runs(r, found)]
         # Rules with only `check_unit` (no query) run even when no enabled rule has a query.
         for i, unit in enumerate(units):
@@ -215,6 +220,27 @@ class Linter:
         ctx.unit = units[0]
         comments = suppress.c_comments(root, ctx.source)
         return comments, suppress.c_next_statement(root, ctx.source)
+
+    def _amd_view(self, tree, data: bytes, errors, ctx):
+        """A file tree-sitter cannot parse because its `#if` branches are not balanced on their own
+        (`#if !defined(USE_ROCM)` / `if constexpr (...) { return; } else {` / `#endif`, with the closing
+        `}` in a second such branch): parse it again with the bodies of branches whose findings are
+        never shown by default blanked (NVIDIA code beside AMD's, `#if 0`; same length, newlines and
+        directives kept). Kept when it parses better: the rules then see the code an AMD build
+        compiles, which the broken tree hid. Returns (tree, text, errors)."""
+        spans = unreported_spans(data, self.settings.hip_macros)
+        if not spans:
+            return tree, data, errors
+        view = bytearray(data)
+        for start, end in spans:
+            view[start:end] = re.sub(rb"[^\r\n]", b" ", data[start:end])
+        view = bytes(view)
+        other = self._parser.parse(for_parsing(view))
+        other_errors = error_ranges(other.root_node)
+        if _error_size(other_errors) >= _error_size(errors):
+            return tree, data, errors
+        ctx.blanked = spans  # fixes must not write these spans back (_finish)
+        return other, view, other_errors
 
     def _lookups(self, root, data: bytes, file_hits, in_file: bool = False) -> list:
         """Matches of the lookup patterns (hiplint.lookup) in a tree parsed from `data`: the file
@@ -276,6 +302,12 @@ class Linter:
                 seen.add(key)
                 unique.append(f)
         unique = _drop_covered_fallbacks(unique, source.data, self._fallback_codes, self._covers)
+        blanked = ctx.blanked
+        if blanked:
+            for f in unique:
+                if f.fix is not None and any(e.start < end and start < e.end or start < e.start < end
+                                             for e in f.fix.edits for start, end in blanked):
+                    f.fix = None  # its text came from the AMD view, where those spans are blank
         kept = [f for f in unique if not suppress.is_suppressed(f, sups)]
         registry = load_registry()
         meta_rules = {"HL001": ParseError, "HL100": UnusedSuppression, "HL101": BlanketSuppression, "HL102": UnmatchedSuppressionRange}
@@ -320,6 +352,11 @@ class Linter:
                 f.severity = sev
             out.append(f)
         return out
+
+
+def _error_size(errors) -> tuple[int, int]:
+    """How much of a file failed to parse: bytes in ERROR nodes, then their count (MISSING nodes are empty)."""
+    return sum(e - s for s, e in errors), len(errors)
 
 
 def lint_file(linter: Linter, path: str, display: str, lang: str) -> FileResult:

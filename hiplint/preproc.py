@@ -464,6 +464,43 @@ def directive_groups(data: bytes) -> list[list[tuple[str, bytes, int, int, int]]
     return groups
 
 
+_GUARD_DEFINE = re.compile(rb"\s*(?://[^\n]*\s*|/\*.*?\*/\s*)*#\s*define\s+(\w+)", re.S)
+
+
+def unreported_spans(data: bytes, hip_macros: frozenset[str] = HIP_MACROS) -> list[tuple[int, int]]:
+    """Bodies of the branches whose findings are never shown by default, from the text alone: NVIDIA
+    code beside an AMD branch or kept from AMD by a HIP test (`#if !defined(USE_ROCM)`), and code no
+    compiler takes (`#if 0`). Merged, in order. Include guards are no test, whatever their name."""
+    spans = []
+    for group in directive_groups(data):
+        kind, cond, _, body, _ = group[0]
+        guard = _GUARD_DEFINE.match(data, body)
+        name = re.fullmatch(rb"!\s*defined\s*\(?\s*(\w+)\s*\)?", cond) if kind == "if" else None
+        guarded = cond if kind == "ifndef" else (name.group(1) if name else None)
+        if guard and guarded and guard.group(1) == guarded and len(group) == 1:
+            continue
+        chain = []
+        for kind, cond, _, body_start, body_end in group:
+            values, tests_hip = _text_branch(kind, cond, hip_macros)
+            chain.append((body_start, body_end, values, tests_hip))
+        if any(entry[3] for entry in chain[1:]):
+            chain = _settle_cuda_branches(chain, lambda i, group=group: _text_branch(
+                *group[i][:2], hip_macros, _CudaOffEval)[0][HIP])
+        for region in _chain_regions(chain):
+            if region.kind == "nvidia":
+                spans.append((region.start, region.end))
+        if all(values[HIP] is False and values[CUDA] is False for _, _, values, _ in chain[:1]):
+            spans.append((chain[0][0], chain[0][1]))  # `#if 0`: no compiler
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        elif end > start:
+            merged.append((start, end))
+    return merged
+
+
 @lru_cache(maxsize=4096)
 def _text_branch(kind: str, cond: bytes, hip_macros: frozenset[str], evaluator=None, derived: frozenset = frozenset()):
     """({world: truth}, tests a HIP macro) of one textual branch (`derived`: derive_macros' items)."""

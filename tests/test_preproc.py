@@ -248,3 +248,37 @@ def test_word_operators_respelled_in_directives_only():
     data = b"#if not defined(__HIP_PLATFORM_AMD__) and defined(FOO)\nint x_a;\n#endif\n"
     pm = PlatformMap(new_parser().parse(for_parsing(data)).root_node, data)
     assert pm.kind_at(data.index(b"int x_a")) == "nvidia"  # the HIP test is seen: NVIDIA-only code
+
+
+def test_unreported_spans_from_the_directive_lines():
+    from hiplint.preproc import unreported_spans
+
+    src = (b"#ifndef PROJ_HIP_SCAN_H\n#define PROJ_HIP_SCAN_H\n"       # a guard: never blanked
+           b"#if !defined(USE_ROCM)\nint nv = 1; {\n#else\nint amd = 1;\n#endif\n"
+           b"#if 0\nold code\n#endif\n"
+           b"#if __CUDA_ARCH__ >= 800\nint lone = 1;\n#endif\n"         # a lone arch test stays (reported)
+           b"#endif\n")
+    bodies = [src[s:e] for s, e in unreported_spans(src)]
+    assert bodies == [b"\nint nv = 1; {\n", b"\nold code\n"]
+
+
+def test_a_fix_touching_a_blanked_span_is_dropped():
+    # The rules saw the AMD view of an unbalanced file; an edit reaching into a span blank there would
+    # write the blank text back over NVIDIA code.
+    from hiplint.config import Settings
+    from hiplint.context import FileContext
+    from hiplint.engine import Linter
+    from hiplint.model import Edit, Fix
+    from hiplint.registry import load_registry, select_rules
+    from hiplint.source import Source
+
+    settings = Settings()
+    linter = Linter(settings, select_rules(settings, load_registry()))
+    data = b"int a;\nint b;\nint c;\n"
+    ctx = FileContext("k.cu", Source("k.cu", data), settings, "cuda")
+    ctx.blanked = [(7, 14)]
+    ctx.rule = next(r for r in linter.cuda_rules if r.code == "WRP006")
+    inside = ctx.report_range(0, 3, "spans into the blank", Fix.safe("x", Edit(0, 10, "int z;")))
+    beside = ctx.report_range(14, 17, "after it", Fix.safe("y", Edit(14, 17, "int")))
+    linter._finish(ctx, [], None)
+    assert inside.fix is None and beside.fix is not None
