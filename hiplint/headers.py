@@ -23,6 +23,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 from hiplint.cparse import error_ranges, for_parsing, iter_nodes, new_parser
@@ -379,3 +380,47 @@ def includers(ctx) -> list[tuple[str, bytes]]:
                 found.append((path, data))
     ctx.cache["includers"] = found
     return found
+
+
+_QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+# A function defined or declared under `name` (`static __device__ int __dp4a(int a, ...)`), not a call:
+# a type or qualifier word before it on the same declaration, with no `=`, `;`, brace or parenthesis between.
+_DECLARING_WORDS = rb"(?:__device__|__host__|__forceinline__|inline|static|constexpr|int|unsigned|float|double|auto|void)"
+
+
+def project_defines(ctx, name: str) -> bool:
+    """Does the project define `name` (a function or a macro) where this file sees it: in a header the
+    file includes with quotes, or, for a header that includes nothing of the kind, in a file including
+    it or a header that file includes (vLLM's `vecdotq.cuh` uses the `__dp4a` its includer's
+    `ggml-common.h` defines for ROCm). Asked by a rule about to report a CUDA name; every file read is
+    a dependency of the file's cache entry."""
+    if name in amd_macros(ctx):
+        return True
+    texts = ctx.cache.get("project_texts")
+    if texts is None:
+        texts = [data for _, data in project_headers(ctx)]
+        own = os.path.abspath(ctx.fs_path)
+        for path, data in includers(ctx):
+            texts.append(data)
+            here = os.path.dirname(path)
+            for m in _QUOTED_INCLUDE.finditer(data):
+                found = resolve(m.group(1).decode("utf-8", "replace"), here)
+                if found is None or os.path.abspath(found) == own:
+                    continue
+                try:
+                    with open(found, "rb") as fh:
+                        header = fh.read(MAX_HEADER_BYTES)
+                except OSError:
+                    continue
+                ctx.depends[found] = digest_of(header)
+                texts.append(header)
+        ctx.cache["project_texts"] = texts
+    pattern = _definition_of(name)
+    return any(pattern.search(t) for t in texts)
+
+
+@lru_cache(maxsize=512)
+def _definition_of(name: str) -> re.Pattern:
+    n = re.escape(name.encode())
+    return re.compile(rb"#[ \t]*define[ \t]+" + n + rb"\b|\b" + _DECLARING_WORDS + rb"\b[^;{}()=]*\b" + n + rb"\s*\(")
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from hiplint.cparse import iter_nodes
+from hiplint.headers import project_defines
 
 TEMPLATE_WRAPPERS = ("template_function", "template_type", "template_method")
 FUNCTION_QUALIFIERS = frozenset({"__global__", "__device__", "__host__"})
@@ -255,6 +256,8 @@ class NamesRuleMixin:
             message = self.NAMES.get(self.qualify(ctx, ns, name) or "")
         if message is None:
             return
+        if not ns and project_defines(ctx, name):
+            return  # a project header defines it (a ROCm shim of `__dp4a`), for this file or its includer
         if node.type == "field_identifier" and not self.accept_member(ctx, node, name):
             return
         if not self.accept(ctx, node, name):

@@ -233,3 +233,23 @@ def test_an_include_cycle_is_not_an_unread_header(tmp_path):
                                   set(), True, missing))
     assert [path for path, _, side in found] == [busy]
     assert missing and missing[0][0] == "nvidia" and str(tmp_path / "gone.cuh") in missing[0][1]
+
+
+def test_a_shim_in_the_includers_header_and_the_cache(tmp_path):
+    # NV003: a header calling `__dp4a` without including anything is settled by the shim a file
+    # including it includes first; the shim header is then a dependency of the header's entry.
+    src = tmp_path / "src"
+    src.mkdir()
+    shim = src / "shims.cuh"
+    defined = ("#pragma once\n#if defined(USE_ROCM)\n"
+               "static __device__ int __dp4a(int a, int b, int c) { return __builtin_amdgcn_sdot4(a, b, c, false); }\n"
+               "#endif\n")
+    shim.write_text(defined)
+    (src / "dot.cuh").write_text("#pragma once\n__device__ int dot(int a, int b) { return __dp4a(a, b, 0); }\n")
+    (src / "k.cu").write_text('#include "shims.cuh"\n#include "dot.cuh"\n'
+                              "__global__ void k(int* o) { o[0] = dot(o[1], o[2]); }\n")
+    assert scan_codes(tmp_path, "NV003") == []
+    shim.write_text("#pragma once\n// the shim moved elsewhere; __dp4a is only called: x = __dp4a(a, b, 0);\n")
+    assert scan_codes(tmp_path, "NV003") == [("src/dot.cuh", "NV003")]
+    shim.write_text(defined)
+    assert scan_codes(tmp_path, "NV003") == []
