@@ -1,5 +1,7 @@
-from hiplint import CudaRule, Fix, Impact, Severity
+import re
 
+from hiplint import CudaRule, Fix, Impact, Severity
+from hiplint.cparse import iter_nodes
 from hiplint.headers import amd_macros
 
 from ._lanes import (SYNC_WITH_MASK, declared_types, file_constant_name_node, file_macros, int_literal, int_width,
@@ -117,6 +119,16 @@ class SyncMaskNot64Bit(CudaRule):
                                      "*_sync call of the file): ROCm requires a 64-bit mask (static_assert); declare "
                                      f"it unsigned long long, {advice}")
                 return
+            local = _local_declarator(ctx, scope, name, call.start_byte) if not ctx.unit.is_macro else None
+            if local is not None:
+                # A mask variable of the function (`const unsigned activeMask = ...;`): reported once,
+                # where it is declared, not at each of its uses (GROMACS passes one to 15 shuffles).
+                if ("wrp006_local", local.start_byte) not in ctx.cache:
+                    ctx.cache[("wrp006_local", local.start_byte)] = True
+                    ctx.report(local, f"`{name}` is a 32-bit variable passed as the mask of `{fn}` (and any other "
+                                      "*_sync call after it): ROCm requires a 64-bit mask (static_assert); declare "
+                                      "it unsigned long long (or set it from __activemask())")
+                return
         text = ctx.text(mask)
         fix = None
         if is_full_mask_32(ctx, mask):
@@ -138,6 +150,25 @@ class SyncMaskNot64Bit(CudaRule):
         else:
             why = "widen it to the lanes of the whole wave"
         ctx.report(mask, f"`{fn}` mask `{text}` is 32 bits wide; ROCm requires a 64-bit mask (static_assert): {why}", fix=fix)
+
+
+def _local_declarator(ctx, scope, name: str, before: int):
+    """The last declaration of variable or parameter `name` in function `scope` before byte `before`."""
+    found = None
+    for node in iter_nodes(scope, {"init_declarator", "parameter_declaration", "declaration"}):
+        if node.start_byte >= before:
+            break
+        declarator = node.child_by_field_name("declarator")
+        if declarator is not None and declarator.type == "identifier" and ctx.text(declarator) == name:
+            found = declarator
+    if found is not None and found.parent is not None and found.parent.type == "init_declarator":
+        value = found.parent.child_by_field_name("value")
+        if value is not None and _VOTE.search(ctx.text(value)):
+            return None  # a narrowed ballot: WRP005 reports the declaration, this rule the *_sync use
+    return found
+
+
+_VOTE = re.compile(r"\b__(ballot|activemask|match_any|match_all)\w*")
 
 
 def _insert_at_line_start(ctx, byte, text):
