@@ -163,6 +163,20 @@ def _tests_for_cuda(head, data: bytes) -> bool:
     words = [data[a.start_byte:a.end_byte].decode("utf-8", "replace").strip('"').strip("@").upper()
              for a in (args[0].children if args else ()) if a.type == "argument"]
     words = [w[2:-1] if w.startswith("${") and w.endswith("}") else w for w in words]
+    if "AND" in words:
+        # if(NVCC_THREADS AND GPU_LANG STREQUAL "CUDA"): one conjunct for the CUDA build is enough.
+        parts, current = [], []
+        for w in words + ["AND"]:
+            if w == "AND":
+                parts.append(current)
+                current = []
+            else:
+                current.append(w)
+        return "OR" not in words and any(_condition_for_cuda(p, data) for p in parts if p)
+    return _condition_for_cuda(words, data)
+
+
+def _condition_for_cuda(words: list[str], data: bytes) -> bool:
     if len(words) == 1:
         # if(C_COMPILER_FAMILY_IS_PGI), if(PROJECT_COMPILER_IS_NVCC), if(FFTLIB_ENABLE_CUDA) beside _ROCM
         return names_nvidia_compiler(words[0]) or _has_amd_twin(words[0], data)
@@ -198,8 +212,12 @@ def enables_hip_language(commands: list[Command]) -> bool:
     """The project compiles HIP: the HIP language (`enable_language(HIP)`, `project(... HIP)`), or
     clang's HIP mode through the C++ compiler (`-xhip`, `-x hip`). Either way, options for the CUDA
     language (`$<COMPILE_LANGUAGE:CUDA>`, CMAKE_CUDA_FLAGS) never reach the HIP build."""
+    # `set(GPU_LANG "HIP")` ... `enable_language(${GPU_LANG})` (vLLM): a variable the file sets to HIP.
+    hip_vars = {c.arg_texts()[0] for c in commands if c.name == "set" and len(c.arg_texts()) >= 2
+                and c.arg_texts()[1].strip('"') == "HIP"}
     for c in commands:
-        if c.name == "enable_language" and "HIP" in c.arg_texts():
+        if c.name == "enable_language" and ("HIP" in c.arg_texts()
+                                            or any(a.strip('"') in ("${%s}" % v for v in hip_vars) for a in c.arg_texts())):
             return True
         if c.name == "project" and "HIP" in c.arg_texts()[1:]:
             return True
