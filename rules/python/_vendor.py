@@ -50,7 +50,8 @@ def _mentions_hip(py: PyModule, node: cst.CSTNode, also) -> bool:
 
         def visit_Name(self, n):
             nonlocal found
-            if is_hip_word(n.value) or py.names(n) & (HIP_DOTTED | also) or _alias_mentions(py, n, also):
+            if is_hip_word(n.value) or py.names(n) & (HIP_DOTTED | also) or _alias_mentions(py, n, also) \
+                    or _predicate_mentions(py, n, also):
                 found = True
             return False
 
@@ -76,6 +77,40 @@ def _alias_mentions(py: PyModule, name: cst.Name, also) -> bool:
         values = list(assigned_values(py, name))
         memo[key] = bool(values) and all(mentions_hip(py, v, also) for v in values)
     return memo[key]
+
+
+def _predicate_mentions(py: PyModule, name: cst.Name, also) -> bool:
+    """A module-level function of the file, called here, every `return` of which mentions ROCm (or, with
+    `also`, the CUDA build): `def _is_cuda(): return torch.version.cuda is not None`, then
+    `if _is_cuda():` (vLLM's setup.py)."""
+    parent = py.parent(name)
+    if not (isinstance(parent, cst.Call) and parent.func is name):
+        return False
+    memo = py.__dict__.setdefault("_predicate_mentions", {})
+    key = (name.value, also)
+    if key not in memo:
+        memo[key] = False  # while deciding: a recursive predicate says nothing
+        defs = [d for d in py.module.body if isinstance(d, cst.FunctionDef) and d.name.value == name.value]
+        returns = [r.value for d in defs for r in _returns(d) if r.value is not None]
+        memo[key] = len(defs) == 1 and bool(returns) and all(mentions_hip(py, v, also) for v in returns)
+    return memo[key]
+
+
+def _returns(fn: cst.FunctionDef) -> list:
+    found = []
+
+    class V(cst.CSTVisitor):
+        def visit_Return(self, n):
+            found.append(n)
+
+        def visit_FunctionDef(self, n):
+            return n is fn  # not the returns of nested functions
+
+        def visit_Lambda(self, n):
+            return False
+
+    fn.visit(V())
+    return found
 
 
 @cache
