@@ -107,6 +107,10 @@ class FileContext:
                 return None
             if kind == "never":
                 return None  # `#if 0`, an IDE-only block: no compiler sees it
+            if rule.nvidia_feature and not self.settings.report_nvidia_branches and self.platform.off_on_amd(start):
+                # PTX in a lone `#if __CUDA_ARCH__ >= 700`: AMD's compiler never sees it, and ARC001
+                # reports the branch AMD silently skips; what to write for AMD there is new code.
+                return None
         line, col = self.source.position(start)
         end_line, end_col = self.source.position(end)
         f = Finding(

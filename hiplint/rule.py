@@ -59,6 +59,10 @@ class Rule:
     wave_sizes: ClassVar[frozenset[int]] = frozenset({32, 64})
     # Report in #if branches that only compile for AMD? Most rules are about CUDA code: no.
     report_in_hip_branches: ClassVar[bool] = False
+    # About an NVIDIA-only feature (PTX, async copies, clusters, programmatic dependent launch)? Then
+    # not reported in branches AMD surely skips: nothing there reaches AMD's compiler, and ARC001
+    # reports the skipped branch itself.
+    nvidia_feature: ClassVar[bool] = False
     default_enabled: ClassVar[bool] = True
     checklist: ClassVar[str] = ""  # the manual step, shown in the migration checklist
     # A fallback rule (e.g. the generic "no HIP equivalent" table) yields to the specialist rules: its

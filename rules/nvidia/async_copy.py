@@ -70,6 +70,7 @@ class AsyncCopyTmaMbarrier(NamesRuleMixin, CudaRule):
     """
 
     code = "NV004"
+    nvidia_feature = True
     name = "async-copy-tma-mbarrier"
     summary = "asynchronous copies, TMA and mbarriers have no HIP equivalent"
     severity = Severity.ERROR

@@ -46,6 +46,7 @@ class Dp4a(NamesRuleMixin, CudaRule):
     """
 
     code = "NV003"
+    nvidia_feature = True
     name = "dp4a-dp2a"
     summary = "`__dp4a` / `__dp2a_*` do not exist in HIP"
     severity = Severity.ERROR

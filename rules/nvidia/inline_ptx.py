@@ -96,6 +96,7 @@ class InlinePtx(CudaRule):
     """
 
     code = "NV001"
+    nvidia_feature = True
     name = "inline-ptx"
     summary = "inline PTX assembly does not assemble for AMD GPUs"
     severity = Severity.ERROR

@@ -45,6 +45,7 @@ class Nanosleep(NamesRuleMixin, CudaRule):
     """
 
     code = "NV002"
+    nvidia_feature = True
     name = "nanosleep-globaltimer"
     summary = "`__nanosleep` / `%globaltimer` do not exist on AMD GPUs"
     severity = Severity.ERROR

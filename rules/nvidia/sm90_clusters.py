@@ -59,6 +59,7 @@ class Sm90Clusters(NamesRuleMixin, CudaRule):
     """
 
     code = "NV005"
+    nvidia_feature = True
     name = "sm90-clusters"
     summary = "thread-block clusters and sm_90+ instructions have no AMD equivalent"
     severity = Severity.ERROR

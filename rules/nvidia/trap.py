@@ -54,6 +54,7 @@ class TrapBrkptProfTrigger(NamesRuleMixin, CudaRule):
     """
 
     code = "NV007"
+    nvidia_feature = True
     name = "trap-brkpt-prof-trigger"
     summary = "`__trap`/`__brkpt`/`__prof_trigger` do not exist in HIP"
     severity = Severity.WARNING

@@ -72,6 +72,7 @@ class GraphAndLaunchAttributeGaps(NamesRuleMixin, CudaRule):
     """
 
     code = "SYN007"
+    nvidia_feature = True
     name = "graph-launch-attribute-gaps"
     summary = "CUDA graph / launch-attribute feature without a HIP equivalent"
     severity = Severity.ERROR

@@ -50,6 +50,7 @@ class NamedBarrier(NamesRuleMixin, CudaRule):
     """
 
     code = "SYN003"
+    nvidia_feature = True
     name = "named-partial-barrier"
     summary = "named/partial barriers and libcu++ barriers have no HIP equivalent"
     severity = Severity.ERROR
