@@ -255,10 +255,21 @@ class CudaArchMacro(CudaRule):
                     continue  # a sentinel define, reported below with its own message
                 arch_defines[ctx.text(name)] = node
         uses = self._uses(ctx, root, arch_defines)
+        lines = ctx.source.text.splitlines()
         for name, node in arch_defines.items():
             where = sorted(uses.get(name, ()))
             used = f"; used on line{'s' if len(where) > 1 else ''} {', '.join(map(str, where))}" if where else ""
             macro = self._macro_in(ctx.text(node.child_by_field_name("value")))
+            in_code = [n for n in where if not DIRECTIVE_LINE.match(lines[n - 1])]
+            if in_code:
+                # Outside #if an undefined macro is no 0: the name stays, an undeclared identifier.
+                in_if = [n for n in where if n not in in_code]
+                also = (f"; in the `#if` on line{'s' if len(in_if) > 1 else ''} {', '.join(map(str, in_if))} it "
+                        "reads as 0") if in_if else ""
+                ctx.report(node, f"macro `{name}` uses `{macro}`, which AMD never defines: in code (line"
+                                 f"{'s' if len(in_code) > 1 else ''} {', '.join(map(str, in_code))}) it is an "
+                                 f"undeclared identifier, a compile error on AMD{also}")
+                continue
             ctx.report(node, f"macro `{name}` tests `{macro}`, which AMD never defines: every use of "
                              f"`{name}` takes the non-CUDA value{used}")
         for node in iter_nodes(root, {"preproc_def"}):
@@ -424,6 +435,9 @@ class CudaArchMacro(CudaRule):
             for m in pattern.finditer(code):
                 uses.setdefault(m.group(1), set()).add(lineno)
         return uses
+
+
+DIRECTIVE_LINE = re.compile(r"\s*#")
 
 
 def _mentions_hip(ctx, text: str) -> bool:
