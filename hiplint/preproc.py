@@ -464,7 +464,25 @@ def directive_groups(data: bytes) -> list[list[tuple[str, bytes, int, int, int]]
     return groups
 
 
-_GUARD_DEFINE = re.compile(rb"\s*(?://[^\n]*\s*|/\*.*?\*/\s*)*#\s*define\s+(\w+)", re.S)
+_DEFINE_NAME = re.compile(rb"#[ \t]*define[ \t]+(\w+)")
+
+
+def _first_define(data: bytes, at: int) -> bytes | None:
+    """The name of the `#define` that is the first thing after `at` (whitespace and comments skipped)."""
+    n = len(data)
+    while at < n:
+        if data[at] in b" \t\r\n\f\v":
+            at += 1
+        elif data.startswith(b"//", at):
+            end = data.find(b"\n", at)
+            at = n if end < 0 else end + 1
+        elif data.startswith(b"/*", at):
+            end = data.find(b"*/", at + 2)
+            at = n if end < 0 else end + 2
+        else:
+            m = _DEFINE_NAME.match(data, at)
+            return m.group(1) if m else None
+    return None
 
 
 def unreported_spans(data: bytes, hip_macros: frozenset[str] = HIP_MACROS) -> list[tuple[int, int]]:
@@ -474,10 +492,9 @@ def unreported_spans(data: bytes, hip_macros: frozenset[str] = HIP_MACROS) -> li
     spans = []
     for group in directive_groups(data):
         kind, cond, _, body, _ = group[0]
-        guard = _GUARD_DEFINE.match(data, body)
         name = re.fullmatch(rb"!\s*defined\s*\(?\s*(\w+)\s*\)?", cond) if kind == "if" else None
         guarded = cond if kind == "ifndef" else (name.group(1) if name else None)
-        if guard and guarded and guard.group(1) == guarded and len(group) == 1:
+        if guarded and len(group) == 1 and _first_define(data, body) == guarded:
             continue
         chain = []
         for kind, cond, _, body_start, body_end in group:

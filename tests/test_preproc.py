@@ -55,12 +55,13 @@ def test_hip_device_pass_is_not_a_platform_switch():
 
 def test_project_macros_named_hip_or_rocm():
     # Projects' own switches (Faiss's USE_AMD_ROCM, AMReX's AMREX_USE_HIP): HIP or ROCM is one of the words.
-    for name in ("USE_AMD_ROCM", "AMREX_USE_HIP", "KOKKOS_ENABLE_HIP", "ROCM_VERSION_MAJOR", "HIP_ENABLE_WARP_SYNC_BUILTINS"):
+    for name in ("USE_AMD_ROCM", "AMREX_USE_HIP", "KOKKOS_ENABLE_HIP", "ROCM_VERSION_MAJOR", "HIP_ENABLE_WARP_SYNC_BUILTINS",
+                 "GMX_USE_ROCTX", "XGBOOST_USE_RCCL", "USE_MIOPEN"):  # AMD libraries name AMD builds too
         assert is_hip_macro(name), name
         assert kinds(f"#ifdef {name}\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": "hip", "B": "nvidia"}, name
     # A word that says the opposite or names NVIDIA, HIP inside a longer word, or nvcc's own macros.
     for name in ("NO_ROCM", "MYLIB_DISABLE_HIP", "HIP_CUDA_COMPAT", "__HIP_PLATFORM_NVIDIA__", "SHIPPING_BUILD",
-                 "HIPCUB_STUFF", "__CUDA_ARCH__"):
+                 "CHIPSET_ID", "__CUDA_ARCH__"):
         assert not is_hip_macro(name), name
     assert kinds("#ifdef MYLIB_NO_ROCM\nint x_a;\n#else\nint x_b;\n#endif\n") == {"A": None, "B": None}
 
@@ -282,3 +283,14 @@ def test_a_fix_touching_a_blanked_span_is_dropped():
     beside = ctx.report_range(14, 17, "after it", Fix.safe("y", Edit(14, 17, "int")))
     linter._finish(ctx, [], None)
     assert inside.fix is None and beside.fix is not None
+
+
+def test_guard_search_is_linear_in_comments():
+    # The first version matched "comments, then #define" with a backtracking regex: 12 pairs of
+    # `/* a */ /* b */` on one line took 5 s, 40 would never end.
+    from hiplint.preproc import unreported_spans
+
+    src = b"#ifndef USE_ROCM\n" + b"/* a */ /* b */ " * 40 + b"\nint nv;\n#else\nint amd;\n#endif\n"
+    assert [src[s:e].strip().endswith(b"int nv;") for s, e in unreported_spans(src)] == [True]
+    guard = b"#ifndef PROJ_HIP_H /* x */\n/* a */ /* b */ // c\n#define PROJ_HIP_H\nint x;\n#endif\n"
+    assert unreported_spans(guard) == []
