@@ -148,6 +148,23 @@ class ShuffleLoop32(CudaRule):
         if offset is None or offset.type != "number_literal":
             return
         lit = int_literal(ctx.text(offset))
-        if lit is not None and lit[0] == 16 and not in_32_lane_groups(ctx, call):
+        if lit is not None and lit[0] == 16 and not _has_step_32(ctx, call) and not in_32_lane_groups(ctx, call):
             ctx.report(offset, f"`{name}` with offset 16 is the widest step of a 32-lane tree; a 64-lane wave "
                                "needs a step with offset 32 as well")
+
+
+def _has_step_32(ctx, call) -> bool:
+    """Does the function also shuffle with a literal offset of 32 (`v += __shfl_xor(v, 32);` before
+    the 16 step)? Then the unrolled tree spans 64 lanes."""
+    for other in iter_nodes(ctx.function_scope(call), {"call_expression"}):
+        fn = other.child_by_field_name("function")
+        args = other.child_by_field_name("arguments")
+        name = ctx.text(fn) if fn is not None else ""
+        if other == call or args is None or name not in SHUFFLES:
+            continue
+        n = SHUFFLE_ARGS_WITHOUT_WIDTH.get(name, 0)
+        offset = args.named_children[n - 1] if 0 < n <= len(args.named_children) else None
+        if offset is not None and offset.type == "number_literal" and (int_literal(ctx.text(offset)) or (None,))[0] == 32:
+            return True
+    return False
+
