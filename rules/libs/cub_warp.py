@@ -64,9 +64,11 @@ class CubLogicalWarpWidth(CudaRule):
     WarpStore the default algorithm is written out first (`cub::WarpLoad<T, N, cub::WARP_LOAD_DIRECT, 32>`).
     The result is valid CUDA and exactly CUB's default there, and on AMD it restores the 32-thread
     logical warps the code was written for (hipCUB supports any power of two up to the wave size).
-    The fix is safe for the `cub::` spelling. For `hipcub::` it is unsafe: the code may be hand-written
-    for AMD with 64-lane logical warps in mind (sizes or offsets that the rule cannot see), so a person
-    must confirm the width.
+    The fix is safe for the `cub::` spelling in a function that visibly works in 32s (`threadIdx.x / 32`,
+    `TempStorage temp[THREADS / 32]`). Elsewhere it is unsafe: a kernel that is one logical warp with no
+    numbering may be launched with the wave size on AMD, where the default is right and 32 would halve
+    the reduction; and `hipcub::` code may be hand-written for AMD with 64-lane logical warps in mind
+    (sizes or offsets that the rule cannot see). A person must confirm the width.
 
     ## References
     - CUB `WarpReduce` (default `LOGICAL_WARP_THREADS` = 32): https://nvidia.github.io/cccl/cub/api/classcub_1_1WarpReduce.html
@@ -126,6 +128,12 @@ class CubLogicalWarpWidth(CudaRule):
         text = ctx.text(fn) if fn is not None else ctx.unit.text(ctx.unit.root)
         return bool(WAVE_SIZED.search(text)) and not THIRTY_TWO_BASED.search(text)
 
+    @staticmethod
+    def _thirty_two_based(ctx, node) -> bool:
+        fn = ctx.enclosing_function(node)
+        text = ctx.text(fn) if fn is not None else ctx.unit.text(ctx.unit.root)
+        return bool(THIRTY_TWO_BASED.search(text))
+
     def check(self, ctx, captures):
         tmpl = captures["tmpl"][0]
         cls = ctx.text(captures["cls"][0])
@@ -150,7 +158,10 @@ class CubLogicalWarpWidth(CudaRule):
         additions.append(PINNED_WIDTH)
         edit = ctx.insert_after(args[-1], "".join(", " + a for a in additions))
         title = f"pin the logical warp width: {ns}::{cls}<..., {PINNED_WIDTH}>"
-        fix = Fix.safe(title, edit) if ns == "cub" else Fix.unsafe(title, edit)
+        # Safe only where the code visibly works in 32s (`threadIdx.x / 32`, `temp[THREADS / 32]`): a kernel
+        # that is one logical warp with no numbering (launched with the wave size on AMD) is right with
+        # the wave-wide default, and pinning 32 would halve its reduction there.
+        fix = Fix.safe(title, edit) if ns == "cub" and self._thirty_two_based(ctx, tmpl) else Fix.unsafe(title, edit)
         ctx.report(tmpl, f"`{ns}::{cls}` without LOGICAL_WARP_THREADS: CUB's default is 32 threads, hipCUB's is the "
                          f"wave (64 on gfx90a/gfx942/gfx950); pin `{PINNED_WIDTH}` (or the width the code sizes its storage for)",
                    fix=fix)
