@@ -83,3 +83,20 @@ def test_missing_path_fails_even_when_the_others_have_findings(cli, tmp_path):
     assert b"k.cu:1:" in proc.stdout
     proc = cli("scan", "--exit-zero", "gone/", cwd=tmp_path)
     assert proc.returncode == 2 and b"All checks passed" not in proc.stdout
+
+
+def test_a_long_else_if_chain_is_linted_in_linear_time():
+    # Each `.parent` step costs the depth in tree-sitter 0.26 and an `else if` chain nests one level per
+    # branch: walking up from every comparison to its function was cubic (2,000 branches: minutes).
+    # The function around a node is now found by byte range; this file must finish like any other.
+    from hiplint.config import Settings
+    from hiplint.engine import Linter
+    from hiplint.registry import load_registry, select_rules
+
+    settings = Settings()
+    linter = Linter(settings, select_rules(settings, load_registry()))
+    body = "".join(("  if" if i == 0 else "  else if") + f" ((threadIdx.x & 31) == {i}) v = {i};\n" for i in range(3000))
+    src = ("__device__ unsigned pick(float v) {\n" + body + "  return __ballot_sync(0xffffffff, v > 0);\n}\n").encode()
+    result = linter.lint_bytes("chain.cu", src, "cuda")
+    codes = {f.code for f in result.findings}
+    assert not result.internal_error and {"WRP001", "WRP006"} <= codes

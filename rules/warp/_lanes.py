@@ -396,11 +396,15 @@ def does_warp_work(ctx, scope) -> bool:
     A macro body counts when the file uses warp collectives anywhere: its uses are what matter."""
     if ctx.unit.is_macro:
         return bool(WARP_COLLECTIVE.search(ctx.source.text))
-    text = ctx.text(scope)
-    if WARP_COLLECTIVE.search(text):
-        return True
-    warp = warp_functions(ctx)
-    return bool(warp) and re.search(r"\b(" + "|".join(map(re.escape, sorted(warp))) + r")\s*[(<]", text) is not None
+    # Once per function: asked for each lane expression in it, and a search of the function's text
+    # each time is quadratic in a long one (a 1,000-branch `else if` on `threadIdx.x & 31`: 4 s).
+    key = ("does_warp_work", id(ctx.unit), scope.start_byte, scope.end_byte)
+    if key not in ctx.cache:
+        text = ctx.text(scope)
+        warp = warp_functions(ctx) if not WARP_COLLECTIVE.search(text) else None
+        ctx.cache[key] = warp is None or (bool(warp) and re.search(
+            r"\b(" + "|".join(map(re.escape, sorted(warp))) + r")\s*[(<]", text) is not None)
+    return ctx.cache[key]
 
 
 LANE_ARITH = {("&", 31), ("%", 32), ("/", 32), (">>", 5)}
