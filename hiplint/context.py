@@ -26,7 +26,8 @@ class FileContext:
         self.rule = None  # the rule instance being run
         self.cache: dict = {}  # per-file artefacts shared between rules (e.g. a libcst module)
         self.parse_errors: list[tuple[int, int]] = []
-        self.blanked: list[tuple[int, int]] = []  # spans AMD skips, blank in the tree the rules saw (engine._amd_view)
+        # Spans the rules saw altered (bytes not UTF-8, bodies blanked by engine._amd_view): no fix writes there.
+        self.blanked: list[tuple[int, int]] = []
         self.depends: dict[str, str] = {}  # other files read (hiplint.headers): path -> digest
         self._cuda_backend: bool | None = None
 

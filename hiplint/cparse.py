@@ -240,6 +240,31 @@ def for_parsing(data: bytes) -> bytes:
     return _DIRECTIVE_WITH_WORD_OPS.sub(lambda m: _WORD_OPS.sub(lambda w: _SPELLED[w.group(1)], m.group(0)), data)
 
 
+def valid_utf8(data: bytes) -> tuple[bytes, list[tuple[int, int]]]:
+    """`data` with every byte that is not UTF-8 replaced by `?` (same length, so every offset holds), and
+    where those bytes were. tree-sitter's query predicates (`#match?`) decode captured text as strict
+    UTF-8: one Latin-1 byte in a string or comment stopped the scan of the file."""
+    try:
+        data.decode("utf-8")
+        return data, []
+    except UnicodeDecodeError:
+        pass
+    spans: list[tuple[int, int]] = []
+    out = bytearray(data)
+    for m in _NOT_UTF8.finditer(data):
+        if m.group(1) is not None:
+            spans.append((m.start(1), m.end(1)))
+            out[m.start(1):m.end(1)] = b"?" * (m.end(1) - m.start(1))
+    return bytes(out), spans
+
+
+# One well-formed UTF-8 sequence (RFC 3629), or one byte that starts none: group 1.
+_NOT_UTF8 = re.compile(
+    rb"[\x00-\x7f]+|[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}"
+    rb"|\xed[\x80-\x9f][\x80-\xbf]|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}|\xf4[\x80-\x8f][\x80-\xbf]{2}"
+    rb"|([\x80-\xff])", re.S)
+
+
 def _splice_continuations(body: bytes) -> bytes:
     # Backslash-newline becomes two spaces: the length, and so every offset, is kept.
     return body.replace(b"\\\r\n", b"   ").replace(b"\\\n", b"  ")

@@ -11,7 +11,7 @@ from tree_sitter import QueryCursor
 
 from hiplint import fingerprint, suppress
 from hiplint.context import FileContext
-from hiplint.cparse import INDEX_CAPTURE, Unit, error_ranges, for_parsing, macro_units, new_parser, seed_index
+from hiplint.cparse import INDEX_CAPTURE, Unit, error_ranges, for_parsing, macro_units, new_parser, seed_index, valid_utf8
 from hiplint.headers import platform_map
 from hiplint.model import Finding, Severity
 from hiplint.preproc import unreported_spans
@@ -183,6 +183,9 @@ class Linter:
             queries = plan.queries_for(found)
         else:  # the reference: every pattern as a query, on every file
             hits, found, queries = None, plan.search.strings, plan.reference_queries()
+        # The rules see valid UTF-8 (tree-sitter's predicates need it); fixes never write over the bytes
+        # replaced for that (_finish).
+        data, ctx.blanked = valid_utf8(data)
         tree = self._parser.parse(for_parsing(data))
         errors = error_ranges(tree.root_node)
         text = data
@@ -239,7 +242,7 @@ class Linter:
         other_errors = error_ranges(other.root_node)
         if _error_size(other_errors) >= _error_size(errors):
             return tree, data, errors
-        ctx.blanked = spans  # fixes must not write these spans back (_finish)
+        ctx.blanked = sorted(ctx.blanked + spans)  # fixes must not write these spans back (_finish)
         return other, view, other_errors
 
     def _lookups(self, root, data: bytes, file_hits, in_file: bool = False) -> list:

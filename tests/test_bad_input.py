@@ -100,3 +100,28 @@ def test_a_long_else_if_chain_is_linted_in_linear_time():
     result = linter.lint_bytes("chain.cu", src, "cuda")
     codes = {f.code for f in result.findings}
     assert not result.internal_error and {"WRP001", "WRP006"} <= codes
+
+
+def test_bytes_that_are_not_utf8_in_matched_code(cli, tmp_path):
+    # tree-sitter's #match? predicates decode the captured text as strict UTF-8: a Latin-1 byte in a
+    # string inside a kernel (captured whole by MEM001's pattern) stopped the file with an internal
+    # error, and --fix and --diff of the whole run with it. The rules now see `?` there (same length).
+    src = (b'__global__ void k(int *out, int x) {\n  const char *msg = "na\xefve";\n'
+           b"  int v = __shfl_sync(0xffffffff, x, 0);\n  out[threadIdx.x] = v;\n}\n")
+    (tmp_path / "k.cu").write_bytes(src)
+    proc = cli("scan", str(tmp_path / "k.cu"), "--isolated", "--no-cache", "--output-format", "concise")
+    assert proc.returncode == 1 and b"internal error" not in proc.stdout + proc.stderr and b"WRP006" in proc.stdout
+    proc = cli("scan", str(tmp_path / "k.cu"), "--isolated", "--no-cache", "--fix")
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # fixed, nothing left
+    fixed = (tmp_path / "k.cu").read_bytes()
+    assert b'"na\xefve"' in fixed and b"__shfl_sync(HIPLINT_FULL_WARP_MASK, x, 0)" in fixed
+
+
+def test_bytes_that_are_not_utf8_become_question_marks_in_place():
+    from hiplint.cparse import valid_utf8
+
+    data = b"a\xe9b\xc3\xa9c\xf0\x9f\x98\x80d\xff\xed\xa0\x80"  # Latin-1, UTF-8, 4-byte UTF-8, a stray byte, a surrogate
+    out, spans = valid_utf8(data)
+    assert out == b"a?b\xc3\xa9c\xf0\x9f\x98\x80d????" and len(out) == len(data)
+    assert spans == [(1, 2), (11, 12), (12, 13), (13, 14), (14, 15)]
+    assert valid_utf8(b"plain") == (b"plain", [])
