@@ -7,6 +7,7 @@ offsets back to the file so findings and fixes always point at the file.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -238,6 +239,30 @@ def for_parsing(data: bytes) -> bytes:
     if not _ANY_WORD_OP.search(data):
         return data
     return _DIRECTIVE_WITH_WORD_OPS.sub(lambda m: _WORD_OPS.sub(lambda w: _SPELLED[w.group(1)], m.group(0)), data)
+
+
+# Query matching is quadratic in nesting depth (tree-sitter keeps a match in progress at every level):
+# a generated `1+1+...` of 5,000 terms took 20 s, one of 2.5 million never ended.
+MAX_NESTING = 1000
+_LONG_STATEMENT = re.compile(rb"[^;{}]{%d,}" % (2 * MAX_NESTING))  # a level takes two bytes at least (`1+`)
+
+
+def too_deep(root: Node, data: bytes, limit: int = MAX_NESTING) -> int | None:
+    """A byte offset where the tree nests more than `limit` levels, or None. Only statements of
+    2 * MAX_NESTING bytes or more can; a few places in each are probed from the root down (a
+    left-nested chain is deep at its start, a right-nested one at its end), each probe at most `limit`
+    steps: bounded work on any input."""
+    for m in itertools.islice(_LONG_STATEMENT.finditer(data), 8):
+        start, end = m.span()
+        probes = {start + k * 256 for k in range(8)} | {end - 1 - k * 256 for k in range(8)} | \
+                 {start + (end - start) * k // 8 for k in range(1, 8)}
+        for pos in sorted(p for p in probes if start <= p < end):
+            cursor, depth = root.walk(), 0
+            while cursor.goto_first_child_for_byte(pos) is not None:
+                depth += 1
+                if depth > limit:
+                    return pos
+    return None
 
 
 def valid_utf8(data: bytes) -> tuple[bytes, list[tuple[int, int]]]:

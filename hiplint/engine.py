@@ -11,7 +11,8 @@ from tree_sitter import QueryCursor
 
 from hiplint import fingerprint, suppress
 from hiplint.context import FileContext
-from hiplint.cparse import INDEX_CAPTURE, Unit, error_ranges, for_parsing, macro_units, new_parser, seed_index, valid_utf8
+from hiplint.cparse import (INDEX_CAPTURE, MAX_NESTING, Unit, error_ranges, for_parsing, macro_units, new_parser,
+                             seed_index, too_deep, valid_utf8)
 from hiplint.headers import platform_map
 from hiplint.model import Finding, Severity
 from hiplint.preproc import unreported_spans
@@ -151,8 +152,9 @@ class Linter:
             if lang != "cuda":
                 comments = suppress.hash_comments(source)
                 next_stmt = ctx.cache.get("next_statement") or suppress.hash_next_statement(source)
-        except RecursionError:
-            result.notes.append(f"{path}: skipped: nesting too deep to analyse")
+        except RecursionError as exc:
+            why = exc.args[0] if isinstance(exc, TooDeep) else "nesting too deep to analyse"
+            result.notes.append(f"{path}: skipped: {why}")
             return result
         findings = self._finish(ctx, comments, next_stmt)
         fingerprint.assign(findings, data, ctx.units[0].root if ctx.units else None)
@@ -187,6 +189,10 @@ class Linter:
         # replaced for that (_finish).
         data, ctx.blanked = valid_utf8(data)
         tree = self._parser.parse(for_parsing(data))
+        deep = too_deep(tree.root_node, data)
+        if deep is not None:
+            raise TooDeep(f"an expression nested more than {MAX_NESTING} levels deep (line "
+                          f"{ctx.source.line_of(deep)}, generated code?)")
         errors = error_ranges(tree.root_node)
         text = data
         if errors and not self.settings.report_nvidia_branches:
@@ -355,6 +361,10 @@ class Linter:
                 f.severity = sev
             out.append(f)
         return out
+
+
+class TooDeep(RecursionError):
+    """A file nested too deeply to analyse in bounded time (cparse.too_deep)."""
 
 
 def _error_size(errors) -> tuple[int, int]:

@@ -125,3 +125,19 @@ def test_bytes_that_are_not_utf8_become_question_marks_in_place():
     assert out == b"a?b\xc3\xa9c\xf0\x9f\x98\x80d????" and len(out) == len(data)
     assert spans == [(1, 2), (11, 12), (12, 13), (13, 14), (14, 15)]
     assert valid_utf8(b"plain") == (b"plain", [])
+
+
+def test_an_expression_nested_thousands_deep_is_skipped_with_a_note():
+    # tree-sitter's query matching is quadratic in nesting depth: 5,000 `1+` terms took 20 s and a 5 MB
+    # line never ended. Such a file is skipped with a one-line note; a merely long one is linted.
+    from hiplint.config import Settings
+    from hiplint.engine import Linter
+    from hiplint.registry import load_registry, select_rules
+
+    settings = Settings()
+    linter = Linter(settings, select_rules(settings, load_registry()))
+    kernel = b"__global__ void k(float *x) { x[0] = __shfl_sync(0xffffffff, x[0], 0); }\n"
+    deep = linter.lint_bytes("deep.cu", kernel + b"int a = " + b"1+" * 5000 + b"1;\n", "cuda")
+    assert deep.findings == [] and any("nested more than 1000 levels deep (line 2" in n for n in deep.notes)
+    long = linter.lint_bytes("long.cu", kernel + b"int a = " + b"1+" * 300 + b"1;\n" + b"/*" + b"x" * 5000 + b"*/\n", "cuda")
+    assert [f.code for f in long.findings] == ["WRP006"] and long.notes == []
