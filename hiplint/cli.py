@@ -168,9 +168,11 @@ def _do_scan(paths, kw, force_fix: bool = False):
 
     # A named path that does not exist is a usage error (exit 2, after scanning the others): a CI gate
     # whose directory was renamed must not pass as "nothing found".
-    missing = [p for p in paths if not os.path.lexists(p)]
+    # A dangling or looping symbolic link is as unreadable as a missing path (os.path.exists follows it).
+    missing = [p for p in paths if p != "-" and not os.path.exists(p)]
     for p in missing:
-        click.echo(f"hiplint: error: {p}: no such file or directory", err=True)
+        what = "broken symbolic link" if os.path.islink(p) else "no such file or directory"
+        click.echo(f"hiplint: error: {p}: {what}", err=True)
     paths = [p for p in paths if p not in missing]
     if not paths:
         return EXIT_ERROR

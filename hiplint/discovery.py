@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 
 import pathspec
@@ -160,6 +161,11 @@ def discover(paths: list[str], settings, languages: set[str] | None = None, note
                 lang = language_of(entry.name, settings.include)
                 if lang is None or (languages is not None and lang not in languages):
                     continue
+                try:
+                    if not stat.S_ISREG(entry.stat().st_mode):
+                        continue  # a FIFO named k.cu would block the read forever; a socket, a device
+                except OSError:
+                    pass  # a dangling link: reading it says so (HL002)
                 if ignores.excluded(p, False) or ignores.gitignored(os.path.abspath(p), False, chain):
                     continue
                 add(p, _display(p), lang)

@@ -141,3 +141,21 @@ def test_an_expression_nested_thousands_deep_is_skipped_with_a_note():
     assert deep.findings == [] and any("nested more than 1000 levels deep (line 2" in n for n in deep.notes)
     long = linter.lint_bytes("long.cu", kernel + b"int a = " + b"1+" * 300 + b"1;\n" + b"/*" + b"x" * 5000 + b"*/\n", "cuda")
     assert [f.code for f in long.findings] == ["WRP006"] and long.notes == []
+
+
+def test_named_broken_symlinks_fail_and_walks_skip_fifos(cli, tmp_path):
+    import os
+
+    (tmp_path / "dangling.cu").symlink_to("nowhere.cu")
+    (tmp_path / "loop_a.cu").symlink_to("loop_b.cu")
+    (tmp_path / "loop_b.cu").symlink_to("loop_a.cu")
+    proc = cli("scan", "dangling.cu", "loop_a.cu", "--isolated", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 2  # as unreadable as a missing path: a CI gate must not pass on it
+    assert proc.stderr.count(b"broken symbolic link") == 2
+    # A named pipe with a source's name in a scanned directory would block the read forever.
+    src = tmp_path / "src"
+    src.mkdir()
+    os.mkfifo(src / "pipe.cu")
+    (src / "k.cu").write_text("__global__ void k(float *x) { x[0] = __shfl_sync(0xffffffff, x[0], 0); }\n")
+    proc = cli("scan", "src", "--isolated", "--no-cache", "--output-format", "concise", cwd=tmp_path)
+    assert proc.returncode == 1 and b"k.cu" in proc.stdout and b"pipe.cu" not in proc.stdout + proc.stderr
