@@ -36,9 +36,16 @@ def _line_ending(data: bytes) -> str:
     return "\r\n" if data.count(b"\r\n") * 2 > data.count(b"\n") else "\n"
 
 
+BOM = b"\xef\xbb\xbf"
+
+
 def apply_edits(data: bytes, fixes: list[Fix]) -> bytes:
     nl = _line_ending(data)
-    edits = sorted((e for f in fixes for e in f.edits), key=lambda e: (e.start, e.end))
+    edits = [e for f in fixes for e in f.edits]
+    if data.startswith(BOM):
+        # An insertion "before line 1" goes after a byte-order mark, which must stay the first bytes.
+        edits = [type(e)(len(BOM), len(BOM), e.content) if e.start == e.end == 0 else e for e in edits]
+    edits.sort(key=lambda e: (e.start, e.end))
     out = []
     pos = 0
     for e in edits:

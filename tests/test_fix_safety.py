@@ -203,3 +203,15 @@ def test_a_file_edited_during_the_scan_is_not_overwritten(tmp_path, monkeypatch)
     assert p.read_bytes() == b"void f() { old_api(1); /* edited meanwhile */ }\n"
     assert any("changed on disk" in n for n in scan.notes)
     assert not scan.fixed
+
+
+def test_insertions_at_the_top_go_after_a_byte_order_mark():
+    # WRP006 inserts its mask macro before line 1; placed before a BOM it left the BOM mid-file (a parse
+    # error), so the safety net dropped the fix and a BOM file was never fixed.
+    from hiplint.fix import BOM, apply_edits
+    from hiplint.model import Edit, Fix
+
+    data = BOM + b"int x;\n"
+    out = apply_edits(data, [Fix.safe("a", Edit(0, 0, "// one\n")), Fix.safe("b", Edit(0, 0, "// two\n")),
+                             Fix.safe("c", Edit(7, 8, "y"))])
+    assert out == BOM + b"// one\n// two\nint y;\n"
