@@ -186,3 +186,25 @@ def test_sarif_help_uri_only_when_docs_are_published(monkeypatch, tmp_path):
     log = sarif_log(Report([f], 1, root=str(tmp_path)))
     assert log["runs"][0]["tool"]["driver"]["rules"][0]["helpUri"] == "https://hiplint.example/rules/WRP001.md"
     _validate(log)
+
+
+def test_odd_file_names_in_sarif_uris_and_junit(tmp_path):
+    # A SARIF uri is a URI reference: a space, `%`, `c:` (a scheme) or `#` (a fragment) must be encoded
+    # to name the file. XML 1.0 forbids control characters even escaped: junit shows them as \x01.
+    import urllib.parse
+    import xml.etree.ElementTree as ET
+
+    from conftest import run_cli
+
+    kernel = "__global__ void k(int x) { int v = __shfl_sync(0xffffffff, x, 0); }\n"
+    names = ["a b.cu", "100%.cu", "c:d.cu", "x#y.cu", "fn\x01x.cu"]
+    for name in names:
+        (tmp_path / name).write_text(kernel)
+    sarif = run_cli("scan", ".", "--isolated", "--no-cache", "--output-format", "sarif", cwd=tmp_path)
+    uris = sorted(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                  for r in json.loads(sarif.stdout)["runs"][0]["results"])
+    assert uris == ["100%25.cu", "a%20b.cu", "c%3Ad.cu", "fn%01x.cu", "x%23y.cu"]
+    assert sorted(urllib.parse.unquote(u) for u in uris) == sorted(names)
+    junit = run_cli("scan", ".", "--isolated", "--no-cache", "--output-format", "junit", cwd=tmp_path)
+    suites = [s.get("name") for s in ET.fromstring(junit.stdout).iter("testsuite")]
+    assert "fn\\x01x.cu" in suites and "a b.cu" in suites

@@ -8,6 +8,7 @@ line-independent id goes into `fingerprints["hiplint/v1"]`.
 from __future__ import annotations
 
 import json
+import urllib.parse
 
 from hiplint import __version__
 from hiplint.emit import DOCS_URL, Report, emitter, rule_url
@@ -66,7 +67,10 @@ def sarif_log(report: Report) -> dict:
     results = []
     paths = [report.relpath(f.path) for f in report.findings]
     ids = unique_ids(report.findings, paths)
-    for f, uri, uid in zip(report.findings, paths, ids):
+    # artifactLocation.uri is a URI reference (SARIF 2.1.0 3.4.3): `a b.cu`, `100%.cu`, `c:d.cu` (a scheme)
+    # and `x#y.cu` (a fragment) must be percent-encoded to name the file.
+    uris = [urllib.parse.quote(p.replace("\\", "/"), safe="/") for p in paths]
+    for f, uri, uid in zip(report.findings, uris, ids):
         if f.code not in index:
             index[f.code] = len(rules)
             rules.append(_rule_entry(f.code, registry.by_code(f.code), f))
