@@ -87,6 +87,12 @@ def _strs(key: str, value) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _str(key: str, value) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"`{key}` must be a string")
+    return value
+
+
 def _bool(key: str, value) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"`{key}` must be true or false")
@@ -144,7 +150,7 @@ KEYS = {
     "output-format": ("output_format", lambda v: _format(v)),
     "rule-options": ("rule_options", lambda v: _rule_options(v)),
     "jobs": ("jobs", lambda v: _int("jobs", v)),
-    "cache-dir": ("cache_dir", lambda v: _strs("cache-dir", v)[0]),
+    "cache-dir": ("cache_dir", lambda v: _str("cache-dir", v)),
 }
 # Keys whose values later features read from Settings.extra: name -> validator.
 EXTRA_KEYS: dict[str, object] = {
@@ -203,11 +209,19 @@ def read_config_file(path: Path) -> dict | None:
             data = tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 text") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    if path.name == "pyproject.toml":
-        return data.get("tool", {}).get("hiplint")
-    return data.get("tool", {}).get("hiplint", data) if "tool" in data and len(data) == 1 else data
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: `tool` must be a table")
+    table = tool.get("hiplint") if path.name == "pyproject.toml" or ("tool" in data and len(data) == 1) else data
+    if path.name != "pyproject.toml" and table is None:
+        table = data
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{path}: `tool.hiplint` must be a table")
+    return table
 
 
 def find_config(start: Path) -> Path | None:

@@ -158,6 +158,11 @@ def select_rules(settings, registry: Registry | None = None) -> list[type[Rule]]
         validate_selectors(settings.select, registry, "select")
     validate_selectors(settings.extend_select, registry, "extend-select")
     validate_selectors(settings.ignore, registry, "ignore")
+    # The other settings that name rules: a typo there would silently do nothing.
+    for pattern, codes in settings.per_file_ignores.items():
+        validate_selectors(codes, registry, f"per-file-ignores[{pattern!r}]")
+    validate_selectors(settings.severity.keys(), registry, "severity")
+    validate_selectors(settings.rule_options.keys(), registry, "rule-options")
     return [r for r in registry.rules if is_selected(r, settings.select, settings.extend_select, settings.ignore)]
 
 

@@ -263,3 +263,18 @@ def test_vendored_hip_headers_are_not_walked(cli, tmp_path):
     assert {f["path"] for f in json.loads(proc.stdout)} == {"src/k.cu"}
     named = cli("scan", "--output-format", "json", str(detail / "texture_fetch.h"), cwd=tmp_path)
     assert json.loads(named.stdout)
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"[tool]\nhiplint = 3\n", b"`tool.hiplint` must be a table"),
+    (b"\xff\xfe[tool.hiplint]\n", b"invalid TOML: not UTF-8 text"),
+    (b"[tool.hiplint]\ncache-dir = 5\n", b"`cache-dir` must be a string"),
+    (b"[tool.hiplint]\nseverity = { WRP999 = \"error\" }\n", b"severity: 'WRP999' matches no rule"),
+    (b"[tool.hiplint.per-file-ignores]\n\"*.cu\" = [\"WRP0066\"]\n", b"per-file-ignores['*.cu']: 'WRP0066' matches no rule"),
+])
+def test_configuration_errors_name_the_problem(cli, tmp_path, content, message):
+    # Fuzzing: these were internal errors (a traceback's last line) or silently ignored.
+    (tmp_path / "pyproject.toml").write_bytes(content)
+    (tmp_path / "k.cu").write_text("int x;\n")
+    proc = cli("scan", "k.cu", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 2 and message in proc.stderr and b"internal error" not in proc.stderr, proc.stderr
