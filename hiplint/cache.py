@@ -104,7 +104,17 @@ _IMPACT = {m.value: m for m in Impact}
 _APPLICABILITY = {int(m): m for m in Applicability}
 
 
+_TYPES = {"code": str, "name": str, "message": str, "path": str, "line": int, "column": int, "end_line": int,
+          "end_column": int, "start_byte": int, "end_byte": int, "checklist": (str, type(None)),
+          "fingerprint": (str, type(None)), "source_line": str}
+
+
 def finding_from_json(d: dict) -> Finding:
+    # An entry is JSON that anything may have written (another version, a hand edit): a field of the
+    # wrong type makes it a miss (TypeError below), never a report that crashes later.
+    for key, kind in _TYPES.items():
+        if not isinstance(d[key], kind) or isinstance(d[key], bool):
+            raise TypeError(f"cache entry field {key!r}")
     fix = None
     if d.get("fix"):
         fx = d["fix"]

@@ -82,6 +82,19 @@ def test_corrupt_entry_is_a_miss(tmp_path):
     assert proc.returncode == 1 and again == cold
 
 
+def test_entry_with_a_field_of_the_wrong_type_is_a_miss(tmp_path):
+    # Valid JSON is not a valid entry: a line that is a string crashed the report stage (fuzzing).
+    make_tree(tmp_path)
+    _, cold = scan_json(tmp_path)
+    for e in entries(tmp_path):
+        d = json.loads(e.read_text())
+        for f in d["findings"]:
+            f["line"], f["code"] = "x", None
+        e.write_text(json.dumps(d))
+    proc, again = scan_json(tmp_path)
+    assert proc.returncode == 1 and again == cold
+
+
 def test_concurrent_runs_share_the_cache_safely(tmp_path):
     # 60 files: above the process-pool threshold, so workers write entries too.
     make_tree(tmp_path, 60)
