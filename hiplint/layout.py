@@ -69,7 +69,7 @@ def hip_twin(path: str) -> str | None:
     """The HIP counterpart that makes `path` part of a CUDA backend, or None."""
     full = os.path.abspath(path)
     low = full.lower()
-    if "cuda" not in low and not low.endswith((".cu", ".cuh")):
+    if "cuda" not in low and not low.endswith((".cu", ".cuh", ".hip")):
         return None  # no CUDA name word, `cuda` directory or CUDA extension: asked for every file, so first
     directory, name = os.path.split(full)
     stems = _twin_stems(name)
@@ -112,7 +112,8 @@ def _twin_stems(name: str) -> set[str]:
     if "cuda" in stem.lower():
         spellings = [_amd_word(w) if w not in "_.-" else [w] for w in words]
         stems = {"".join(choice) for choice in itertools.product(*spellings)} - {stem.lower()}
-    if name.lower().endswith((".cu", ".cuh")):
+    # `.hip` too: what `hiplint migrate --hip-extension` makes of such a `.cu` keeps its twin (idempotence).
+    if name.lower().endswith((".cu", ".cuh", ".hip")):
         low = stem.lower()
         stems |= {f"{low}_{amd}" for amd in AMD_NAMES} | {f"{amd}_{low}" for amd in AMD_NAMES} | {f"{low}.hip"}
     return stems
