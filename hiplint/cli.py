@@ -162,7 +162,8 @@ def _do_scan(paths, kw, force_fix: bool = False):
         if mode.diff:
             click.echo(result.diff, nl=False)
             return EXIT_FINDINGS if result.diff and not kw.get("exit_zero") else EXIT_CLEAN
-        report = Report(result.findings, 1, result.fixed, settings, sources={name: result.source} if result.source else {})
+        report = Report(result.findings, 1, result.fixed, settings, sources={name: result.source} if result.source else {},
+                        incomplete=result.internal_error)
         _write(emit.render(settings.output_format, report), out_file)
         return EXIT_FINDINGS if (result.findings and not kw.get("exit_zero")) else (EXIT_ERROR if result.internal_error else EXIT_CLEAN)
 
@@ -197,7 +198,8 @@ def _do_scan(paths, kw, force_fix: bool = False):
         return EXIT_FINDINGS if text and not kw.get("exit_zero") else EXIT_CLEAN
     findings = scan.findings
     report = Report(findings, scan.files, scan.fixed, settings, show_fix_hint=not quiet,
-                    color=(out_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ))
+                    color=(out_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ),
+                    incomplete=scan.internal_error)
     try:
         findings, wrote_baseline = gate.apply_gates(findings, scan.paths, settings, report.relpath, kw,
                                                     note=None if quiet else lambda m: click.echo(m, err=True))

@@ -81,3 +81,14 @@ def test_pack_cannot_take_a_builtin_code(cli, tmp_path, src):
     env = install_pack(tmp_path, PACK.replace('"DEMO001"', '"WRP001"'))
     proc = cli("scan", str(src), env=env)
     assert proc.returncode == 2 and b"WRP001" in proc.stderr
+
+
+def test_a_rule_that_crashes_is_an_internal_error_not_a_pass(cli, tmp_path, src):
+    # The rule's failure is one line on stderr, the scan goes on, the run exits 2, and the summary does
+    # not claim that all checks passed.
+    crashing = PACK.replace('    query = ', '    def check(self, ctx, captures):\n        raise KeyError("boom")\n\n    query = ')
+    env = install_pack(tmp_path, crashing)
+    proc = cli("scan", str(src), "--isolated", "--no-cache", "--extend-select", "DEMO", env=env)
+    assert proc.returncode == 2
+    assert b"internal error in rule DEMO001: KeyError" in proc.stderr and b"Traceback" not in proc.stderr
+    assert b"All checks passed" not in proc.stdout and b"not every check ran" in proc.stdout

@@ -30,6 +30,7 @@ class Report:
     color: bool = False
     sources: dict = field(default_factory=dict)  # path -> Source, for code frames
     root: str | None = None  # paths in CI formats are relative to this; default: the git work tree
+    incomplete: bool = False  # a rule failed on some file (internal error): "all checks passed" would be untrue
 
     def relpath(self, path: str) -> str:
         """`path` relative to the repository root, with forward slashes (SARIF, GitHub, GitLab)."""

@@ -36,6 +36,9 @@ def _summary(report: Report) -> str:
             lines.append(f"[*] {safe} fixable with `--fix`.")
         if unsafe and report.show_fix_hint:
             lines.append(f"{unsafe} more fixable with `--fix --unsafe-fixes`.")
+    elif report.incomplete:
+        lines.append(f"No findings, but not every check ran ({report.files_scanned} file"
+                     f"{'s' if report.files_scanned != 1 else ''}): see the internal errors above.")
     elif not report.fixed:
         lines.append(f"All checks passed ({report.files_scanned} file{'s' if report.files_scanned != 1 else ''}).")
     return "\n".join(lines)
