@@ -1,15 +1,11 @@
 """What a rule sees of a file, and how it reports."""
 from __future__ import annotations
 
-import bisect
-
 from tree_sitter import Node
 
-from hiplint.cparse import Unit, iter_nodes
+from hiplint.cparse import FUNCTION_TYPES, FunctionSpans, Unit
 from hiplint.model import Edit, Finding, Fix, Severity
 from hiplint.source import Source
-
-FUNCTION_TYPES = frozenset({"function_definition", "lambda_expression"})
 
 
 class FileContext:
@@ -60,24 +56,15 @@ class FileContext:
         return None
 
     def enclosing_function(self, node: Node) -> Node | None:
-        """The innermost function or lambda around `node` (not `node` itself). Found by byte range
-        among the unit's functions: each `.parent` step costs time proportional to the depth in
-        tree-sitter 0.26, and a long `else if` chain (one level deeper per branch) made walking up
-        from every node cubic."""
+        """The innermost function or lambda around `node` (not `node` itself), by byte range among the
+        unit's functions (cparse.FunctionSpans)."""
         unit = self.unit
         if unit is None or unit.root.descendant_for_byte_range(node.start_byte, node.end_byte) != node:
             return self.enclosing(node, FUNCTION_TYPES)  # not the current unit's node (or not the smallest there)
         spans = self.cache.get(("function_spans", id(unit)))
         if spans is None:
-            fns = list(iter_nodes(unit.root, FUNCTION_TYPES))  # pre-order: by start, enclosing first
-            spans = self.cache[("function_spans", id(unit))] = ([f.start_byte for f in fns], [f.end_byte for f in fns], fns)
-        starts, ends, fns = spans
-        start, end = node.start_byte, node.end_byte
-        for i in range(bisect.bisect_right(starts, start) - 1, -1, -1):
-            # Functions nest: the last one starting at or before `node` that also ends after it is innermost.
-            if ends[i] >= end and (starts[i], ends[i]) != (start, end):
-                return fns[i]
-        return None
+            spans = self.cache[("function_spans", id(unit))] = FunctionSpans(unit.root)
+        return spans.innermost(node.start_byte, node.end_byte, strict=True)
 
     def function_scope(self, node: Node) -> Node:
         """The function around `node`, or the unit's root (a macro body's wrapper counts as a function)."""

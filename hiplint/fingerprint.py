@@ -6,12 +6,10 @@ text of the first reported line the same way, and the name of the enclosing func
 """
 from __future__ import annotations
 
-import bisect
 import hashlib
 import re
 
-from hiplint.context import FUNCTION_TYPES
-from hiplint.cparse import iter_nodes
+from hiplint.cparse import FunctionSpans
 
 _SPACE = re.compile(r"\s+")
 _MAX_NODE_TEXT = 512  # a whole-function finding is identified well enough by its first 512 bytes
@@ -21,23 +19,7 @@ def _squeeze(text: str) -> str:
     return _SPACE.sub("", text)
 
 
-class _Functions:
-    """A file's functions and lambdas in pre-order, found by byte range: walking up from a node costs
-    the depth at each `.parent` step in tree-sitter 0.26 (a long `else if` chain made it cubic)."""
-
-    def __init__(self, root):
-        self.nodes = list(iter_nodes(root, FUNCTION_TYPES)) if root is not None else []
-        self.starts = [n.start_byte for n in self.nodes]
-        self.ends = [n.end_byte for n in self.nodes]
-
-    def innermost(self, start: int, end: int):
-        for i in range(bisect.bisect_right(self.starts, start) - 1, -1, -1):
-            if self.ends[i] >= end:  # functions nest: the last one starting before that also ends after
-                return self.nodes[i]
-        return None
-
-
-def function_name(functions: _Functions, start: int, end: int, data: bytes) -> str:
+def function_name(functions: FunctionSpans, start: int, end: int, data: bytes) -> str:
     """Name of the innermost function definition around byte range [start, end) ('' at file scope)."""
     node = functions.innermost(start, max(start, end))
     if node is None:
@@ -67,7 +49,7 @@ def assign(findings, data: bytes, root) -> None:
         if f.fingerprint:
             continue
         if functions is None:
-            functions = _Functions(root)
+            functions = FunctionSpans(root)
         node_text = data[f.start_byte:min(f.end_byte, f.start_byte + _MAX_NODE_TEXT)].decode("utf-8", "replace")
         f.fingerprint = compute(f.code, node_text, f.source_line, function_name(functions, f.start_byte, f.end_byte, data))
 
