@@ -390,17 +390,21 @@ _DECLARING_WORDS = rb"(?:__device__|__host__|__forceinline__|inline|static|const
 
 def project_defines(ctx, name: str) -> bool:
     """Does the project define `name` (a function or a macro) where this file sees it: in a header the
-    file includes with quotes, or, for a header that includes nothing of the kind, in a file including
-    it or a header that file includes (vLLM's `vecdotq.cuh` uses the `__dp4a` its includer's
+    file includes with quotes, or, for an intrinsic (`__name`) in a header, in a file including it or
+    a header that file includes (vLLM's `vecdotq.cuh` uses the `__dp4a` its includer's
     `ggml-common.h` defines for ROCm). Asked by a rule about to report a CUDA name; every file read is
     a dependency of the file's cache entry."""
     if name in amd_macros(ctx):
         return True
-    texts = ctx.cache.get("project_texts")
+    # Includers are looked through only for intrinsics (`__dp4a`): what projects shim that way. Reading
+    # a header's includers costs up to 512 file reads; for every reported API name it cost a quarter
+    # of a scan of flashinfer's headers.
+    key = "project_texts" if name.startswith("__") else "project_headers_texts"
+    texts = ctx.cache.get(key)
     if texts is None:
         texts = [data for _, data in project_headers(ctx)]
         own = os.path.abspath(ctx.fs_path)
-        for path, data in includers(ctx):
+        for path, data in includers(ctx) if key == "project_texts" else ():
             texts.append(data)
             here = os.path.dirname(path)
             for m in _QUOTED_INCLUDE.finditer(data):
@@ -414,7 +418,7 @@ def project_defines(ctx, name: str) -> bool:
                     continue
                 ctx.depends[found] = digest_of(header)
                 texts.append(header)
-        ctx.cache["project_texts"] = texts
+        ctx.cache[key] = texts
     pattern = _definition_of(name)
     return any(pattern.search(t) for t in texts)
 
