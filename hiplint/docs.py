@@ -45,6 +45,10 @@ def rule_markdown(rule: type[Rule]) -> str:
     ]
     if rule.checklist:
         lines.append(f"- Manual step: {rule.checklist}")
+    if rule.nvidia_feature:
+        lines.append("- Not reported inside `#if` branches an AMD build always skips (a lone "
+                     "`#if __CUDA_ARCH__ >= 700`): AMD's compiler never sees that code, and ARC001 reports "
+                     "the branch itself (`report-nvidia-branches` shows them)")
     lines.append("")
     for title, body in sections.items():
         lines += [f"## {title}", "", body.strip(), ""]

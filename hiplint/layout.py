@@ -107,7 +107,7 @@ def _twin_stems(name: str) -> set[str]:
     `cuda_kernel_utils.cuh` -> `hip_kernel_utils.h`) and, for a `.cu`/`.cuh` file, the stem with a HIP
     word added (GROMACS `pme_gather.cu` beside `pme_gather_hip.cpp`) or `stem.hip`."""
     stem = name.split(".")[0]
-    words = [w for w in _WORDS.split(stem)]
+    words = _WORDS.split(stem)
     stems = set()
     if "cuda" in stem.lower():
         spellings = [_amd_word(w) if w not in "_.-" else [w] for w in words]
