@@ -122,17 +122,17 @@ class CubLogicalWarpWidth(CudaRule):
         return ctx.cache[key]
 
     @staticmethod
-    def _wave_sized(ctx, node) -> bool:
-        """Does the surrounding function index its warps by warpSize (and never in 32s)?"""
+    def _function_text(ctx, node) -> str:
         fn = ctx.enclosing_function(node)
-        text = ctx.text(fn) if fn is not None else ctx.unit.text(ctx.unit.root)
+        return ctx.text(fn) if fn is not None else ctx.unit.text(ctx.unit.root)
+
+    def _wave_sized(self, ctx, node) -> bool:
+        """Does the surrounding function index its warps by warpSize (and never in 32s)?"""
+        text = self._function_text(ctx, node)
         return bool(WAVE_SIZED.search(text)) and not THIRTY_TWO_BASED.search(text)
 
-    @staticmethod
-    def _thirty_two_based(ctx, node) -> bool:
-        fn = ctx.enclosing_function(node)
-        text = ctx.text(fn) if fn is not None else ctx.unit.text(ctx.unit.root)
-        return bool(THIRTY_TWO_BASED.search(text))
+    def _thirty_two_based(self, ctx, node) -> bool:
+        return bool(THIRTY_TWO_BASED.search(self._function_text(ctx, node)))
 
     def check(self, ctx, captures):
         tmpl = captures["tmpl"][0]
