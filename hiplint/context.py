@@ -4,8 +4,11 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from hiplint.cparse import FUNCTION_TYPES, FunctionSpans, Unit
-from hiplint.model import Edit, Finding, Fix, Severity
+from hiplint.model import Applicability, Edit, Finding, Fix, Severity
 from hiplint.source import Source
+
+_STATEMENT_TYPES = frozenset({"expression_statement", "declaration", "compound_statement", "function_definition",
+                              "return_statement", "translation_unit", "preproc_def", "preproc_function_def"})
 
 
 class FileContext:
@@ -118,6 +121,14 @@ class FileContext:
                 # PTX in a lone `#if __CUDA_ARCH__ >= 700`: AMD's compiler never sees it, and ARC001
                 # reports the branch AMD silently skips; what to write for AMD there is new code.
                 return None
+        if fix is not None and fix.applicability == Applicability.SAFE:
+            macro = self._project_macro_call(fix)
+            if macro is not None:
+                # `#define __shfl(v, s) __shfl_sync(FULL, v, s)`: adding `, 32` to a use of the project's
+                # own macro breaks nvcc ("macro passed 3 arguments"). No fix edits such a call: it is
+                # shown, never applied; the macro's definition is where the change belongs.
+                fix = Fix.display(f"{fix.title} (not applied: `{macro}` is the project's own macro; "
+                                  "change its definition)", *fix.edits)
         line, col = self.source.position(start)
         end_line, end_col = self.source.position(end)
         f = Finding(
@@ -129,3 +140,44 @@ class FileContext:
         )
         self.findings.append(f)
         return f
+
+    def _project_macro_call(self, fix: Fix) -> str | None:
+        """The name of a macro the project defines (in the file or a project header) whose call an
+        edit of `fix` changes: the innermost call around the edit, its name or its arguments."""
+        if not self.units:
+            return None
+        main = self.units[0]
+        for edit in fix.edits:
+            lo, hi = edit.start - main.delta, edit.end - main.delta
+            if lo < 0 or hi > len(main.data):
+                continue
+            node = main.root.descendant_for_byte_range(lo, hi)
+            for _ in range(8):  # the call is a few levels up: identifier/literal -> argument_list -> call
+                if node is None or node.type in _STATEMENT_TYPES:
+                    break
+                if node.type == "call_expression":
+                    fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+                    # Rewriting inside one argument keeps the macro's arity; adding an argument or
+                    # renaming the call does not.
+                    within_argument = args is not None and "," not in edit.content and any(
+                        a.start_byte <= lo and hi <= a.end_byte for a in args.named_children)
+                    if fn is not None and fn.type == "identifier" and not within_argument:
+                        name = main.text(fn)
+                        if name in self._project_macro_names():
+                            return name
+                    break
+                node = node.parent
+        return None
+
+    def _project_macro_names(self) -> frozenset[str] | set[str]:
+        names = self.cache.get("project_macro_names")
+        if names is None:
+            from hiplint.cparse import iter_nodes
+            from hiplint.headers import amd_macros
+            main = self.units[0]
+            names = {main.text(n.child_by_field_name("name"))
+                     for n in iter_nodes(main.root, {"preproc_def", "preproc_function_def"})
+                     if n.child_by_field_name("name") is not None}
+            names.update(amd_macros(self))
+            self.cache["project_macro_names"] = names
+        return names

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-BAD = b"__global__ void k(int* o) { o[0] = threadIdx.x & 31; o[1] = __shfl_xor_sync(__activemask(), o[1], 1); }\n"
+BAD = b"__global__ void k(int* o) { o[0] = threadIdx.x & 31; o[1] = __shfl_down_sync(__activemask(), o[1], 1); }\n"
 
 
 @pytest.fixture
@@ -14,7 +14,7 @@ def tree(tmp_path):
     (d / "binary.cu").write_bytes(b"\x7fELF\x00\x01\x02" * 100)
     (d / "latin1.cu").write_bytes(b"// caf\xe9 \xff\xfe\n" + BAD)
     (d / "empty.cu").write_bytes(b"")
-    (d / "nested.cu").write_bytes(b"void f() " + b"{" * 2000 + b"int x = threadIdx.x & 31; x += __shfl_xor_sync(__activemask(), x, 1);" + b"}" * 2000 + b"\n")
+    (d / "nested.cu").write_bytes(b"void f() " + b"{" * 2000 + b"int x = threadIdx.x & 31; x += __shfl_down_sync(__activemask(), x, 1);" + b"}" * 2000 + b"\n")
     (d / "broken.cu").write_bytes(b"__global__ void k(int* o) { o[0] = ; MACRO(x) y z; o[1] = threadIdx.x >> 5; o[2] = __ballot_sync(~0ull, 1); }\n")
     os.symlink(".", d / "loop")
     os.symlink("missing.cu", d / "dangling.cu")

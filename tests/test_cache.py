@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conftest import run_cli
 
-KERNEL = "__global__ void k(int* o) {\n    o[threadIdx.x & 31] = __shfl_xor_sync(__activemask(), 1, 1);\n}\n"
+KERNEL = "__global__ void k(int* o) {\n    o[threadIdx.x & 31] = __shfl_down_sync(__activemask(), 1, 1);\n}\n"
 
 
 def entries(root: Path) -> list[Path]:
@@ -57,7 +57,7 @@ def test_changed_content_settings_or_no_cache_lint_afresh(tmp_path):
     _, wave32 = scan_json(tmp_path, "--target", "gfx1100")
     assert wave32 == []
     # New content: a new entry, linted now.
-    (tmp_path / "src" / "k0.cu").write_text(KERNEL + "__global__ void z(int* o) { o[threadIdx.x >> 5] = __shfl_xor_sync(__activemask(), 0, 1); }\n")
+    (tmp_path / "src" / "k0.cu").write_text(KERNEL + "__global__ void z(int* o) { o[threadIdx.x >> 5] = __shfl_down_sync(__activemask(), 0, 1); }\n")
     _, changed = scan_json(tmp_path)
     assert len(changed) == 2 and all("stale" not in f["message"] for f in changed)
 

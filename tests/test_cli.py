@@ -12,7 +12,7 @@ BAD = b"""__global__ void k(float* out) {
 """
 GOOD = b"""__global__ void k(float* out) {
     int lane = threadIdx.x % warpSize;
-    out[lane] = __shfl_xor_sync(__activemask(), out[lane], 1);
+    out[lane] = __shfl_down_sync(__activemask(), out[lane], 1);
 }
 """
 

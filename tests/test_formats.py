@@ -160,7 +160,7 @@ def test_github_annotation_round_trips_percent_colon_newline():
 
 def test_gitlab_fingerprints_unique_for_identical_lines(tmp_path):
     src = tmp_path / "twice.cu"
-    src.write_text("__global__ void k(int* o) {\n  o[threadIdx.x & 31] = __shfl_xor_sync(__activemask(), 1, 1);\n  o[threadIdx.x & 31] = __shfl_xor_sync(__activemask(), 1, 1);\n}\n")
+    src.write_text("__global__ void k(int* o) {\n  o[threadIdx.x & 31] = __shfl_down_sync(__activemask(), 1, 1);\n  o[threadIdx.x & 31] = __shfl_down_sync(__activemask(), 1, 1);\n}\n")
     proc = run_cli("scan", "twice.cu", "--isolated", "--no-cache", "--output-format", "gitlab", cwd=tmp_path)
     issues = json.loads(proc.stdout)
     assert len(issues) == 2 and issues[0]["fingerprint"] != issues[1]["fingerprint"]

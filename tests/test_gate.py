@@ -14,7 +14,7 @@ OLD_KERNEL = """\
 
 __global__ void reduce(const float* in, float* out) {
     int lane = threadIdx.x & 31;
-    float v = __shfl_xor_sync(__activemask(), in[threadIdx.x], 1);
+    float v = __shfl_down_sync(__activemask(), in[threadIdx.x], 1);
     if (lane == 0) out[threadIdx.x / 32] = v;
 }
 """
@@ -33,7 +33,7 @@ def repo(tmp_path: Path) -> Path:
     git(tmp_path, "config", "commit.gpgsign", "false")
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "reduce.cu").write_text(OLD_KERNEL)
-    (tmp_path / "src" / "other.cu").write_text("__global__ void other(int* o) { o[threadIdx.x >> 5] = __shfl_xor_sync(__activemask(), 0, 1); }\n")
+    (tmp_path / "src" / "other.cu").write_text("__global__ void other(int* o) { o[threadIdx.x >> 5] = __shfl_down_sync(__activemask(), 0, 1); }\n")
     git(tmp_path, "add", ".")
     git(tmp_path, "commit", "-q", "-m", "old code")
     return tmp_path
@@ -49,12 +49,12 @@ def test_diff_base_reports_only_new_lines(repo):
     git(repo, "checkout", "-q", "-b", "feature")
     # Committed on the branch: a new kernel, and an edit above the old findings that shifts them.
     text = OLD_KERNEL.replace("#include <cuda_runtime.h>\n", "#include <cuda_runtime.h>\n// moved down by two\n\n")
-    text += "\n__global__ void added(int* o) {\n    o[threadIdx.x % 32] = __shfl_xor_sync(__activemask(), 1, 1);\n}\n"
+    text += "\n__global__ void added(int* o) {\n    o[threadIdx.x % 32] = __shfl_down_sync(__activemask(), 1, 1);\n}\n"
     (repo / "src" / "reduce.cu").write_text(text)
     git(repo, "commit", "-q", "-am", "add a kernel")
     # Uncommitted: a changed line in another file, and a new untracked file.
-    (repo / "src" / "other.cu").write_text("__global__ void other(int* o) { o[threadIdx.x / 32] = __shfl_xor_sync(__activemask(), 0, 1); }\n")
-    (repo / "src" / "new.cu").write_text("__global__ void fresh(int* o) { o[threadIdx.x & 31] = __shfl_xor_sync(__activemask(), 2, 1); }\n")
+    (repo / "src" / "other.cu").write_text("__global__ void other(int* o) { o[threadIdx.x / 32] = __shfl_down_sync(__activemask(), 0, 1); }\n")
+    (repo / "src" / "new.cu").write_text("__global__ void fresh(int* o) { o[threadIdx.x & 31] = __shfl_down_sync(__activemask(), 2, 1); }\n")
 
     proc, all_findings = scan(repo, "src")
     assert len(all_findings) == 5
@@ -102,7 +102,7 @@ def test_baseline_survives_edits_above_and_reports_new_and_stale(repo):
     # Lines added above move every finding; the baseline still matches them. One old finding is
     # fixed (stale entry) and one new one appears.
     text = "// licence header\n// second line\n\n" + OLD_KERNEL.replace("threadIdx.x / 32", "threadIdx.x / warpSize")
-    text += "__device__ int lane_id() { return (threadIdx.x & 31) + __shfl_xor_sync(__activemask(), 0, 1); }\n"
+    text += "__device__ int lane_id() { return (threadIdx.x & 31) + __shfl_down_sync(__activemask(), 0, 1); }\n"
     (repo / "src" / "reduce.cu").write_text(text)
     proc, findings = scan(repo, "src", "--baseline", str(baseline))
     assert proc.returncode == 1
@@ -122,11 +122,11 @@ def test_baseline_survives_edits_above_and_reports_new_and_stale(repo):
 
 
 def test_baseline_counts_identical_lines(repo):
-    (repo / "src" / "twice.cu").write_text("__global__ void k(int* o) {\n  o[threadIdx.x & 31] = __shfl_xor_sync(__activemask(), 1, 1);\n}\n")
+    (repo / "src" / "twice.cu").write_text("__global__ void k(int* o) {\n  o[threadIdx.x & 31] = __shfl_down_sync(__activemask(), 1, 1);\n}\n")
     baseline = repo / "b.json"
     scan(repo, "src/twice.cu", "--write-baseline", str(baseline))
     # A second, identical line in the same function is new even though its fingerprint is known.
-    (repo / "src" / "twice.cu").write_text("__global__ void k(int* o) {\n  o[threadIdx.x & 31] = __shfl_xor_sync(__activemask(), 1, 1);\n  o[threadIdx.x & 31] = __shfl_xor_sync(__activemask(), 1, 1);\n}\n")
+    (repo / "src" / "twice.cu").write_text("__global__ void k(int* o) {\n  o[threadIdx.x & 31] = __shfl_down_sync(__activemask(), 1, 1);\n  o[threadIdx.x & 31] = __shfl_down_sync(__activemask(), 1, 1);\n}\n")
     proc, findings = scan(repo, "src/twice.cu", "--baseline", str(baseline))
     assert len(findings) == 1 and proc.returncode == 1
 

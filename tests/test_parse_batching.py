@@ -19,7 +19,7 @@ __global__ void k(int* o) {
 #if defined(__HIP_PLATFORM_AMD__)
     o[threadIdx.x & 63] = 0;  // a comment
 #else
-    o[LANE()] = WARP_OF(threadIdx.x) + __shfl_xor_sync(__activemask(), 0, 1);
+    o[LANE()] = WARP_OF(threadIdx.x) + __shfl_down_sync(__activemask(), 0, 1);
 #endif
 }
 END_NS

@@ -10,7 +10,7 @@ import yaml
 
 from conftest import ROOT
 
-BAD = "__global__ void k(float* out) {\n    int lane = threadIdx.x & 31;\n    out[lane] = __shfl_xor_sync(__activemask(), 0.f, 1);\n}\n"
+BAD = "__global__ void k(float* out) {\n    int lane = threadIdx.x & 31;\n    out[lane] = __shfl_down_sync(__activemask(), 0.f, 1);\n}\n"
 GOOD = "__global__ void k(float* out) {\n    int lane = threadIdx.x % warpSize;\n    out[lane] = __shfl_xor_sync(__activemask(), 0.f, 1);\n}\n"
 # What a hook repository needs to be pip-installed by pre-commit.
 PACKAGE_FILES = ["pyproject.toml", "setup.py", "README.md", "LICENSE", ".pre-commit-hooks.yaml", "hiplint", "rules"]

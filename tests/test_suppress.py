@@ -8,7 +8,7 @@ def lint(code: str, *select):
     return [(f.line, f.code) for f in linter_for(settings).lint_bytes("t.cu", code.encode(), "cuda").findings]
 
 
-KERNEL_HEAD = "__global__ void k(int* o) { o[9] = __shfl_xor_sync(__activemask(), o[9], 1);\n"
+KERNEL_HEAD = "__global__ void k(int* o) { o[9] = __shfl_down_sync(__activemask(), o[9], 1);\n"
 
 
 def test_trailing_ignore_covers_its_line_only():

@@ -542,6 +542,9 @@ def _check_32_wide(ctx, fn, visiting: frozenset) -> bool:
         # `ns::sum<T>`, `obj.vote`, `p->vote` -> the callee's own name
         base = re.split(r"::|\.|->", re.sub(r"<.*", "", name, flags=re.S))[-1].strip()
         if WARP_COLLECTIVE.fullmatch(name) or WARP_COLLECTIVE.fullmatch(base):
+            if base == "__activemask" and _is_sync_mask_argument(ctx, call):
+                accepted += 1  # the lanes that take part, as a *_sync mask: it moves no data
+                continue
             if not _shuffle_32_wide(ctx, call, base):
                 return False
             accepted += 1
@@ -566,10 +569,25 @@ def _collective_macros(ctx) -> frozenset:
         names = set()
         for d in iter_nodes(unit.root, {"preproc_def", "preproc_function_def"}):
             name, value = d.child_by_field_name("name"), d.child_by_field_name("value")
-            if name is not None and value is not None and WARP_COLLECTIVE.search(unit.text(value)):
+            if name is not None and value is not None and WARP_COLLECTIVE.search(unit.text(value)) and \
+                    not _ACTIVE_MASK_BODY.fullmatch(unit.text(value).strip()):
                 names.add(unit.text(name))
         found = ctx.cache["wrp_collective_macros"] = frozenset(names)
     return found
+
+
+# `#define HIPLINT_FULL_WARP_MASK __activemask()` (WRP006's fix) or the project's own such macro:
+# used as a *_sync mask it names the lanes that take part and moves no data between lanes.
+_ACTIVE_MASK_BODY = re.compile(r"\(*\s*__activemask\s*\(\s*\)\s*\)*")
+
+
+def _is_sync_mask_argument(ctx, call) -> bool:
+    args = call.parent
+    if args is None or args.type != "argument_list" or not args.named_children or args.named_children[0].id != call.id:
+        return False
+    outer = args.parent
+    fn = outer.child_by_field_name("function") if outer is not None and outer.type == "call_expression" else None
+    return fn is not None and ctx.text(fn) in SYNC_WITH_MASK
 
 
 def in_32_lane_groups(ctx, node) -> bool:

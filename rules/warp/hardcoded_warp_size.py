@@ -17,8 +17,9 @@ class HardcodedWarpSize(CudaRule):
     whose collectives, and those of the file's functions it calls, all stay inside 32 lanes: shuffles
     with a constant `width` of at most 32, and XOR shuffles with offsets below 32 (a literal, or a loop
     from 16 down or up to below 32). `lane ^ o` then keeps bit 5, so each half of a 64-lane wave
-    computes what a 32-lane warp computes (HIP's `__shfl_xor` stays in the half for such offsets). A
-    vote, ballot, `__activemask`, a shuffle down, up or by lane without a width, or offsets up to
+    computes what a 32-lane warp computes (HIP's `__shfl_xor` stays in the half for such offsets).
+    `__activemask()` as the mask of such a shuffle moves no data and is accepted. A
+    vote, ballot, `__activemask` used as a value, a shuffle down, up or by lane without a width, or offsets up to
     `warpSize` see the whole wave, and the function is reported; so is one whose collectives cannot
     all be seen (a macro holding one, a method, a warp helper defined in another file, a width
     macro defined differently for AMD) or that also numbers lanes or warps with `warpSize`. A lane divided by
@@ -37,21 +38,21 @@ class HardcodedWarpSize(CudaRule):
 
     ## Example
     ```cuda
-    __global__ void k(float* out, float v) {
+    __global__ void k(int* out, float v) {
         int lane = threadIdx.x & 31;
         int warp = threadIdx.x / 32;
-        v += __shfl_xor_sync(__activemask(), v, 1);
-        if (lane == 0) out[warp] = v;
+        unsigned long long positive = __ballot_sync(__activemask(), v > 0.f);
+        if (lane == 0) out[warp] = __popcll(positive);
     }
     ```
 
     ## Use instead
     ```cuda
-    __global__ void k(float* out, float v) {
+    __global__ void k(int* out, float v) {
         int lane = threadIdx.x % warpSize;
         int warp = threadIdx.x / warpSize;
-        v += __shfl_xor_sync(__activemask(), v, 1);
-        if (lane == 0) out[warp] = v;
+        unsigned long long positive = __ballot_sync(__activemask(), v > 0.f);
+        if (lane == 0) out[warp] = __popcll(positive);
     }
     ```
     Or keep the function 32 wide on purpose: give every shuffle `width = 32` and avoid whole-wave

@@ -8,12 +8,15 @@ from ._lanes import (SYNC_WITH_MASK, declared_types, file_constant_name_node, fi
                      is_full_mask_32, literal_width, top_level_ancestor)
 
 FULL_MASK_MACRO = "HIPLINT_FULL_WARP_MASK"
-# Inserted once per file. On AMD the full mask must name all 64 lanes (and be 64 bits wide to
-# compile); on NVIDIA the value stays the 32-bit one the code had, so the file keeps compiling
-# with nvcc without truncation warnings.
+# Inserted once per file. On AMD the mask must be 64 bits wide to compile, and since ROCm 6.2 a
+# build without NDEBUG traps unless the mask equals the lanes that execute the call
+# (`__hip_check_mask` compares it with `__ballot(true)`). A constant all-64-lanes mask therefore
+# traps in every partly active wave (96-thread blocks, `if (warp == 0)` reductions: lanes 32-63 of
+# wave 0 are inactive on wave64). `__activemask()` is exactly those lanes, and it is 64 bits wide.
+# On NVIDIA the value stays the 32-bit one the code had: nvcc sees the same code.
 FULL_MASK_BLOCK = f"""#ifndef {FULL_MASK_MACRO}
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIP__)
-#define {FULL_MASK_MACRO} 0xffffffffffffffffull
+#define {FULL_MASK_MACRO} __activemask()
 #else
 #define {FULL_MASK_MACRO} 0xffffffffu
 #endif
@@ -61,8 +64,14 @@ class SyncMaskNot64Bit(CudaRule):
 
     ## Fix
     A full 32-bit mask (`0xffffffff`, `~0u`, `-1`) becomes `HIPLINT_FULL_WARP_MASK`, defined once at
-    the top of the file as `0xffffffffffffffffull` on AMD and `0xffffffffu` elsewhere: exact on
-    NVIDIA (nvcc sees the same value, no truncation warning) and the full wave on AMD. Safe.
+    the top of the file as `__activemask()` on AMD and `0xffffffffu` elsewhere. Exact on NVIDIA (nvcc
+    sees the same value). On AMD it is the lanes that execute the call, which is what a CUDA full mask
+    means in correct code (every lane of the warp takes part) and what ROCm checks: since ROCm 6.2,
+    in every build without `NDEBUG`, the `*_sync` functions trap (`__hip_check_mask`:
+    `mask == __ballot(true)` or `__builtin_trap()`) when the mask is not exactly the active lanes. A
+    constant 64-lane mask (`~0ull`) would trap in a partly active wave: a block of 96 threads, the
+    last wave of a grid, or the classic block reduction whose `if (warp == 0)` leaves lanes 32-63 of
+    wave 0 inactive on wave64. Safe.
     A partial literal mask (`0xffff`) gets an `ull` suffix: the same lanes on both vendors, which is
     only right if the code means lanes of the whole wave; unsafe. Variables and parameters are left
     to you (their type is part of a signature).
@@ -79,7 +88,7 @@ class SyncMaskNot64Bit(CudaRule):
     severity = Severity.ERROR
     impact = Impact.COMPILE
     fix_availability = "sometimes"
-    checklist = "Pass a 64-bit mask to *_sync intrinsics: __activemask(), a 64-bit full mask on AMD, or a mask variable of type unsigned long long."
+    checklist = "Pass a 64-bit mask to *_sync intrinsics: __activemask() where the code meant the full warp (a constant ~0ull traps in partly active waves on ROCm 6.2+), or a mask variable of type unsigned long long."
     query = """
     ((call_expression function: (identifier) @fn arguments: (argument_list . (_) @mask)) @call
       (#any-of? @fn "__shfl_sync" "__shfl_up_sync" "__shfl_down_sync" "__shfl_xor_sync" "__ballot_sync"
@@ -112,7 +121,7 @@ class SyncMaskNot64Bit(CudaRule):
                     text = "".join(main.text(value).split()) if value is not None else ""
                     lit = int_literal(text)
                     full = (lit is not None and lit[0] == 0xFFFFFFFF) or text in ("~0", "~0u", "~0U", "-1", "~0x0")
-                    advice = ("`~0ull` (all 64 lanes) on AMD" if full
+                    advice = ("and pass `__activemask()` on AMD (a constant `~0ull` traps in a partly active wave)" if full
                               else "and check which lanes of a 64-lane wave it should name")
                     ctx.report_range(decl.start_byte + main.delta, decl.end_byte + main.delta,
                                      f"`{name}` is a 32-bit constant passed as the mask of `{fn}` (and any other "
@@ -137,7 +146,7 @@ class SyncMaskNot64Bit(CudaRule):
                 anchor = top_level_ancestor(ctx.unit.macro if ctx.unit.is_macro else call)
                 start = ctx.file_range(anchor)[0] if not ctx.unit.is_macro else anchor.start_byte
                 edits.append(_insert_at_line_start(ctx, start, FULL_MASK_BLOCK))
-            fix = Fix.safe(f"Use `{FULL_MASK_MACRO}` (64-bit on AMD, unchanged on NVIDIA)", *edits,
+            fix = Fix.safe(f"Use `{FULL_MASK_MACRO}` (`__activemask()` on AMD, unchanged on NVIDIA)", *edits,
                            isolation=f"define:{FULL_MASK_MACRO}")
         elif mask.type == "number_literal" and literal_width(text) == 32:
             lit = int_literal(text)
