@@ -1,14 +1,19 @@
+import re
+
 from hiplint import CudaRule, Fix, Impact, Severity
 
 from hiplint.model import Edit
 
 from hiplint.cparse import iter_nodes
 
-from ._lanes import (LANE_EXPR, LANE_MASK_CALLS, LANE_MASK_NAME, LANE_NAME, MASK_NAME, SYNC_WITH_MASK, int_literal,
-                     int_literal as _il, is_full_mask_32, lanes_in_32s_note, macro_value, mentions_thread_index)
+from ._lanes import (INT32_TYPES, LANE_EXPR, LANE_MASK_CALLS, LANE_MASK_NAME, LANE_NAME, MASK_NAME, SYNC_WITH_MASK, int_literal,
+                     int_literal as _il, is_full_mask_32, lanes_in_32s_note, macro_value, mentions_thread_index,
+                     declared_types)
 
+# On AMD the lanes that execute the call, as WRP006's HIPLINT_FULL_WARP_MASK: a constant 64-lane
+# mask traps in partly active waves (ROCm 6.2+ `__hip_check_mask`, builds without NDEBUG).
 _MASK_DEFINE = """#if defined(__HIP_PLATFORM_AMD__) || defined(__HIP__)
-#define {name} 0xffffffffffffffffull
+#define {name} __activemask()
 #else
 #define {name} {value}
 #endif"""
@@ -80,8 +85,16 @@ class LaneMask32Bit(CudaRule):
     when the function (or macro body) also has a 32-based lane or warp index that WRP001 reports
     (`threadIdx.x & 31`, `tid % 32`): the 64-bit mask it meets holds lanes 0-63 while `lane` runs
     0-31, so the fixed code compiles on wave64 and is silently wrong (the fix title says so).
-    A full-mask macro gets a platform-guarded definition (64-bit on AMD, unchanged on NVIDIA):
-    unsafe, because its other uses (comparisons on wave32 targets) may need a different value.
+    Where the widened value is stored back into 32 bits (`int below = (1 << lane) - 1;`), lanes 32-63
+    stay wrong: the fix then also declares the variable `unsigned long long` (unsafe), and where no
+    single edit can widen the destination (a 32-bit cast, an assignment to a variable declared
+    elsewhere, a 32-bit return type) no fix is offered.
+    A full-mask macro gets a platform-guarded definition: `__activemask()` on AMD, unchanged on
+    NVIDIA. Since ROCm 6.2 the `*_sync` functions trap (builds without `NDEBUG`) unless the mask is
+    exactly the lanes that execute the call, so a constant 64-lane mask would trap in partly active
+    waves. Safe when every use of the macro in the file is the mask of a `*_sync` call (and the file
+    is not a header, whose includers are not seen); unsafe otherwise, because other uses
+    (comparisons, host code, `#if`) may need another value.
     Comparisons with a full mask are left to you: compare with `__activemask()` or use `__all_sync`.
 
     ## References
@@ -133,7 +146,18 @@ class LaneMask32Bit(CudaRule):
         new = ctx.text(one).rstrip("uUlL") + "ull"
         title, edit = f"Widen to `{new} << ...`", ctx.replace(one, new)
         note = lanes_in_32s_note(ctx, scope)
-        fix = Fix.safe(title, edit) if safe_context and not note else Fix.unsafe(title + note, edit)
+        narrowed = _narrowed_into(ctx, shl, scope)
+        if narrowed is None:
+            fix = Fix.safe(title, edit) if safe_context and not note else Fix.unsafe(title + note, edit)
+        elif isinstance(narrowed, tuple):
+            # `int lt = (1 << lane) - 1;`: widening the shift alone stores the 64-bit mask back into 32
+            # bits (lanes 32-63 stay wrong, and the finding would vanish). Widen the variable with it.
+            name, type_node = narrowed
+            fix = Fix.unsafe(f"{title} and declare `{name}` unsigned long long (unsafe: its type changes"
+                             f"{'; ' + note.strip(' ()') if note else ''})",
+                             edit, ctx.replace(type_node, "unsigned long long"))
+        else:
+            fix = None  # narrowed where no single edit can widen it (a 32-bit cast, variable or return)
         if below_32:  # `ballot & ((1u << lane) - 1)` with `lane = threadIdx.x & 31`: right only while lanes run 0-31
             ctx.report(shl, f"`{ctx.text(shl)}` is a 32-bit lane mask for lanes numbered 0-31: a 64-lane wave's "
                             "ballot has lanes 32-63 too, and once the lane runs to 63 (WRP001) the shift is undefined",
@@ -158,9 +182,82 @@ class LaneMask32Bit(CudaRule):
         block = _MASK_DEFINE.format(name=name, value=body)
         start = ctx.file_range(define)[0]
         end = ctx.file_range(value)[0] + len(ctx.text(value).split("//")[0].split("/*")[0].rstrip().encode())
-        fix = Fix.unsafe(f"Define `{name}` as 64-bit on AMD, unchanged on NVIDIA", Edit(start, end, block))
+        title = f"Define `{name}` as `__activemask()` on AMD, unchanged on NVIDIA"
+        masks, others = _mask_macro_uses(ctx, name)
+        if masks and not others and not _HEADER.search(ctx.path):
+            # Every use is the mask of a *_sync call in this file: there the active lanes are what a
+            # CUDA full mask means, and a 32-bit mask does not compile on ROCm.
+            fix = Fix.safe(title, Edit(start, end, block))
+        else:
+            why = (f"{others} other use(s) of `{name}` (comparisons, host code, `#if`) may need another value"
+                   if others else "a header: files that include it may use it otherwise")
+            fix = Fix.unsafe(f"{title} (unsafe: {why})", Edit(start, end, block))
         ctx.report(name_node, f"`{name}` is the 32-bit full mask `{body}`: half of a 64-lane wave, "
                               "and a compile error as a *_sync mask on ROCm", fix=fix)
+
+
+_VALUE_OPERATORS = frozenset({"parenthesized_expression", "binary_expression", "unary_expression",
+                              "conditional_expression"})
+
+
+def _narrowed_into(ctx, shl, scope):
+    """Where the value of `shl`'s expression goes, if that is 32 bits: (name, type node) for a local
+    declaration of one variable that can be widened, True for a 32-bit cast, assignment or return;
+    None when nothing narrows it."""
+    top = shl
+    while top.parent is not None and top.parent.type in _VALUE_OPERATORS:
+        if top.parent.type == "binary_expression":
+            op = top.parent.child_by_field_name("operator")
+            if op is not None and op.type in ("==", "!=", "<", ">", "<=", ">=", "&&", "||"):
+                return None  # a comparison or condition: the value becomes a truth value
+        top = top.parent
+    dest = top.parent
+    if dest is None:
+        return None
+    if dest.type == "cast_expression":
+        ty = dest.child_by_field_name("type")
+        return True if ty is not None and " ".join(ctx.text(ty).split()) in INT32_TYPES else None
+    if dest.type == "init_declarator" and dest.child_by_field_name("value") == top:
+        decl = dest.parent
+        ty = decl.child_by_field_name("type") if decl is not None and decl.type == "declaration" else None
+        if ty is None or " ".join(ctx.text(ty).split()) not in INT32_TYPES:
+            return None
+        name = dest.child_by_field_name("declarator")
+        if len(decl.children_by_field_name("declarator")) == 1 and name is not None and name.type == "identifier":
+            return ctx.text(name), ty
+        return True
+    if dest.type == "assignment_expression" and dest.child_by_field_name("right") == top:
+        left = dest.child_by_field_name("left")
+        if left is not None and left.type == "identifier" and \
+                declared_types(ctx, scope).get(ctx.text(left)) in INT32_TYPES:
+            return True
+        return None
+    if dest.type == "return_statement":
+        fn = ctx.enclosing_function(shl)
+        ty = fn.child_by_field_name("type") if fn is not None else None
+        return True if ty is not None and " ".join(ctx.text(ty).split()) in INT32_TYPES else None
+    return None
+
+
+_HEADER = re.compile(r"\.(h|hh|hpp|hxx|cuh|inl|inc)$", re.I)
+_DEFINITIONS = frozenset({"preproc_def", "preproc_function_def"})
+
+
+def _mask_macro_uses(ctx, name: str) -> tuple[int, int]:
+    """Uses of macro `name` in the file and its macro bodies: (as the mask of a *_sync call, other)."""
+    masks = others = 0
+    for unit in ctx.units:
+        for node in iter_nodes(unit.root, {"identifier"}):
+            if unit.text(node) != name or (node.parent is not None and node.parent.type in _DEFINITIONS):
+                continue
+            args = node.parent
+            call = args.parent if args is not None and args.type == "argument_list" else None
+            fn = call.child_by_field_name("function") if call is not None and call.type == "call_expression" else None
+            if fn is not None and unit.text(fn) in SYNC_WITH_MASK and args.named_children[0].id == node.id:
+                masks += 1
+            else:
+                others += 1
+    return masks, others
 
 
 def _full_mask_text(t: str) -> bool:
