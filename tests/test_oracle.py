@@ -29,6 +29,8 @@ from hiplint.testing import fixed_path, fixture_files, is_fixed_output
 from hiplint.languages import language_of
 from oracle import toolchain as tc
 
+pytestmark = pytest.mark.oracle  # slow: deselected by default, run by `python -m pytest -m oracle` (.ci/run)
+
 ORACLE_DIR = FIXTURES / "oracle"
 KNOWN_FAILURES = tomllib.loads((Path(tc.__file__).parent / "known_failures.toml").read_text())
 MIN_ORACLE_KERNELS = 20
@@ -283,7 +285,7 @@ def test_missing_toolchain_skips_locally_and_fails_in_ci(ci, outcome):
     env = dict(os.environ, HIPLINT_ORACLE_CLANG="clang-not-installed-19", CI=ci)
     here = Path(__file__).resolve()
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", str(here),
-                        "-k", "test_cuda_original_compiles_with_nvcc and warp_reduce_sum"],
+                        "-m", "oracle", "-k", "test_cuda_original_compiles_with_nvcc and warp_reduce_sum"],
                        capture_output=True, text=True, env=env, cwd=here.parent.parent, timeout=300)
     out = r.stdout
     assert f"1 {outcome}" in out, out
