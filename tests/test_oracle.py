@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from hiplint.testing import fixed_path, fixture_files, is_fixed_output
+from hiplint.testing import fixed_path, fixture_files, input_dir, is_fixed_output
 from hiplint.languages import language_of
 from oracle import toolchain as tc
 
@@ -83,7 +83,7 @@ def _headers(path: Path) -> dict[str, Path]:
     """The headers beside a fixture; for a fixed result, their fixed versions where they exist."""
     out = {}
     unsafe = ".unsafe.fixed." in path.name
-    for name, h in tc.headers_beside(path.parent).items():
+    for name, h in tc.headers_beside(input_dir(path)).items():
         if is_fixed_output(h):
             continue
         if is_fixed_output(path):
@@ -96,7 +96,7 @@ def _headers(path: Path) -> dict[str, Path]:
 
 
 def _job(kind: str, path: Path):
-    text, inc, headers = _text(path), path.parent, _headers(path)
+    text, inc, headers = _text(path), input_dir(path), _headers(path)
     hip_text = text if _is_hip_source(path) else tc.plain_rename(text)
     what = _id(path)
     return {
