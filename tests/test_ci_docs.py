@@ -228,3 +228,40 @@ def test_gitlab_job_on_the_default_branch(tmp_path):
     runs = _gitlab(work, _env(tmp_path))
     assert [r.returncode for r in runs] == [0, 1], [r.stdout + r.stderr for r in runs]  # WRP006 on main is an error
     assert (work / "hiplint-junit.xml").exists()
+
+
+# pre-commit ---------------------------------------------------------------------------------------
+
+def _precommit_snippet() -> dict:
+    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", (DOCS / "ci.md").read_text(), re.S) if "repos:" in b]
+    assert len(blocks) == 1, "docs/ci.md should show one .pre-commit-config.yaml"
+    return blocks[0]
+
+
+def test_precommit_snippet_names_real_hooks_and_pins_a_commit():
+    text = _precommit_snippet()
+    config = yaml.safe_load(text)
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    (repo,) = config["repos"]
+    documented = {h["id"] for h in repo["hooks"]} | set(re.findall(r"#\s*-\s*id:\s*([\w-]+)", text))
+    assert documented == set(hooks), (documented, set(hooks))
+    # No release tag exists to pin to: the docs pin a commit (a placeholder for a full SHA, or one).
+    rev = str(repo["rev"])
+    assert rev == "<full commit SHA>" or re.fullmatch(r"[0-9a-f]{40}", rev), rev
+    tags = subprocess.run(["git", "tag", "--list"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    assert not re.fullmatch(r"v?\d+(\.\d+)*", rev) or rev in tags, f"rev {rev} is a tag this repository lacks"
+
+
+def test_precommit_hook_entries_run(tmp_path):
+    """Each hook's entry, as pre-commit would call it on a file: a usage error (exit 2) is a broken hook."""
+    (tmp_path / "good.cu").write_text(NEW_GOOD)
+    # WRP001 has no fix, so the fix hook also leaves a finding and fails.
+    (tmp_path / "bad.cu").write_text("__global__ void k(float* out) {\n    int lane = threadIdx.x & 31;\n"
+                                     "    out[lane] = __shfl_xor_sync(__activemask(), 0.f, 1);\n}\n")
+    for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text()):
+        command, *args = shlex.split(hook["entry"]) + hook.get("args", [])
+        assert command == "hiplint", hook["entry"]
+        assert re.search(hook["files"], "good.cu")
+        assert run_cli(*args, "good.cu", cwd=tmp_path).returncode == 0, hook["id"]
+        bad = run_cli(*args, "bad.cu", cwd=tmp_path)
+        assert bad.returncode == 1 and b"WRP001" in bad.stdout, (hook["id"], bad.stdout, bad.stderr)
