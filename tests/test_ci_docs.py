@@ -156,6 +156,9 @@ def _run_github_job(job: str, work, env) -> dict[str, int]:
 def test_github_install_is_pinned_to_a_repository_and_a_ref():
     wf = yaml.safe_load(GITHUB.read_text())
     assert set(wf["env"]) == {"HIPLINT_REPO", "HIPLINT_REF"}
+    gitlab = yaml.safe_load(GITLAB.read_text())["hiplint"]["variables"]
+    for ref in (wf["env"]["HIPLINT_REF"], gitlab["HIPLINT_REF"]):  # a commit: no release tag exists
+        assert ref == "<full commit SHA>" or re.fullmatch(r"[0-9a-f]{40}", ref), ref
     for job in ("gate", "code-scanning"):
         installs = [s["run"] for s in wf["jobs"][job]["steps"] if "pip install" in s.get("run", "")]
         assert len(installs) == 1 and INSTALL.match(installs[0].strip()), installs
