@@ -7,7 +7,9 @@
     // hl-config: rocm-version = "6.2"            (TOML; settings for this fixture)
 
 For a fixture `name.ext`, `name.fixed.ext` is the exact expected result of the safe fixes and
-`name.unsafe.fixed.ext` of safe plus unsafe ones. The findings of a fixture must equal its
+`name.unsafe.fixed.ext` of safe plus unsafe ones. They sit beside the fixture, except in a tree meant
+to be scanned as a whole (the bundled sample): a directory `X` with a sibling `X.expected/` keeps them
+there, at the same relative place, so that scanning `X` shows only the inputs. The findings of a fixture must equal its
 annotations: a missing finding fails, and so does an unexpected one. Fixed files keep the
 annotations of their input; there only the findings that remain are checked (each must be annotated).
 Rule packs can use this module for their own fixtures.
@@ -137,9 +139,32 @@ def compare(findings: list[Finding], ex: Expectations, subset: bool = False) -> 
     return problems
 
 
+EXPECTED_SUFFIX = ".expected"
+
+
+def _expected_tree(path: Path) -> tuple[Path, Path] | None:
+    """(X, X.expected) when `path` lies in a directory X that keeps its fixed outputs in X.expected/."""
+    for d in path.parents:
+        if d.name and not d.name.endswith(EXPECTED_SUFFIX) and d.with_name(d.name + EXPECTED_SUFFIX).is_dir():
+            return d, d.with_name(d.name + EXPECTED_SUFFIX)
+    return None
+
+
 def fixed_path(path: Path, unsafe: bool) -> Path:
     stem, ext = path.name.split(".", 1)[0], path.name.split(".", 1)[1] if "." in path.name else ""
-    return path.with_name(f"{stem}.{'unsafe.' if unsafe else ''}fixed.{ext}" if ext else f"{stem}.{'unsafe.' if unsafe else ''}fixed")
+    name = f"{stem}.{'unsafe.' if unsafe else ''}fixed.{ext}" if ext else f"{stem}.{'unsafe.' if unsafe else ''}fixed"
+    tree = _expected_tree(path)
+    if tree is not None:
+        return tree[1] / path.parent.relative_to(tree[0]) / name
+    return path.with_name(name)
+
+
+def input_dir(path: Path) -> Path:
+    """The directory of the fixture a file belongs to: its own, or for a file in X.expected/, the one in X."""
+    for d in path.parents:
+        if d.name.endswith(EXPECTED_SUFFIX) and d.with_name(d.name[: -len(EXPECTED_SUFFIX)]).is_dir():
+            return d.with_name(d.name[: -len(EXPECTED_SUFFIX)]) / path.parent.relative_to(d)
+    return path.parent
 
 
 def is_fixed_output(path: Path) -> bool:

@@ -1,4 +1,5 @@
 """`--output-format checklist`: golden Markdown for a small tree (fixtures/format/), before and after --fix."""
+import os
 import shutil
 
 import pytest
@@ -6,7 +7,8 @@ import pytest
 from conftest import FIXTURES, ROOT, run_cli
 
 GOLDEN = FIXTURES / "format"
-ENV = {"PYTHONPATH": str(ROOT / "tests" / "packs"), "HIPLINT_DOCS_URL": "docs/rules/"}
+# The test pack first; the checkout too, for a run from a checkout that is not installed.
+ENV = {"PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "packs"), str(ROOT)]), "HIPLINT_DOCS_URL": "docs/rules/"}
 
 
 def _checklist(tmp_path, *extra):

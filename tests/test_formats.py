@@ -12,14 +12,16 @@ import pytest
 
 from conftest import FIXTURES, run_cli
 from hiplint import __version__
-from hiplint.emit import Report
+from hiplint.emit import Report, rule_url
 from hiplint.emit.github import annotation
 from hiplint.emit.sarif import sarif_log
 from hiplint.model import Edit, Finding, Fix, Severity
+from hiplint.project import RULE_DOCS_URL
 
 GOLDEN = FIXTURES / "format"
 FORMATS = {"sarif": "expected.sarif", "github": "expected.github.txt", "gitlab": "expected.gitlab.json",
            "junit": "expected.junit.xml", "json-lines": "expected.jsonl"}
+BAD_KERNEL = "__global__ void k(float* o) {\n    int lane = threadIdx.x & 31;\n    o[lane] = __shfl_sync(0xffffffff, 1.f, 0);\n}\n"
 UPDATE = os.environ.get("HIPLINT_UPDATE_GOLDEN") == "1"  # regenerate after an intended change
 
 
@@ -175,17 +177,43 @@ def test_unknown_report_format_is_a_usage_error(tmp_path):
 
 
 def test_sarif_help_uri_only_when_docs_are_published(monkeypatch, tmp_path):
-    import hiplint.emit as emit_mod
-    import hiplint.emit.sarif as sarif_mod
-
     f = _finding(fingerprint="0123456789abcdef")
+    monkeypatch.setenv("HIPLINT_DOCS_URL", "docs/rules/")
     rule = sarif_log(Report([f], 1, root=str(tmp_path)))["runs"][0]["tool"]["driver"]["rules"][0]
     assert "helpUri" not in rule  # a relative docs path is not a URI GitHub can open
-    monkeypatch.setattr(emit_mod, "DOCS_URL", "https://hiplint.example/rules/")
-    monkeypatch.setattr(sarif_mod, "DOCS_URL", "https://hiplint.example/rules/")
+    monkeypatch.setenv("HIPLINT_DOCS_URL", "https://hiplint.example/rules/")
     log = sarif_log(Report([f], 1, root=str(tmp_path)))
     assert log["runs"][0]["tool"]["driver"]["rules"][0]["helpUri"] == "https://hiplint.example/rules/WRP001.md"
     _validate(log)
+    monkeypatch.delenv("HIPLINT_DOCS_URL")  # by default: the project's published rule pages
+    log = sarif_log(Report([f], 1, root=str(tmp_path)))
+    assert log["runs"][0]["tool"]["driver"]["rules"][0]["helpUri"] == RULE_DOCS_URL + "WRP001.md"
+
+
+def test_rule_urls_are_absolute_by_default(monkeypatch):
+    monkeypatch.delenv("HIPLINT_DOCS_URL", raising=False)
+    assert RULE_DOCS_URL.startswith("https://") and RULE_DOCS_URL.endswith("/docs/rules/")
+    assert rule_url("WRP006") == RULE_DOCS_URL + "WRP006.md"
+    monkeypatch.setenv("HIPLINT_DOCS_URL", "")  # set but empty: the default, not a relative link
+    assert rule_url("WRP006") == RULE_DOCS_URL + "WRP006.md"
+
+
+@pytest.mark.parametrize("base", ["https://docs.example.org/hiplint/rules", "https://docs.example.org/hiplint/rules/"])
+def test_docs_url_override_joins_with_or_without_slash(monkeypatch, base):
+    monkeypatch.setenv("HIPLINT_DOCS_URL", base)
+    assert rule_url("WRP006") == "https://docs.example.org/hiplint/rules/WRP006.md"
+
+
+def test_json_and_checklist_link_to_absolute_pages(tmp_path):
+    (tmp_path / "k.cu").write_text(BAD_KERNEL)
+    env = {"HIPLINT_DOCS_URL": ""}
+    out = run_cli("scan", "k.cu", "--isolated", "--no-cache", "--output-format", "json", cwd=tmp_path, env=env)
+    urls = {f["url"] for f in json.loads(out.stdout)}
+    assert urls and all(u.startswith(RULE_DOCS_URL) and u.endswith(".md") for u in urls), urls
+    env = {"HIPLINT_DOCS_URL": "https://docs.example.org/rules"}
+    md = run_cli("scan", "k.cu", "--isolated", "--no-cache", "--output-format", "checklist", cwd=tmp_path, env=env)
+    links = re.findall(r"\]\(([^)]+)\)", md.stdout.decode())
+    assert links and all(re.fullmatch(r"https://docs\.example\.org/rules/[A-Z]+[0-9]{3}\.md", u) for u in links), links
 
 
 def test_odd_file_names_in_sarif_uris_and_junit(tmp_path):

@@ -382,6 +382,7 @@ def migrated_fixtures(tmp_path_factory):
     return out
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("name", ["saxpy_streams.cu", "monte_carlo_pi.cu", "complex_rotate.cu"])
 def test_migrated_fixtures_compile_for_amd(migrated_fixtures, name):
     _toolchain_or_skip()
@@ -390,6 +391,7 @@ def test_migrated_fixtures_compile_for_amd(migrated_fixtures, name):
     assert result.ok, f"{name} does not compile for {', '.join(ARCHS)}:\n{result.stderr[-3000:]}"
 
 
+@pytest.mark.oracle
 def test_the_unmigrated_fixture_does_not_compile_for_amd():
     # The compile check can fail: the CUDA original does not build against HIP.
     _toolchain_or_skip()

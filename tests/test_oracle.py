@@ -25,9 +25,11 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from hiplint.testing import fixed_path, fixture_files, is_fixed_output
+from hiplint.testing import fixed_path, fixture_files, input_dir, is_fixed_output
 from hiplint.languages import language_of
 from oracle import toolchain as tc
+
+pytestmark = pytest.mark.oracle  # slow: deselected by default, run by `python -m pytest -m oracle` (.ci/run)
 
 ORACLE_DIR = FIXTURES / "oracle"
 KNOWN_FAILURES = tomllib.loads((Path(tc.__file__).parent / "known_failures.toml").read_text())
@@ -81,7 +83,7 @@ def _headers(path: Path) -> dict[str, Path]:
     """The headers beside a fixture; for a fixed result, their fixed versions where they exist."""
     out = {}
     unsafe = ".unsafe.fixed." in path.name
-    for name, h in tc.headers_beside(path.parent).items():
+    for name, h in tc.headers_beside(input_dir(path)).items():
         if is_fixed_output(h):
             continue
         if is_fixed_output(path):
@@ -94,7 +96,7 @@ def _headers(path: Path) -> dict[str, Path]:
 
 
 def _job(kind: str, path: Path):
-    text, inc, headers = _text(path), path.parent, _headers(path)
+    text, inc, headers = _text(path), input_dir(path), _headers(path)
     hip_text = text if _is_hip_source(path) else tc.plain_rename(text)
     what = _id(path)
     return {
@@ -283,7 +285,7 @@ def test_missing_toolchain_skips_locally_and_fails_in_ci(ci, outcome):
     env = dict(os.environ, HIPLINT_ORACLE_CLANG="clang-not-installed-19", CI=ci)
     here = Path(__file__).resolve()
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", str(here),
-                        "-k", "test_cuda_original_compiles_with_nvcc and warp_reduce_sum"],
+                        "-m", "oracle", "-k", "test_cuda_original_compiles_with_nvcc and warp_reduce_sum"],
                        capture_output=True, text=True, env=env, cwd=here.parent.parent, timeout=300)
     out = r.stdout
     assert f"1 {outcome}" in out, out

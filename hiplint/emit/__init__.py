@@ -7,14 +7,19 @@ from typing import Callable
 from hiplint import config
 from hiplint.model import Finding
 
-# Rule pages live in the repository; projects that publish them elsewhere set HIPLINT_DOCS_URL.
 import os as _os
 
-DOCS_URL = _os.environ.get("HIPLINT_DOCS_URL", "docs/rules/")
+from hiplint.project import RULE_DOCS_URL
+
+
+def docs_base() -> str:
+    """Where the rule pages are: HIPLINT_DOCS_URL when set, else the project's published pages."""
+    return _os.environ.get("HIPLINT_DOCS_URL", "").strip() or RULE_DOCS_URL
 
 
 def rule_url(code: str) -> str:
-    return f"{DOCS_URL}{code}.md"
+    """The page of rule `code`: the base and `CODE.md`, joined by one slash whether or not the base ends in one."""
+    return f"{docs_base().rstrip('/')}/{code}.md"
 
 
 EMITTERS: dict[str, Callable[["Report"], str]] = {}

@@ -11,7 +11,7 @@ import json
 import urllib.parse
 
 from hiplint import __version__
-from hiplint.emit import DOCS_URL, Report, emitter, rule_url
+from hiplint.emit import Report, emitter, rule_url
 from hiplint.fingerprint import unique_ids
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -40,8 +40,9 @@ def _rule_entry(code: str, rule, finding) -> dict:
                     "problem.severity": PROBLEM_SEVERITY[rule.severity.value],
                     "impact": rule.impact.value},
     )
-    if DOCS_URL.startswith(("http://", "https://")):  # helpUri must be absolute
-        entry["helpUri"] = rule_url(code)
+    url = rule_url(code)
+    if url.startswith(("http://", "https://")):  # helpUri must be absolute
+        entry["helpUri"] = url
     return entry
 
 
