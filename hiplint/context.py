@@ -4,7 +4,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from hiplint.cparse import FUNCTION_TYPES, FunctionSpans, Unit
-from hiplint.model import Edit, Finding, Fix, Severity
+from hiplint.model import Edit, Finding, Fix, RelatedLocation, Severity
 from hiplint.source import Source
 
 
@@ -96,6 +96,45 @@ class FileContext:
         return Edit(s, s, content)
 
     # Reporting --------------------------------------------------------------------------------
+    def _silenced(self, start: int) -> bool:
+        """Whether the current rule stays quiet about file byte `start` (a branch AMD never compiles...)."""
+        rule = self.rule
+        if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.in_cuda_backend:
+            return True  # the file has a HIP twin (`cuda/` beside `hip/`): AMD compiles that one instead
+        if self.platform is not None:
+            kind = self.platform.kind_at(start)
+            if kind == "hip" and not rule.report_in_hip_branches:
+                return True
+            if kind == "nvidia" and not self.settings.report_nvidia_branches:
+                return True
+            if kind == "never":
+                return True  # `#if 0`, an IDE-only block: no compiler sees it
+            if rule.nvidia_feature and not self.settings.report_nvidia_branches and self.platform.off_on_amd(start):
+                # PTX in a lone `#if __CUDA_ARCH__ >= 700`: AMD's compiler never sees it, and ARC001
+                # reports the branch AMD silently skips; what to write for AMD there is new code.
+                return True
+        return False
+
+    def related(self, node: Node, message: str = "") -> RelatedLocation | None:
+        """A related location for `node` (see Finding.add_related), or None where the rule would not
+        report (a branch AMD never compiles)."""
+        start, end = self.file_range(node)
+        return self.related_range(start, end, message)
+
+    def related_range(self, start: int, end: int, message: str = "") -> RelatedLocation | None:
+        if self._silenced(start):
+            return None
+        line, col = self.source.position(start)
+        end_line, end_col = self.source.position(end)
+        return RelatedLocation(self.path, line, col, end_line, end_col, message)
+
+    def relate(self, finding: Finding | None, node: Node, message: str = "") -> None:
+        """Add `node` as a related location of `finding` (nothing if either is None)."""
+        if finding is not None:
+            loc = self.related(node, message)
+            if loc is not None:
+                finding.add_related(loc)
+
     def report(self, node: Node, message: str | None = None, fix: Fix | None = None,
                checklist: str | None = None, severity: Severity | None = None) -> Finding | None:
         start, end = self.file_range(node)
@@ -104,20 +143,8 @@ class FileContext:
     def report_range(self, start: int, end: int, message: str | None = None, fix: Fix | None = None,
                      checklist: str | None = None, severity: Severity | None = None) -> Finding | None:
         rule = self.rule
-        if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.in_cuda_backend:
-            return None  # the file has a HIP twin (`cuda/` beside `hip/`): AMD compiles that one instead
-        if self.platform is not None:
-            kind = self.platform.kind_at(start)
-            if kind == "hip" and not rule.report_in_hip_branches:
-                return None
-            if kind == "nvidia" and not self.settings.report_nvidia_branches:
-                return None
-            if kind == "never":
-                return None  # `#if 0`, an IDE-only block: no compiler sees it
-            if rule.nvidia_feature and not self.settings.report_nvidia_branches and self.platform.off_on_amd(start):
-                # PTX in a lone `#if __CUDA_ARCH__ >= 700`: AMD's compiler never sees it, and ARC001
-                # reports the branch AMD silently skips; what to write for AMD there is new code.
-                return None
+        if self._silenced(start):
+            return None
         line, col = self.source.position(start)
         end_line, end_col = self.source.position(end)
         f = Finding(

@@ -303,13 +303,15 @@ class Linter:
         source = ctx.source
         sups, problems = suppress.parse_directives(comments, next_stmt or (lambda l: (l + 1, l + 1)), source.line_count())
         # Dedupe: the same rule at the same place (a macro unit and the file can both see a node).
-        seen = set()
+        seen: dict = {}
         unique = []
         for f in findings:
             key = (f.code, f.start_byte, f.end_byte)
             if key not in seen:
-                seen.add(key)
+                seen[key] = f
                 unique.append(f)
+            elif f.related:
+                seen[key].add_related(*f.related)  # the copy may have seen other places
         unique = _drop_covered_fallbacks(unique, source.data, self._fallback_codes, self._covers)
         blanked = ctx.blanked
         if blanked:
@@ -318,6 +320,10 @@ class Linter:
                                              for e in f.fix.edits for start, end in blanked):
                     f.fix = None  # its text came from the AMD view, where those spans are blank
         kept = [f for f in unique if not suppress.is_suppressed(f, sups)]
+        for f in kept:
+            if f.related:
+                # A suppression comment on a related line takes that place out of the finding.
+                f.related = tuple(r for r in f.related if r.path != f.path or not suppress.is_suppressed_at(f, r.line, sups))
         registry = load_registry()
         meta_rules = {"HL001": ParseError, "HL100": UnusedSuppression, "HL101": BlanketSuppression, "HL102": UnmatchedSuppressionRange}
         ctx.findings = []

@@ -58,6 +58,16 @@ def _fix(f, uri: str) -> dict | None:
     }
 
 
+def _related(i: int, r, report: Report) -> dict:
+    """A SARIF location (3.28) for a related location; `id` is unique within the result."""
+    loc = {"id": i, "physicalLocation": {
+        "artifactLocation": {"uri": urllib.parse.quote(report.relpath(r.path).replace("\\", "/"), safe="/"),
+                             "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": r.line, "startColumn": r.column, "endLine": r.end_line, "endColumn": r.end_column},
+    }, "message": {"text": r.message or "related location"}}
+    return loc
+
+
 def sarif_log(report: Report) -> dict:
     from hiplint.registry import load_registry
 
@@ -86,6 +96,8 @@ def sarif_log(report: Report) -> dict:
             }}],
             "fingerprints": {"hiplint/v1": uid},
         }
+        if f.related:
+            result["relatedLocations"] = [_related(i, r, report) for i, r in enumerate(f.related)]
         fix = _fix(f, uri)
         if fix is not None:
             result["fixes"] = [fix]
