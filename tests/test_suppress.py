@@ -69,3 +69,15 @@ def test_unused_suppressions_are_opt_in():
 def test_suppression_text_inside_strings_is_not_a_suppression():
     code = KERNEL_HEAD + '  const char* s = "// hiplint: ignore[WRP001]"; o[0] = threadIdx.x & 31;\n}\n'
     assert lint(code) == [(2, "WRP001")]
+
+
+def test_ignore_on_a_related_line_drops_that_place_only():
+    code = ("__device__ float f(float v) {\n"
+            "  const unsigned int m = 0xffffffffu;\n"
+            "  v += __shfl_xor_sync(m, v, 1);\n"
+            "  v += __shfl_xor_sync(m, v, 2); // hiplint: ignore[WRP006] checked by hand\n"
+            "  return v;\n}\n")
+    settings = Settings().with_overrides(extend_select=("HL100",))
+    findings = linter_for(settings).lint_bytes("t.cu", code.encode(), "cuda").findings
+    assert [(f.line, f.code) for f in findings] == [(2, "WRP006")]  # and no HL100: the comment was used
+    assert [r.line for r in findings[0].related] == [3]
