@@ -1,4 +1,5 @@
 from hiplint import CudaRule, Impact, Severity
+from hiplint.cparse import iter_nodes
 
 from ._lanes import WARP_SIZE_NAME, int_literal, macro_value
 
@@ -17,7 +18,8 @@ class WarpSizeConstant32(CudaRule):
     ## What it does
     Finds `#define WARP_SIZE 32`, `constexpr int kWarpSize = 32;`, `enum { WARP_SZ = 32 }` and
     similar definitions whose name says "warp size" (or "threads per warp"). The definition is
-    reported once, where it is written; its uses are not reported again.
+    reported once, where it is written; its uses are not reported again but listed with it as
+    related locations.
 
     ## Why it breaks on AMD
     AMD CDNA GPUs (gfx90a, gfx942, gfx950) execute 64-lane wavefronts. Every index, mask and
@@ -76,5 +78,22 @@ class WarpSizeConstant32(CudaRule):
         if not _is_32(macro_value(ctx.text(value))):
             return
         node = captures["def"][0]
-        ctx.report(captures["name"][0] if node.type == "preproc_def" else node,
-                   f"`{name}` is defined as 32; a wave holds 64 lanes on gfx90a/gfx942: every use assumes half a wave")
+        finding = ctx.report(captures["name"][0] if node.type == "preproc_def" else node,
+                             f"`{name}` is defined as 32; a wave holds 64 lanes on gfx90a/gfx942: every use assumes half a wave")
+        if finding is not None:
+            _relate_uses(ctx, finding, name, captures["name"][0])
+
+
+def _relate_uses(ctx, finding, name: str, defined) -> None:
+    """The uses of the constant after its definition, as related locations: in its function for a
+    local constant, else anywhere in the file (macro bodies included)."""
+    after = ctx.file_range(defined)[1]
+    function = ctx.enclosing_function(defined)
+    places = [(ctx.unit, function)] if function is not None else [(unit, unit.root) for unit in ctx.units]
+    for unit, root in places:
+        for ident in iter_nodes(root, {"identifier"}):
+            start, end = unit.file_range(ident)
+            if start >= after and unit.text(ident) == name:
+                loc = ctx.related_range(start, end, f"`{name}` used here")
+                if loc is not None:
+                    finding.add_related(loc)
