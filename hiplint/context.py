@@ -136,12 +136,16 @@ class FileContext:
                 finding.add_related(loc)
 
     def report(self, node: Node, message: str | None = None, fix: Fix | None = None,
-               checklist: str | None = None, severity: Severity | None = None) -> Finding | None:
+               checklist: str | None = None, severity: Severity | None = None, group: str | None = None) -> Finding | None:
         start, end = self.file_range(node)
-        return self.report_range(start, end, message, fix, checklist, severity)
+        return self.report_range(start, end, message, fix, checklist, severity, group)
 
     def report_range(self, start: int, end: int, message: str | None = None, fix: Fix | None = None,
-                     checklist: str | None = None, severity: Severity | None = None) -> Finding | None:
+                     checklist: str | None = None, severity: Severity | None = None,
+                     group: str | None = None) -> Finding | None:
+        """Report [start, end) of the file. Findings of the rule given the same `group` key are merged
+        after suppressions into the first one left, the others its related locations (a build file's
+        nvcc options: one finding). Findings with a fix are never merged."""
         rule = self.rule
         if self._silenced(start):
             return None
@@ -152,7 +156,7 @@ class FileContext:
             severity=severity or rule.severity, path=self.path, line=line, column=col,
             end_line=end_line, end_column=end_col, start_byte=start, end_byte=end, fix=fix,
             impact=rule.impact, checklist=checklist or rule.checklist or None,
-            source_line=self.source.line_text(line),
+            source_line=self.source.line_text(line), group=group,
         )
         self.findings.append(f)
         return f

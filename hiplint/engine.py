@@ -14,7 +14,7 @@ from hiplint.context import FileContext
 from hiplint.cparse import (INDEX_CAPTURE, MAX_NESTING, Unit, error_ranges, for_parsing, macro_units, new_parser,
                              seed_index, too_deep, valid_utf8)
 from hiplint.headers import platform_map
-from hiplint.model import Finding, Severity
+from hiplint.model import Finding, RelatedLocation, Severity
 from hiplint.preproc import unreported_spans
 from hiplint.queryplan import QueryPlan
 from hiplint.rule import CudaRule, FileRule, has_query
@@ -350,6 +350,7 @@ class Linter:
             n = len(ctx.parse_errors)
             ctx.platform = None
             ctx.report_range(s, max(e, s), f"{n} region(s) of this file could not be parsed; findings inside them may be missed")
+        kept = merge_groups(kept)
         kept.extend(ctx.findings)
         kept = self._apply_config(ctx.path, kept)
         kept.sort(key=Finding.sort_key)
@@ -371,6 +372,30 @@ class Linter:
 
 class TooDeep(RecursionError):
     """A file nested too deeply to analyse in bounded time (cparse.too_deep)."""
+
+
+def merge_groups(findings: list[Finding]) -> list[Finding]:
+    """Merge the findings a rule gave one group key (Finding.group): the first in the file stays and
+    the others become its related locations, with their own messages. Findings with a fix stay apart
+    (a merged finding could not carry their edits as one fix)."""
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    out = []
+    for f in findings:
+        if f.group is None or f.fix is not None:
+            out.append(f)
+        else:
+            groups.setdefault((f.code, f.group), []).append(f)
+    for members in groups.values():
+        members.sort(key=Finding.sort_key)
+        first = members[0]
+        if len(members) > 1:
+            first.add_related(*(RelatedLocation(m.path, m.line, m.column, m.end_line, m.end_column, m.message)
+                                for m in members[1:]))
+            first.add_related(*(r for m in members[1:] for r in m.related))
+            more = len(members) - 1
+            first.message += f" ({more} more like it in this file, listed as related locations)"
+        out.append(first)
+    return out
 
 
 def _error_size(errors) -> tuple[int, int]:

@@ -126,6 +126,9 @@ class Finding:
     fingerprint: str = ""
     source_line: str = ""  # the text of the first reported line (code frames, fingerprints)
     related: tuple[RelatedLocation, ...] = field(default_factory=tuple)  # other places it stands for
+    # Findings of one rule in one file with the same group key are merged by the engine after
+    # suppressions: the first stays, the others become its related locations (hiplint.engine).
+    group: str | None = None
 
     def sort_key(self):
         return (self.path, self.line, self.column, self.code)

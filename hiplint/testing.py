@@ -8,9 +8,9 @@
     v = __shfl_sync(kMask, v, 0);                // hl-related: WRP006
 
 `hl-related: CODE` marks a related location of a CODE finding (another place the finding stands
-for, e.g. a use of the constant reported at its declaration; own line: the next code line). Once a
-fixture marks one for a code, the related lines of that code's findings must be exactly the marked
-ones.
+for, e.g. a use of the constant reported at its declaration; own line: the next code line), and
+`hl-related: CODE "text"` also requires text in that related location's message. Once a fixture
+marks one for a code, the related lines of that code's findings must be exactly the marked ones.
 
 For a fixture `name.ext`, `name.fixed.ext` is the exact expected result of the safe fixes and
 `name.unsafe.fixed.ext` of safe plus unsafe ones. The findings of a fixture must equal its
@@ -45,6 +45,7 @@ class Expectations:
     config: dict = field(default_factory=dict)
     codes: set[str] = field(default_factory=set)
     related: set[tuple[int, str]] = field(default_factory=set)  # (line, code): a related location expected
+    related_messages: dict[tuple[int, str], list[str]] = field(default_factory=dict)  # message substrings
 
 
 def _is_comment_line(text: str, hash_comments: bool) -> bool:
@@ -90,6 +91,8 @@ def _parse_annotation(ex, lines, i, line, found, hash_comments):
         ex.codes.add(c)
         if kind == "related":
             ex.related.add((target, c))
+            if message:
+                ex.related_messages.setdefault((target, c), []).append(message)
         elif kind == "expect":
             ex.expected.setdefault((target, c), []).extend([message] if message else [])
             ex.counts[(target, c)] = ex.counts.get((target, c), 0) + 1
@@ -158,6 +161,11 @@ def _compare_related(findings: list[Finding], ex: Expectations) -> list[str]:
             problems.append(f"line {line}: expected as a related location of {code}, not listed")
         for line in sorted(got - want):
             problems.append(f"line {line}: unexpected related location of {code}")
+    for (line, code), subs in sorted(ex.related_messages.items()):
+        here = [r.message for f in findings if f.code == code for r in f.related if r.path == f.path and r.line == line]
+        for sub in subs:
+            if here and not any(sub in m for m in here):
+                problems.append(f"line {line}: related location of {code} lacks {sub!r}: {here[0]!r}")
     return problems
 
 

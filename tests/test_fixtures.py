@@ -60,3 +60,13 @@ def test_hl_related_marks_are_checked():
     assert compare([finding(2)], ex) == ["line 4: expected as a related location of WRP006, not listed"]
     assert compare([finding(2, 3, 4)], ex) == ["line 3: unexpected related location of WRP006"]
     assert compare([finding(2)], ex, subset=True) == []  # fixed outputs check only what remains
+
+    ex = parse_expectations('f(m);  // hl-related: BLD005 "lineinfo", BLD005 "ptxas"\n')
+    both = Finding(code="BLD005", name="n", message="m", severity=Severity.ERROR, path="t.cu", line=9, column=1,
+                   end_line=9, end_column=2, related=(RelatedLocation("t.cu", 1, 1, 1, 2, "-Xptxas: ptxas"),
+                                                      RelatedLocation("t.cu", 1, 9, 1, 12, "-lineinfo")))
+    assert compare([both], ex) == ["line 9: unexpected BLD005: m"]
+    one = Finding(**{**{s: getattr(both, s) for s in ("code", "name", "message", "severity", "path", "line", "column",
+                                                      "end_line", "end_column")}, "related": both.related[:1]})
+    assert compare([one], ex) == ["line 1: related location of BLD005 lacks 'lineinfo': '-Xptxas: ptxas'",
+                                  "line 9: unexpected BLD005: m"]
