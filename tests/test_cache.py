@@ -152,3 +152,17 @@ def test_related_locations_do_not_change_fingerprints():
     assign([plain], data, tree.root_node)
     assign([grouped], data, tree.root_node)
     assert plain.fingerprint and plain.fingerprint == grouped.fingerprint
+
+
+def test_findings_with_related_locations_are_cached(tmp_path):
+    # Such files used to be linted again on every scan (entries could not hold related locations).
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "m.cu").write_text(
+        "__device__ float f(float v) {\n  const unsigned int m = 0xffffffffu;\n"
+        "  v += __shfl_xor_sync(m, v, 1);\n  return v + __shfl_xor_sync(m, v, 2);\n}\n")
+    _, cold = scan_json(tmp_path)
+    assert [r["line"] for r in cold[0]["related"]] == [3, 4]
+    assert len(entries(tmp_path)) == 1
+    tamper(tmp_path, "from the cache")
+    _, warm = scan_json(tmp_path)
+    assert warm[0]["message"] == "from the cache" and warm[0]["related"] == cold[0]["related"]
