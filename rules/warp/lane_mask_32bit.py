@@ -5,7 +5,8 @@ from hiplint.model import Edit
 from hiplint.cparse import iter_nodes
 
 from ._lanes import (LANE_EXPR, LANE_MASK_CALLS, LANE_MASK_NAME, LANE_NAME, MASK_NAME, SYNC_WITH_MASK, int_literal,
-                     int_literal as _il, is_full_mask_32, lanes_in_32s_note, macro_value, mentions_thread_index)
+                     int_literal as _il, is_full_mask_32, lanes_in_32s_note, macro_value, mentions_thread_index,
+                     relate_uses)
 
 _MASK_DEFINE = """#if defined(__HIP_PLATFORM_AMD__) || defined(__HIP__)
 #define {name} 0xffffffffffffffffull
@@ -42,7 +43,7 @@ class LaneMask32Bit(CudaRule):
     Finds three forms: `1u << lane` / `1 << lane` with a lane or thread index; a ballot,
     `__activemask()` or `__match_*` result compared with a 32-bit full mask (`== 0xffffffff`);
     and a mask macro or constant defined as the 32-bit full mask (`#define FULL_MASK 0xffffffff`),
-    reported at its definition. A lane numbered `threadIdx.x & 31` (or `% 32`) never reaches 32, so
+    reported at its definition, with its uses as related locations. A lane numbered `threadIdx.x & 31` (or `% 32`) never reaches 32, so
     `1u << lane` is defined: it is reported only against a ballot or as a mask (the ballot's upper
     half is lost, and widening the lane, WRP001, makes the shift undefined), not when it selects a
     bit of a 32-bit data word.
@@ -159,8 +160,10 @@ class LaneMask32Bit(CudaRule):
         start = ctx.file_range(define)[0]
         end = ctx.file_range(value)[0] + len(ctx.text(value).split("//")[0].split("/*")[0].rstrip().encode())
         fix = Fix.unsafe(f"Define `{name}` as 64-bit on AMD, unchanged on NVIDIA", Edit(start, end, block))
-        ctx.report(name_node, f"`{name}` is the 32-bit full mask `{body}`: half of a 64-lane wave, "
-                              "and a compile error as a *_sync mask on ROCm", fix=fix)
+        finding = ctx.report(name_node, f"`{name}` is the 32-bit full mask `{body}`: half of a 64-lane wave, "
+                                        "and a compile error as a *_sync mask on ROCm", fix=fix)
+        if finding is not None:
+            relate_uses(ctx, finding, name, name_node, f"`{name}` used here")
 
 
 def _full_mask_text(t: str) -> bool:

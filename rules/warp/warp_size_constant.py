@@ -1,7 +1,6 @@
 from hiplint import CudaRule, Impact, Severity
-from hiplint.cparse import iter_nodes
 
-from ._lanes import WARP_SIZE_NAME, int_literal, macro_value
+from ._lanes import WARP_SIZE_NAME, int_literal, macro_value, relate_uses
 
 
 def _is_32(text: str) -> bool:
@@ -81,19 +80,5 @@ class WarpSizeConstant32(CudaRule):
         finding = ctx.report(captures["name"][0] if node.type == "preproc_def" else node,
                              f"`{name}` is defined as 32; a wave holds 64 lanes on gfx90a/gfx942: every use assumes half a wave")
         if finding is not None:
-            _relate_uses(ctx, finding, name, captures["name"][0])
+            relate_uses(ctx, finding, name, captures["name"][0], f"`{name}` used here")
 
-
-def _relate_uses(ctx, finding, name: str, defined) -> None:
-    """The uses of the constant after its definition, as related locations: in its function for a
-    local constant, else anywhere in the file (macro bodies included)."""
-    after = ctx.file_range(defined)[1]
-    function = ctx.enclosing_function(defined)
-    places = [(ctx.unit, function)] if function is not None else [(unit, unit.root) for unit in ctx.units]
-    for unit, root in places:
-        for ident in iter_nodes(root, {"identifier"}):
-            start, end = unit.file_range(ident)
-            if start >= after and unit.text(ident) == name:
-                loc = ctx.related_range(start, end, f"`{name}` used here")
-                if loc is not None:
-                    finding.add_related(loc)
