@@ -22,7 +22,8 @@ class WarpSyncAvailability(CudaRule):
     ## What it does
     Reports, once per function name and file, the use of `*_sync` warp intrinsics, `__activemask`,
     `__syncwarp` and `__reduce_*_sync` when the configured oldest ROCm version (`rocm-version`,
-    default 7.0) does not provide them by default.
+    default 7.0) does not provide them by default; the other calls of that function in the file
+    are listed with it as related locations.
 
     ## Why it breaks on AMD
     - ROCm 6.1 and older: none of the `*_sync` functions nor `__activemask` exist (only the maskless
@@ -72,9 +73,6 @@ class WarpSyncAvailability(CudaRule):
 
     def check(self, ctx, captures):
         name = ctx.text(captures["fn"][0])
-        seen = ctx.cache.setdefault("wrp007_seen", set())
-        if name in seen:
-            return
         oldest = ctx.rocm_version
         opted_in = OPT_IN_MACRO in file_macros(ctx)  # a -D flag in the build is not visible here
         if name in NEW_IN_7:
@@ -86,5 +84,6 @@ class WarpSyncAvailability(CudaRule):
                    "it is on by default from 7.0")
         else:
             return
-        seen.add(name)
-        ctx.report(captures["call"][0], msg)
+        # One finding per function name and file (the engine merges them after suppressions, the first
+        # call in the file staying): the other calls are its related locations.
+        ctx.report(captures["call"][0], msg, group=name)
