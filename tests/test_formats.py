@@ -289,3 +289,17 @@ def test_checklist_lists_related_locations_under_the_item(tmp_path):
     item = out.split("- [ ] ", 1)[1].splitlines()
     assert item[0].startswith("`src/a.cu:3` [WRP001]")
     assert item[1:3] == ["  - also `src/a.cu:10`: use 0", "  - also `src/a.cu:11`: use 1"]
+
+
+def test_scan_reports_related_locations_in_sarif_and_full(tmp_path):
+    (tmp_path / "m.cu").write_text("__device__ float f(float v) {\n  const unsigned int m = 0xffffffffu;\n"
+                                   "  v += __shfl_xor_sync(m, v, 1);\n  return v + __shfl_xor_sync(m, v, 2);\n}\n")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    sarif = run_cli("scan", "m.cu", "--isolated", "--no-cache", "--output-format", "sarif", cwd=tmp_path)
+    log = json.loads(sarif.stdout)
+    _validate(log)
+    related = log["runs"][0]["results"][0]["relatedLocations"]
+    assert [r["physicalLocation"]["region"]["startLine"] for r in related] == [3, 4]
+    assert all(r["physicalLocation"]["artifactLocation"]["uri"] == "m.cu" for r in related)
+    full = run_cli("scan", "m.cu", "--isolated", "--no-cache", cwd=tmp_path).stdout.decode()
+    assert "= also at: m.cu:3, m.cu:4" in full

@@ -3,7 +3,9 @@
 Totals first (files, findings by category and severity, what was fixed automatically, what is left
 by hand), then one section per category, most harmful first (compile breaks, then silent wrong
 results: `Impact.order`), with a checkbox per remaining site. Findings of one rule in one file share
-a checkbox that lists their lines, so a large repository gives a list a team can work through.
+a checkbox that lists their lines, so a large repository gives a list a team can work through. A
+finding's related locations (the uses of a reported constant, the other options of a build file) are
+sub-items under its checkbox.
 """
 from __future__ import annotations
 
