@@ -395,6 +395,8 @@ def merge_groups(findings: list[Finding]) -> list[Finding]:
             more = len(members) - 1
             first.message += f" ({more} more like it in this file, listed as related locations)"
         out.append(first)
+    for f in out:
+        f.group = None  # merged: a finding served from the cache (which does not store it) compares equal
     return out
 
 

@@ -108,3 +108,4 @@ def test_merge_groups_keeps_fixable_findings_apart():
     out = merge_groups([finding(3), fixable, finding(1)])
     assert [(f.line, f.message) for f in out] == [(5, "m5"), (1, "m1 (1 more like it in this file, listed as related locations)")]
     assert [(r.line, r.message) for r in out[1].related] == [(3, "m3")]
+    assert all(f.group is None for f in out)
