@@ -392,8 +392,7 @@ def merge_groups(findings: list[Finding]) -> list[Finding]:
             first.add_related(*(RelatedLocation(m.path, m.line, m.column, m.end_line, m.end_column, m.message)
                                 for m in members[1:]))
             first.add_related(*(r for m in members[1:] for r in m.related))
-            more = len(members) - 1
-            first.message += f" ({more} more like it in this file, listed as related locations)"
+            # The message stays the first place's own: every format shows the related locations.
         out.append(first)
     for f in out:
         f.group = None  # merged: a finding served from the cache (which does not store it) compares equal
