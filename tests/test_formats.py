@@ -256,6 +256,9 @@ def test_full_text_lists_related_locations_and_caps_the_list(tmp_path):
     out = render("full", _report([_with_related(13)], tmp_path))
     assert "= also at: " + ", ".join(f"src/a.cu:{10 + i}" for i in range(10)) + " and 3 more\n" in out
     assert "also at" not in render("full", _report([_finding()], tmp_path))
+    from hiplint.model import RelatedLocation
+    two_on_a_line = _finding(related=(RelatedLocation("src/a.cu", 7, 3, 7, 5), RelatedLocation("src/a.cu", 7, 9, 7, 11)))
+    assert "= also at: src/a.cu:7\n" in render("full", _report([two_on_a_line], tmp_path))
 
 
 def test_concise_counts_related_locations(tmp_path):

@@ -46,13 +46,12 @@ MAX_RELATED_LISTED = 10  # text formats name this many related locations, then "
 
 
 def also_at(f, relpath=None, limit: int = MAX_RELATED_LISTED) -> str:
-    """`file:line, file:line and N more`: a finding's related locations in one line ('' if none)."""
-    if not f.related:
-        return ""
-    places = [f"{relpath(r.path) if relpath else r.path}:{r.line}" for r in f.related[:limit]]
-    text = ", ".join(places)
-    if len(f.related) > limit:
-        text += f" and {len(f.related) - limit} more"
+    """`file:line, file:line and N more`: a finding's related lines in one line ('' if none); two
+    places on one line are named once."""
+    places = list(dict.fromkeys(f"{relpath(r.path) if relpath else r.path}:{r.line}" for r in f.related))
+    text = ", ".join(places[:limit])
+    if len(places) > limit:
+        text += f" and {len(places) - limit} more"
     return text
 
 
