@@ -3,7 +3,8 @@
 Rule ids are hiplint's codes (stable across releases). `partialFingerprints` is left out on
 purpose: github/codeql-action's upload-sarif computes `primaryLocationLineHash` itself when it is
 missing, and a tool-made value that is not exactly the action's makes alerts churn. hiplint's own
-line-independent id goes into `fingerprints["hiplint/v1"]`.
+line-independent id goes into `fingerprints["hiplint/v1"]`. A finding's related locations (the uses
+of a reported constant, a build file's other options) are `relatedLocations`, each with a message.
 """
 from __future__ import annotations
 
