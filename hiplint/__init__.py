@@ -12,7 +12,7 @@ if not _os.path.isdir(_os.path.join(_os.path.dirname(__file__), "rules")) and \
         _os.path.isfile(_os.path.join(_checkout, "rules", "__init__.py")) and _checkout not in __path__:
     __path__.append(_checkout)
 
-from hiplint.model import Applicability, Edit, Finding, Fix, Impact, Severity  # noqa: E402
+from hiplint.model import Applicability, Edit, Finding, Fix, Impact, RelatedLocation, Severity  # noqa: E402
 from hiplint.rule import CudaRule, FileRule, Rule  # noqa: E402
 
 __all__ = [

@@ -28,13 +28,13 @@ from pathlib import Path
 
 from hiplint import __version__
 from hiplint.fix import replace_file
-from hiplint.model import Applicability, Edit, Finding, Fix, Impact, Severity
+from hiplint.model import Applicability, Edit, Finding, Fix, Impact, RelatedLocation, Severity
 
 # Settings that change how findings are shown or gated, not which findings a file has.
 _NOT_IN_KEY = {"output_format", "fix", "unsafe_fixes", "jobs", "cache_dir", "config_path", "extra"}
 # Keys in Settings.extra that only gate or format results.
 _EXTRA_NOT_IN_KEY = {"baseline", "fail-on", "cache"}
-_FORMAT = 1
+_FORMAT = 2  # 2: findings carry `related` locations
 _CODE_SUFFIXES = (".py", ".toml", ".json", ".scm")
 
 
@@ -92,6 +92,7 @@ def finding_to_json(f: Finding) -> dict:
                                     "end_column", "start_byte", "end_byte", "checklist", "fingerprint", "source_line")}
     d["severity"] = f.severity.value
     d["impact"] = f.impact.value
+    d["related"] = [[r.path, r.line, r.column, r.end_line, r.end_column, r.message] for r in f.related]
     if f.fix is not None:
         d["fix"] = {"title": f.fix.title, "applicability": int(f.fix.applicability), "isolation": f.fix.isolation,
                     "edits": [[e.start, e.end, e.content] for e in f.fix.edits]}
@@ -120,11 +121,18 @@ def finding_from_json(d: dict) -> Finding:
         fx = d["fix"]
         fix = Fix(tuple(Edit(s, e, c) for s, e, c in fx["edits"]), _APPLICABILITY[fx["applicability"]],
                   fx["title"], fx["isolation"])
+    related = []
+    for r in d["related"]:
+        path, line, column, end_line, end_column, message = r
+        if not (isinstance(path, str) and isinstance(message, str)
+                and all(type(n) is int for n in (line, column, end_line, end_column))):
+            raise TypeError("cache entry field 'related'")
+        related.append(RelatedLocation(path, line, column, end_line, end_column, message))
     return Finding(code=d["code"], name=d["name"], message=d["message"], severity=_SEVERITY[d["severity"]],
                    path=d["path"], line=d["line"], column=d["column"], end_line=d["end_line"],
                    end_column=d["end_column"], start_byte=d["start_byte"], end_byte=d["end_byte"], fix=fix,
                    impact=_IMPACT[d["impact"]], checklist=d["checklist"], fingerprint=d["fingerprint"],
-                   source_line=d["source_line"])
+                   source_line=d["source_line"], related=tuple(related))
 
 
 class Cache:
@@ -181,8 +189,6 @@ class Cache:
             return None
 
     def store(self, key: str, findings, notes, depends: dict | None = None) -> None:
-        if any(f.related for f in findings):
-            return  # not representable; such files are simply linted again
         path = self._path(key)
         entry = {"format": _FORMAT, "findings": [finding_to_json(f) for f in findings], "notes": notes}
         if depends:

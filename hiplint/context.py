@@ -4,7 +4,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from hiplint.cparse import FUNCTION_TYPES, FunctionSpans, Unit
-from hiplint.model import Applicability, Edit, Finding, Fix, Severity
+from hiplint.model import Applicability, Edit, Finding, Fix, RelatedLocation, Severity
 from hiplint.source import Source
 
 _STATEMENT_TYPES = frozenset({"expression_statement", "declaration", "compound_statement", "function_definition",
@@ -99,28 +99,59 @@ class FileContext:
         return Edit(s, s, content)
 
     # Reporting --------------------------------------------------------------------------------
-    def report(self, node: Node, message: str | None = None, fix: Fix | None = None,
-               checklist: str | None = None, severity: Severity | None = None) -> Finding | None:
-        start, end = self.file_range(node)
-        return self.report_range(start, end, message, fix, checklist, severity)
-
-    def report_range(self, start: int, end: int, message: str | None = None, fix: Fix | None = None,
-                     checklist: str | None = None, severity: Severity | None = None) -> Finding | None:
+    def _silenced(self, start: int) -> bool:
+        """Whether the current rule stays quiet about file byte `start` (a branch AMD never compiles...)."""
         rule = self.rule
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.in_cuda_backend:
-            return None  # the file has a HIP twin (`cuda/` beside `hip/`): AMD compiles that one instead
+            return True  # the file has a HIP twin (`cuda/` beside `hip/`): AMD compiles that one instead
         if self.platform is not None:
             kind = self.platform.kind_at(start)
             if kind == "hip" and not rule.report_in_hip_branches:
-                return None
+                return True
             if kind == "nvidia" and not self.settings.report_nvidia_branches:
-                return None
+                return True
             if kind == "never":
-                return None  # `#if 0`, an IDE-only block: no compiler sees it
+                return True  # `#if 0`, an IDE-only block: no compiler sees it
             if rule.nvidia_feature and not self.settings.report_nvidia_branches and self.platform.off_on_amd(start):
                 # PTX in a lone `#if __CUDA_ARCH__ >= 700`: AMD's compiler never sees it, and ARC001
                 # reports the branch AMD silently skips; what to write for AMD there is new code.
-                return None
+                return True
+        return False
+
+    def related(self, node: Node, message: str = "") -> RelatedLocation | None:
+        """A related location for `node` (see Finding.add_related), or None where the rule would not
+        report (a branch AMD never compiles)."""
+        start, end = self.file_range(node)
+        return self.related_range(start, end, message)
+
+    def related_range(self, start: int, end: int, message: str = "") -> RelatedLocation | None:
+        if self._silenced(start):
+            return None
+        line, col = self.source.position(start)
+        end_line, end_col = self.source.position(end)
+        return RelatedLocation(self.path, line, col, end_line, end_col, message)
+
+    def relate(self, finding: Finding | None, node: Node, message: str = "") -> None:
+        """Add `node` as a related location of `finding` (nothing if either is None)."""
+        if finding is not None:
+            loc = self.related(node, message)
+            if loc is not None:
+                finding.add_related(loc)
+
+    def report(self, node: Node, message: str | None = None, fix: Fix | None = None,
+               checklist: str | None = None, severity: Severity | None = None, group: str | None = None) -> Finding | None:
+        start, end = self.file_range(node)
+        return self.report_range(start, end, message, fix, checklist, severity, group)
+
+    def report_range(self, start: int, end: int, message: str | None = None, fix: Fix | None = None,
+                     checklist: str | None = None, severity: Severity | None = None,
+                     group: str | None = None) -> Finding | None:
+        """Report [start, end) of the file. Findings of the rule given the same `group` key are merged
+        after suppressions into the first one left, the others its related locations (a build file's
+        nvcc options: one finding). Findings with a fix are never merged."""
+        rule = self.rule
+        if self._silenced(start):
+            return None
         if fix is not None and fix.applicability == Applicability.SAFE:
             macro = self._project_macro_call(fix)
             if macro is not None:
@@ -136,7 +167,7 @@ class FileContext:
             severity=severity or rule.severity, path=self.path, line=line, column=col,
             end_line=end_line, end_column=end_col, start_byte=start, end_byte=end, fix=fix,
             impact=rule.impact, checklist=checklist or rule.checklist or None,
-            source_line=self.source.line_text(line),
+            source_line=self.source.line_text(line), group=group,
         )
         self.findings.append(f)
         return f

@@ -14,7 +14,7 @@ from hiplint.context import FileContext
 from hiplint.cparse import (INDEX_CAPTURE, MAX_NESTING, Unit, error_ranges, for_parsing, macro_units, new_parser,
                              seed_index, too_deep, valid_utf8)
 from hiplint.headers import platform_map
-from hiplint.model import Finding, Severity
+from hiplint.model import Finding, RelatedLocation, Severity
 from hiplint.preproc import unreported_spans
 from hiplint.queryplan import QueryPlan
 from hiplint.rule import CudaRule, FileRule, has_query
@@ -303,13 +303,15 @@ class Linter:
         source = ctx.source
         sups, problems = suppress.parse_directives(comments, next_stmt or (lambda l: (l + 1, l + 1)), source.line_count())
         # Dedupe: the same rule at the same place (a macro unit and the file can both see a node).
-        seen = set()
+        seen: dict = {}
         unique = []
         for f in findings:
             key = (f.code, f.start_byte, f.end_byte)
             if key not in seen:
-                seen.add(key)
+                seen[key] = f
                 unique.append(f)
+            elif f.related:
+                seen[key].add_related(*f.related)  # the copy may have seen other places
         unique = _drop_covered_fallbacks(unique, source.data, self._fallback_codes, self._covers)
         blanked = ctx.blanked
         if blanked:
@@ -318,6 +320,10 @@ class Linter:
                                              for e in f.fix.edits for start, end in blanked):
                     f.fix = None  # its text came from the AMD view, where those spans are blank
         kept = [f for f in unique if not suppress.is_suppressed(f, sups)]
+        for f in kept:
+            if f.related:
+                # A suppression comment on a related line takes that place out of the finding.
+                f.related = tuple(r for r in f.related if r.path != f.path or not suppress.is_suppressed_at(f, r.line, sups))
         registry = load_registry()
         meta_rules = {"HL001": ParseError, "HL100": UnusedSuppression, "HL101": BlanketSuppression, "HL102": UnmatchedSuppressionRange}
         ctx.findings = []
@@ -344,6 +350,7 @@ class Linter:
             n = len(ctx.parse_errors)
             ctx.platform = None
             ctx.report_range(s, max(e, s), f"{n} region(s) of this file could not be parsed; findings inside them may be missed")
+        kept = merge_groups(kept)
         kept.extend(ctx.findings)
         kept = self._apply_config(ctx.path, kept)
         kept.sort(key=Finding.sort_key)
@@ -365,6 +372,31 @@ class Linter:
 
 class TooDeep(RecursionError):
     """A file nested too deeply to analyse in bounded time (cparse.too_deep)."""
+
+
+def merge_groups(findings: list[Finding]) -> list[Finding]:
+    """Merge the findings a rule gave one group key (Finding.group): the first in the file stays and
+    the others become its related locations, with their own messages. Findings with a fix stay apart
+    (a merged finding could not carry their edits as one fix)."""
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    out = []
+    for f in findings:
+        if f.group is None or f.fix is not None:
+            out.append(f)
+        else:
+            groups.setdefault((f.code, f.group), []).append(f)
+    for members in groups.values():
+        members.sort(key=Finding.sort_key)
+        first = members[0]
+        if len(members) > 1:
+            first.add_related(*(RelatedLocation(m.path, m.line, m.column, m.end_line, m.end_column, m.message)
+                                for m in members[1:]))
+            first.add_related(*(r for m in members[1:] for r in m.related))
+            # The message stays the first place's own: every format shows the related locations.
+        out.append(first)
+    for f in out:
+        f.group = None  # merged: a finding served from the cache (which does not store it) compares equal
+    return out
 
 
 def _error_size(errors) -> tuple[int, int]:

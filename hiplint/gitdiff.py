@@ -60,13 +60,20 @@ class ChangedLines:
         return os.path.relpath(os.path.realpath(path), self.toplevel).replace(os.sep, "/")
 
     def contains(self, finding) -> bool:
-        rel = self._rel(finding.path)
+        """Whether the finding, or one of its related locations (a new use of a reported constant, a
+        new option of a build file's grouped finding), is on an added or changed line."""
+        places = [(finding.path, finding.line, finding.end_line)]
+        places += [(r.path, r.line, r.end_line) for r in finding.related]
+        return any(self._touches(*place) for place in places)
+
+    def _touches(self, path: str, line: int, end_line: int) -> bool:
+        rel = self._rel(path)
         if rel in self.untracked:
             return True
         changed = self.lines.get(rel)
         if not changed:
             return False
-        return any(ln in changed for ln in range(finding.line, finding.end_line + 1))
+        return any(ln in changed for ln in range(line, end_line + 1))
 
 
 def changed_lines(base: str, cwd: str | None = None) -> ChangedLines:

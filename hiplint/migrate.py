@@ -308,10 +308,18 @@ def _walk(src: str):
 
 
 def _shift(findings: list[Finding], inserted: list[int], path: str) -> list[Finding]:
+    import dataclasses
+
+    def moved(line: int) -> int:
+        return line + sum(1 for i in inserted if i <= line)
+
     for f in findings:
         n = sum(1 for line in inserted if line <= f.line)
         f.line += n
         f.end_line += n
+        # Related locations are in the same file: they move with the lines inserted above them.
+        f.related = tuple(dataclasses.replace(r, path=path, line=moved(r.line), end_line=r.end_line + moved(r.line) - r.line)
+                          if r.path == f.path else r for r in f.related)
         f.path = path
     return findings
 
@@ -555,6 +563,9 @@ def render_checklist(result: MigrationResult, settings) -> str:
             body.append("")
             if advice:
                 body += [advice, ""]
-            body += [f"- [ ] `{f.path}:{f.line}:{f.column}` {f.message}" for f in items]
+            for f in items:
+                body.append(f"- [ ] `{f.path}:{f.line}:{f.column}` {f.message}")
+                body += [f"  - also `{r.path}:{r.line}:{r.column}`" + (f": {r.message}" if r.message else "")
+                         for r in f.related]
             body.append("")
     return "\n".join(head + body)

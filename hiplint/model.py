@@ -89,6 +89,24 @@ class Fix:
         return Fix(tuple(edits), Applicability.DISPLAY_ONLY, title)
 
 
+@dataclass(frozen=True, slots=True)
+class RelatedLocation:
+    """Another place a finding stands for (a use of the constant it reports, another call, another
+    option of the same build file). Lines and columns are 1-based, columns count characters, like
+    the finding's own. Related locations never enter the fingerprint (hiplint.fingerprint)."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    message: str = ""
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "line": self.line, "column": self.column, "end_line": self.end_line,
+                "end_column": self.end_column, "message": self.message}
+
+
 @dataclass(slots=True)
 class Finding:
     code: str
@@ -107,7 +125,22 @@ class Finding:
     checklist: str | None = None  # the manual step, for the migration checklist
     fingerprint: str = ""
     source_line: str = ""  # the text of the first reported line (code frames, fingerprints)
-    related: tuple = field(default_factory=tuple)
+    related: tuple[RelatedLocation, ...] = field(default_factory=tuple)  # other places it stands for
+    # Findings of one rule in one file with the same group key are merged by the engine after
+    # suppressions: the first stays, the others become its related locations (hiplint.engine).
+    group: str | None = None
 
     def sort_key(self):
         return (self.path, self.line, self.column, self.code)
+
+    def add_related(self, *locations: RelatedLocation) -> None:
+        """Append related locations, skipping the finding's own place and ones already listed."""
+        have = {(r.path, r.line, r.column) for r in self.related}
+        have.add((self.path, self.line, self.column))
+        new = []
+        for r in locations:
+            if (r.path, r.line, r.column) not in have:
+                have.add((r.path, r.line, r.column))
+                new.append(r)
+        if new:
+            self.related = tuple(sorted(self.related + tuple(new), key=lambda r: (r.path, r.line, r.column)))

@@ -90,9 +90,14 @@ def selector_matches(selector: str, code: str, name: str) -> bool:
 
 
 def is_suppressed(finding, sups: list[Suppression]) -> bool:
+    return is_suppressed_at(finding, finding.line, sups)
+
+
+def is_suppressed_at(finding, line: int, sups: list[Suppression]) -> bool:
+    """Whether a directive covering `line` names the finding's rule (marks the directive used)."""
     hit = False
     for s in sups:
-        if s.first_line <= finding.line <= s.last_line:
+        if s.first_line <= line <= s.last_line:
             for sel in s.codes:
                 if selector_matches(sel, finding.code, finding.name):
                     s.used.add(sel)

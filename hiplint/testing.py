@@ -5,6 +5,12 @@
     int lane = threadIdx.x & 31;
     int w = threadIdx.x / warpSize;              // hl-ok: WRP001
     // hl-config: rocm-version = "6.2"            (TOML; settings for this fixture)
+    v = __shfl_sync(kMask, v, 0);                // hl-related: WRP006
+
+`hl-related: CODE` marks a related location of a CODE finding (another place the finding stands
+for, e.g. a use of the constant reported at its declaration; own line: the next code line), and
+`hl-related: CODE "text"` also requires text in that related location's message. Once a fixture
+marks one for a code, the related lines of that code's findings must be exactly the marked ones.
 
 For a fixture `name.ext`, `name.fixed.ext` is the exact expected result of the safe fixes and
 `name.unsafe.fixed.ext` of safe plus unsafe ones. They sit beside the fixture, except in a tree meant
@@ -28,7 +34,7 @@ from hiplint.languages import language_of
 from hiplint.model import Applicability, Finding
 from hiplint.registry import load_registry, select_rules
 
-ANNOT = re.compile(r"(?://|#)\s*hl-(?P<kind>expect|ok|config):\s*(?P<body>.*?)\s*(?:\*/)?\s*$")
+ANNOT = re.compile(r"(?://|#)\s*hl-(?P<kind>expect|ok|config|related):\s*(?P<body>.*?)\s*(?:\*/)?\s*$")
 CODE = re.compile(r"\b[A-Z]{2,4}[0-9]{3}\b")
 CODE_WITH_MESSAGE = re.compile(r'\b([A-Z]{2,4}[0-9]{3})\b(?:\s*"([^"]*)")?')
 
@@ -40,6 +46,8 @@ class Expectations:
     counts: dict[tuple[int, str], int] = field(default_factory=dict)  # how many times each is expected
     config: dict = field(default_factory=dict)
     codes: set[str] = field(default_factory=set)
+    related: set[tuple[int, str]] = field(default_factory=set)  # (line, code): a related location expected
+    related_messages: dict[tuple[int, str], list[str]] = field(default_factory=dict)  # message substrings
 
 
 def _is_comment_line(text: str, hash_comments: bool) -> bool:
@@ -60,7 +68,7 @@ def parse_expectations(text: str, hash_comments: bool = False) -> Expectations:
 
 def _annotations(line: str):
     """Every `hl-...:` annotation of a line (a line may carry `hl-ok: X  // hl-expect: Y`)."""
-    starts = [m.start() for m in re.finditer(r"(?://|#)\s*hl-(?:expect|ok|config):", line)]
+    starts = [m.start() for m in re.finditer(r"(?://|#)\s*hl-(?:expect|ok|config|related):", line)]
     for k, s in enumerate(starts):
         end = starts[k + 1] if k + 1 < len(starts) else len(line)
         m = ANNOT.search(line[s:end])
@@ -83,7 +91,11 @@ def _parse_annotation(ex, lines, i, line, found, hash_comments):
     # `CODE "message part"` pairs: a quoted text belongs to the code before it.
     for c, message in CODE_WITH_MESSAGE.findall(body.split("(")[0] if kind == "ok" else body):
         ex.codes.add(c)
-        if kind == "expect":
+        if kind == "related":
+            ex.related.add((target, c))
+            if message:
+                ex.related_messages.setdefault((target, c), []).append(message)
+        elif kind == "expect":
             ex.expected.setdefault((target, c), []).extend([message] if message else [])
             ex.counts[(target, c)] = ex.counts.get((target, c), 0) + 1
         else:
@@ -131,6 +143,8 @@ def compare(findings: list[Finding], ex: Expectations, subset: bool = False) -> 
         for sub in msgs:
             if not any(sub in f.message for f in found[key]):
                 problems.append(f"line {key[0]}: {key[1]} message lacks {sub!r}: {found[key][0].message!r}")
+    if not subset:
+        problems += _compare_related(findings, ex)
     for key, fs in sorted(found.items()):
         if key not in ex.expected:
             problems.append(f"line {key[0]}: unexpected {key[1]}: {fs[0].message}")
@@ -148,6 +162,24 @@ def _expected_tree(path: Path) -> tuple[Path, Path] | None:
         if d.name and not d.name.endswith(EXPECTED_SUFFIX) and d.with_name(d.name + EXPECTED_SUFFIX).is_dir():
             return d, d.with_name(d.name + EXPECTED_SUFFIX)
     return None
+
+
+def _compare_related(findings: list[Finding], ex: Expectations) -> list[str]:
+    """For each code with an `hl-related` mark: its findings' related lines (in this file) are the marked ones."""
+    problems = []
+    for code in sorted({c for _, c in ex.related}):
+        want = {line for line, c in ex.related if c == code}
+        got = {r.line for f in findings if f.code == code for r in f.related if r.path == f.path}
+        for line in sorted(want - got):
+            problems.append(f"line {line}: expected as a related location of {code}, not listed")
+        for line in sorted(got - want):
+            problems.append(f"line {line}: unexpected related location of {code}")
+    for (line, code), subs in sorted(ex.related_messages.items()):
+        here = [r.message for f in findings if f.code == code for r in f.related if r.path == f.path and r.line == line]
+        for sub in subs:
+            if here and not any(sub in m for m in here):
+                problems.append(f"line {line}: related location of {code} lacks {sub!r}: {here[0]!r}")
+    return problems
 
 
 def fixed_path(path: Path, unsafe: bool) -> Path:

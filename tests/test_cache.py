@@ -117,3 +117,52 @@ def test_cache_dir_setting_and_config_off(tmp_path):
     (tmp_path / "hiplint.toml").write_text('cache = false\ncache-dir = "other"\n')
     run_cli("scan", "src", cwd=tmp_path)
     assert not (tmp_path / "other").exists()
+
+
+def test_related_locations_survive_the_cache_and_pickling():
+    import pickle
+
+    import pytest
+
+    from hiplint.cache import finding_from_json, finding_to_json
+    from hiplint.model import Finding, RelatedLocation, Severity
+
+    f = Finding(code="WRP006", name="n", message="m", severity=Severity.ERROR, path="a.cu", line=2, column=3,
+                end_line=2, end_column=9, fingerprint="0123456789abcdef", source_line="x",
+                related=(RelatedLocation("a.cu", 7, 5, 7, 14, "passed to __shfl_sync here"),))
+    back = finding_from_json(json.loads(json.dumps(finding_to_json(f))))
+    assert back == f and back.related == f.related
+    assert pickle.loads(pickle.dumps(f)) == f  # --jobs workers send findings back pickled
+    d = finding_to_json(f)
+    d["related"] = [["a.cu", "7", 5, 7, 14, ""]]  # a hand-edited entry: a miss, not a crash later
+    with pytest.raises(TypeError):
+        finding_from_json(d)
+
+
+def test_related_locations_do_not_change_fingerprints():
+    from hiplint.cparse import new_parser
+    from hiplint.fingerprint import assign
+    from hiplint.model import Finding, RelatedLocation, Severity
+
+    data = b"void k() { int x = 1; }\n"
+    tree = new_parser().parse(data)
+    plain, grouped = (Finding(code="WRP006", name="n", message="m", severity=Severity.ERROR, path="a.cu", line=1,
+                              column=16, end_line=1, end_column=17, start_byte=15, end_byte=16, source_line="x",
+                              related=r) for r in ((), (RelatedLocation("a.cu", 1, 1, 1, 2, "use"),)))
+    assign([plain], data, tree.root_node)
+    assign([grouped], data, tree.root_node)
+    assert plain.fingerprint and plain.fingerprint == grouped.fingerprint
+
+
+def test_findings_with_related_locations_are_cached(tmp_path):
+    # Such files used to be linted again on every scan (entries could not hold related locations).
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "m.cu").write_text(
+        "__device__ float f(float v) {\n  const unsigned int m = 0xffffffffu;\n"
+        "  v += __shfl_xor_sync(m, v, 1);\n  return v + __shfl_xor_sync(m, v, 2);\n}\n")
+    _, cold = scan_json(tmp_path)
+    assert [r["line"] for r in cold[0]["related"]] == [3, 4]
+    assert len(entries(tmp_path)) == 1
+    tamper(tmp_path, "from the cache")
+    _, warm = scan_json(tmp_path)
+    assert warm[0]["message"] == "from the cache" and warm[0]["related"] == cold[0]["related"]

@@ -236,3 +236,101 @@ def test_odd_file_names_in_sarif_uris_and_junit(tmp_path):
     junit = run_cli("scan", ".", "--isolated", "--no-cache", "--output-format", "junit", cwd=tmp_path)
     suites = [s.get("name") for s in ET.fromstring(junit.stdout).iter("testsuite")]
     assert "fn\\x01x.cu" in suites and "a b.cu" in suites
+
+
+# Related locations: the other places one finding stands for ---------------------------------------
+
+def _with_related(n: int = 2, tmp_path=None) -> Finding:
+    from hiplint.model import RelatedLocation
+
+    related = tuple(RelatedLocation("src/a.cu", 10 + i, 7, 10 + i, 17, f"use {i}") for i in range(n))
+    return _finding(fingerprint="0123456789abcdef", related=related)
+
+
+def _report(findings, tmp_path) -> Report:
+    return Report(findings, 1, root=str(tmp_path))
+
+
+def test_json_and_json_lines_list_related_locations(tmp_path):
+    from hiplint.emit import render
+
+    plain, grouped = _finding(fingerprint="1" * 16), _with_related(2)
+    data = json.loads(render("json", _report([plain, grouped], tmp_path)))
+    assert data[0]["related"] == []  # always present
+    assert data[1]["related"] == [
+        {"path": "src/a.cu", "line": 10, "column": 7, "end_line": 10, "end_column": 17, "message": "use 0"},
+        {"path": "src/a.cu", "line": 11, "column": 7, "end_line": 11, "end_column": 17, "message": "use 1"}]
+    lines = [json.loads(l) for l in render("json-lines", _report([plain, grouped], tmp_path)).splitlines()]
+    assert lines == data
+
+
+def test_sarif_related_locations_validate(tmp_path):
+    log = sarif_log(_report([_with_related(2)], tmp_path))
+    _validate(log)
+    result = log["runs"][0]["results"][0]
+    assert result["relatedLocations"] == [
+        {"id": i, "physicalLocation": {"artifactLocation": {"uri": "src/a.cu", "uriBaseId": "%SRCROOT%"},
+                                       "region": {"startLine": 10 + i, "startColumn": 7, "endLine": 10 + i,
+                                                  "endColumn": 17}},
+         "message": {"text": f"use {i}"}} for i in range(2)]
+    assert "relatedLocations" not in sarif_log(_report([_finding(fingerprint="1" * 16)], tmp_path))["runs"][0]["results"][0]
+
+
+def test_full_text_lists_related_locations_and_caps_the_list(tmp_path):
+    from hiplint.emit import render
+
+    out = render("full", _report([_with_related(2)], tmp_path))
+    assert "= also at: src/a.cu:10, src/a.cu:11\n" in out
+    out = render("full", _report([_with_related(13)], tmp_path))
+    assert "= also at: " + ", ".join(f"src/a.cu:{10 + i}" for i in range(10)) + " and 3 more\n" in out
+    assert "also at" not in render("full", _report([_finding()], tmp_path))
+    from hiplint.model import RelatedLocation
+    two_on_a_line = _finding(related=(RelatedLocation("src/a.cu", 7, 3, 7, 5), RelatedLocation("src/a.cu", 7, 9, 7, 11)))
+    assert "= also at: src/a.cu:7\n" in render("full", _report([two_on_a_line], tmp_path))
+
+
+def test_concise_counts_related_locations(tmp_path):
+    from hiplint.emit import render
+
+    out = render("concise", _report([_with_related(3), _finding(line=4)], tmp_path)).splitlines()
+    assert out[0].endswith("m (+3 related locations)")
+    assert out[1].endswith(" m")
+
+
+def test_github_gitlab_junit_name_related_locations(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from hiplint.emit import render
+
+    report = _report([_with_related(2)], tmp_path)
+    _, _, msg = _parse_annotation(render("github", report).strip())
+    assert msg == "m\nAlso at: src/a.cu:10, src/a.cu:11"
+    issue = json.loads(render("gitlab", report))[0]
+    assert issue["other_locations"] == [{"path": "src/a.cu", "lines": {"begin": 10, "end": 10}},
+                                        {"path": "src/a.cu", "lines": {"begin": 11, "end": 11}}]
+    assert "other_locations" not in json.loads(render("gitlab", _report([_finding()], tmp_path)))[0]
+    failure = next(ET.fromstring(render("junit", report)).iter("failure"))
+    assert failure.text.endswith("\nalso at: src/a.cu:10, src/a.cu:11")
+
+
+def test_checklist_lists_related_locations_under_the_item(tmp_path):
+    from hiplint.emit import render
+
+    out = render("checklist", _report([_with_related(2)], tmp_path))
+    item = out.split("- [ ] ", 1)[1].splitlines()
+    assert item[0].startswith("`src/a.cu:3` [WRP001]")
+    assert item[1:3] == ["  - also `src/a.cu:10`: use 0", "  - also `src/a.cu:11`: use 1"]
+
+
+def test_scan_reports_related_locations_in_sarif_and_full(tmp_path):
+    (tmp_path / "m.cu").write_text("__device__ float f(float v) {\n  const unsigned int m = 0xffffffffu;\n"
+                                   "  v += __shfl_xor_sync(m, v, 1);\n  return v + __shfl_xor_sync(m, v, 2);\n}\n")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    sarif = run_cli("scan", "m.cu", "--isolated", "--no-cache", "--output-format", "sarif", cwd=tmp_path)
+    log = json.loads(sarif.stdout)
+    _validate(log)
+    related = log["runs"][0]["results"][0]["relatedLocations"]
+    assert [r["physicalLocation"]["region"]["startLine"] for r in related] == [3, 4]
+    assert all(r["physicalLocation"]["artifactLocation"]["uri"] == "m.cu" for r in related)
+    full = run_cli("scan", "m.cu", "--isolated", "--no-cache", cwd=tmp_path).stdout.decode()
+    assert "= also at: m.cu:3, m.cu:4" in full

@@ -179,3 +179,16 @@ def test_config_keys_validated():
         apply_table(Settings(), {"fail-on": "sometimes"}, "t")
     with pytest.raises(ConfigError, match="unknown key `fail_on`"):
         apply_table(Settings(), {"fail_on": "error"}, "t")
+
+
+def test_diff_base_keeps_a_finding_whose_related_location_changed(tmp_path):
+    from hiplint.gitdiff import ChangedLines
+    from hiplint.model import Finding, RelatedLocation, Severity
+
+    path = str(tmp_path / "k.cu")
+    f = Finding(code="WRP006", name="n", message="m", severity=Severity.ERROR, path=path, line=2, column=1,
+                end_line=2, end_column=5)
+    changed = ChangedLines(str(tmp_path), {"k.cu": {9}}, set())
+    assert not changed.contains(f)
+    f.related = (RelatedLocation(path, 9, 3, 9, 8, "a new use of the mask"),)
+    assert changed.contains(f)

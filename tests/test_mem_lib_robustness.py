@@ -23,3 +23,14 @@ def test_truncations_do_not_crash(linter, path):
         for variant in (data[:cut], data[cut:], data[:cut] + b"<<<(" + data[cut:], data[:cut] + b"\n#if X\n"):
             result = linter.lint_bytes(str(path), variant, "cuda")
             assert not result.internal_error, (cut, result.notes)
+
+
+def test_once_per_file_library_findings_relate_the_other_uses(linter):
+    """LIB002/LIB005 report a library once per file; its other includes and names are related locations."""
+    code = (b"#include <mma.h>\n#include <cudnn.h>\n"
+            b"__global__ void k() { nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> acc; }\n"
+            b"void f(cudnnHandle_t h) { cudnnCreate(&h); }\n")
+    found = {f.code: f for f in linter.lint_bytes("k.cu", code, "cuda").findings if f.line <= 2}
+    assert [r.line for r in found["LIB002"].related] == [3, 3]
+    assert [(r.line, r.message) for r in found["LIB005"].related] == [
+        (4, "`cudnnHandle_t`: cuDNN used here"), (4, "`cudnnCreate`: cuDNN used here")]

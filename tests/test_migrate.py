@@ -397,3 +397,14 @@ def test_the_unmigrated_fixture_does_not_compile_for_amd():
     _toolchain_or_skip()
     from hip_toolchain import compile_hip
     assert not compile_hip(str(MIGRATE / "monte_carlo_pi.cu"), ("gfx942",)).ok
+
+
+def test_related_locations_move_with_inserted_lines():
+    from hiplint.migrate import _shift
+    from hiplint.model import Finding, RelatedLocation, Severity
+
+    f = Finding(code="WRP006", name="n", message="m", severity=Severity.ERROR, path="in/k.cu", line=2, column=1,
+                end_line=2, end_column=5, related=(RelatedLocation("in/k.cu", 9, 3, 10, 4, "use"),))
+    (out,) = _shift([f], [1, 5], "out/k.hip")
+    assert (out.path, out.line) == ("out/k.hip", 3)
+    assert out.related == (RelatedLocation("out/k.hip", 11, 3, 12, 4, "use"),)

@@ -69,3 +69,43 @@ def test_unused_suppressions_are_opt_in():
 def test_suppression_text_inside_strings_is_not_a_suppression():
     code = KERNEL_HEAD + '  const char* s = "// hiplint: ignore[WRP001]"; o[0] = threadIdx.x & 31;\n}\n'
     assert lint(code) == [(2, "WRP001")]
+
+
+def test_ignore_on_a_related_line_drops_that_place_only():
+    code = ("__device__ float f(float v) {\n"
+            "  const unsigned int m = 0xffffffffu;\n"
+            "  v += __shfl_xor_sync(m, v, 1);\n"
+            "  v += __shfl_xor_sync(m, v, 2); // hiplint: ignore[WRP006] checked by hand\n"
+            "  return v;\n}\n")
+    settings = Settings().with_overrides(extend_select=("HL100",))
+    findings = linter_for(settings).lint_bytes("t.cu", code.encode(), "cuda").findings
+    assert [(f.line, f.code) for f in findings] == [(2, "WRP006")]  # and no HL100: the comment was used
+    assert [r.line for r in findings[0].related] == [3]
+
+
+def test_grouped_build_options_are_suppressed_one_by_one():
+    # BLD005 merges a file's nvcc options into one finding after suppressions: ignoring the first
+    # option moves the finding to the next, it does not hide the others.
+    text = ('set(CMAKE_CUDA_FLAGS "--use_fast_math")  # hiplint: ignore[BLD005] measured\n'
+            'set(CMAKE_CUDA_FLAGS "--expt-relaxed-constexpr")\n'
+            'set(CMAKE_CUDA_FLAGS "--expt-extended-lambda")\n')
+    settings = Settings().with_overrides(extend_select=("HL100",))
+    findings = linter_for(settings).lint_bytes("CMakeLists.txt", text.encode(), "cmake").findings
+    assert [(f.line, f.code) for f in findings] == [(2, "BLD005")]
+    assert [r.line for r in findings[0].related] == [3]
+    assert "expt-relaxed-constexpr" in findings[0].message and "lambda" in findings[0].related[0].message
+
+
+def test_merge_groups_keeps_fixable_findings_apart():
+    from hiplint.engine import merge_groups
+    from hiplint.model import Edit, Finding, Fix, Severity
+
+    def finding(line, fix=None):
+        return Finding(code="BLD005", name="n", message=f"m{line}", severity=Severity.ERROR, path="f", line=line,
+                       column=1, end_line=line, end_column=2, fix=fix, group="g")
+
+    fixable = finding(5, Fix.safe("t", Edit(0, 1, "x")))
+    out = merge_groups([finding(3), fixable, finding(1)])
+    assert [(f.line, f.message) for f in out] == [(5, "m5"), (1, "m1")]
+    assert [(r.line, r.message) for r in out[1].related] == [(3, "m3")]
+    assert all(f.group is None for f in out)

@@ -47,6 +47,19 @@ class Report:
         return rel.replace(_os.sep, "/")
 
 
+MAX_RELATED_LISTED = 10  # text formats name this many related locations, then "and N more"
+
+
+def also_at(f, relpath=None, limit: int = MAX_RELATED_LISTED) -> str:
+    """`file:line, file:line and N more`: a finding's related lines in one line ('' if none); two
+    places on one line are named once."""
+    places = list(dict.fromkeys(f"{relpath(r.path) if relpath else r.path}:{r.line}" for r in f.related))
+    text = ", ".join(places[:limit])
+    if len(places) > limit:
+        text += f" and {len(places) - limit} more"
+    return text
+
+
 def repository_root(fallback=None) -> str:
     """The git work tree around the working directory, else the config root, else the working directory."""
     import subprocess

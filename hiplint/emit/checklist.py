@@ -3,7 +3,9 @@
 Totals first (files, findings by category and severity, what was fixed automatically, what is left
 by hand), then one section per category, most harmful first (compile breaks, then silent wrong
 results: `Impact.order`), with a checkbox per remaining site. Findings of one rule in one file share
-a checkbox that lists their lines, so a large repository gives a list a team can work through.
+a checkbox that lists their lines, so a large repository gives a list a team can work through. A
+finding's related locations (the uses of a reported constant, the other options of a build file) are
+sub-items under its checkbox.
 """
 from __future__ import annotations
 
@@ -50,13 +52,26 @@ def _fixable(group: list[Finding]) -> str:
     return ""
 
 
+def _also(group: list[Finding]) -> list[str]:
+    """Sub-items under a checkbox: the related locations of its findings (the other places each
+    stands for, e.g. the uses of a reported constant), MAX_LINES_LISTED of them, then a count."""
+    related = sorted({(r.path, r.line, r.message) for f in group for r in f.related})
+    out = []
+    for path, line, message in related[:MAX_LINES_LISTED]:
+        out.append(f"  - also `{path}:{line}`" + (f": {_one_line(message)}" if message else ""))
+    if len(related) > MAX_LINES_LISTED:
+        out.append(f"  - and {len(related) - MAX_LINES_LISTED} more")
+    return out
+
+
 def _item(group: list[Finding]) -> str:
     f = group[0]
     if len(group) == 1:
         where = f"`{f.path}:{f.line}`"
     else:
         where = f"`{f.path}` lines {_lines(group)} ({len(group)}×)"
-    return f"- [ ] {where} [{f.code}]({rule_url(f.code)}) {f.severity.value}: {_todo(group)}{_fixable(group)}"
+    head = f"- [ ] {where} [{f.code}]({rule_url(f.code)}) {f.severity.value}: {_todo(group)}{_fixable(group)}"
+    return "\n".join([head] + _also(group))
 
 
 def _groups(findings: list[Finding]) -> list[list[Finding]]:

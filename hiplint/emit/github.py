@@ -6,7 +6,7 @@ SARIF carries the full list.
 """
 from __future__ import annotations
 
-from hiplint.emit import Report, emitter
+from hiplint.emit import Report, also_at, emitter
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -19,13 +19,16 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(f, path: str) -> str:
+def annotation(f, path: str, relpath=None) -> str:
     props = [("file", path), ("line", f.line), ("col", f.column), ("endLine", f.end_line),
              ("endColumn", f.end_column), ("title", f"hiplint ({f.code})")]
     head = ",".join(f"{k}={escape_property(str(v))}" for k, v in props)
-    return f"::{COMMANDS[f.severity.value]} {head}::{escape_data(f.message)}"
+    message = f.message
+    if f.related:
+        message += f"\nAlso at: {also_at(f, relpath)}"
+    return f"::{COMMANDS[f.severity.value]} {head}::{escape_data(message)}"
 
 
 @emitter("github")
 def to_github(report: Report) -> str:
-    return "".join(annotation(f, report.relpath(f.path)) + "\n" for f in report.findings)
+    return "".join(annotation(f, report.relpath(f.path), report.relpath) + "\n" for f in report.findings)

@@ -15,7 +15,7 @@ def to_gitlab(report: Report) -> str:
     paths = [report.relpath(f.path) for f in report.findings]
     issues = []
     for f, path, uid in zip(report.findings, paths, unique_ids(report.findings, paths)):
-        issues.append({
+        issue = {
             "type": "issue",
             "check_name": f.code,
             "description": f"{f.code} {f.message}",
@@ -23,5 +23,9 @@ def to_gitlab(report: Report) -> str:
             "severity": SEVERITIES[f.severity.value],
             "fingerprint": uid,
             "location": {"path": path, "lines": {"begin": f.line, "end": f.end_line}},
-        })
+        }
+        if f.related:  # Code Climate's `other_locations`: the other places the issue stands for
+            issue["other_locations"] = [{"path": report.relpath(r.path), "lines": {"begin": r.line, "end": r.end_line}}
+                                        for r in f.related]
+        issues.append(issue)
     return json.dumps(issues, indent=2) + "\n"

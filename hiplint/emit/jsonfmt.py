@@ -29,6 +29,7 @@ def finding_dict(f, source=None) -> dict:
         "end_line": f.end_line,
         "end_column": f.end_column,
         "fix": fix,
+        "related": [r.to_json() for r in f.related],
         "checklist": f.checklist,
         "fingerprint": f.fingerprint or None,
         "url": rule_url(f.code),

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from hiplint.emit import Report, emitter
+from hiplint.emit import Report, also_at, emitter
 
 # Characters XML 1.0 forbids even escaped (C0 controls but tab, newline and CR; lone surrogates;
 # U+FFFE/U+FFFF): a file named with one (`fn\x01x.cu`) made the report unreadable.
@@ -32,6 +32,9 @@ def to_junit(report: Report) -> str:
             case = ET.SubElement(suite, "testcase", name=f"{f.code} {f.name} at {f.line}:{f.column}",
                                  classname=path, file=path, line=str(f.line))
             failure = ET.SubElement(case, "failure", message=_xml_text(f.message), type=f.code)
-            failure.text = _xml_text(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}")
+            text = f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}"
+            if f.related:
+                text += f"\nalso at: {also_at(f)}"
+            failure.text = _xml_text(text)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

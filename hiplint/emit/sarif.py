@@ -3,7 +3,8 @@
 Rule ids are hiplint's codes (stable across releases). `partialFingerprints` is left out on
 purpose: github/codeql-action's upload-sarif computes `primaryLocationLineHash` itself when it is
 missing, and a tool-made value that is not exactly the action's makes alerts churn. hiplint's own
-line-independent id goes into `fingerprints["hiplint/v1"]`.
+line-independent id goes into `fingerprints["hiplint/v1"]`. A finding's related locations (the uses
+of a reported constant, a build file's other options) are `relatedLocations`, each with a message.
 """
 from __future__ import annotations
 
@@ -59,6 +60,16 @@ def _fix(f, uri: str) -> dict | None:
     }
 
 
+def _related(i: int, r, report: Report) -> dict:
+    """A SARIF location (3.28) for a related location; `id` is unique within the result."""
+    loc = {"id": i, "physicalLocation": {
+        "artifactLocation": {"uri": urllib.parse.quote(report.relpath(r.path).replace("\\", "/"), safe="/"),
+                             "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": r.line, "startColumn": r.column, "endLine": r.end_line, "endColumn": r.end_column},
+    }, "message": {"text": r.message or "related location"}}
+    return loc
+
+
 def sarif_log(report: Report) -> dict:
     from hiplint.registry import load_registry
 
@@ -87,6 +98,8 @@ def sarif_log(report: Report) -> dict:
             }}],
             "fingerprints": {"hiplint/v1": uid},
         }
+        if f.related:
+            result["relatedLocations"] = [_related(i, r, report) for i, r in enumerate(f.related)]
         fix = _fix(f, uri)
         if fix is not None:
             result["fixes"] = [fix]

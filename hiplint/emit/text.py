@@ -1,7 +1,7 @@
 """Human formats: `full` (default, with a code frame) and `concise` (one line a finding)."""
 from __future__ import annotations
 
-from hiplint.emit import Report, emitter
+from hiplint.emit import Report, also_at, emitter
 from hiplint.model import Applicability
 
 _SEV_COLOR = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
@@ -21,6 +21,11 @@ def _head(f, color: bool) -> str:
         loc = _BOLD + loc + _RESET
         code = _SEV_COLOR.get(f.severity.value, "") + _BOLD + code + _RESET
     return f"{loc} {code} {_marker(f)}{f.message}"
+
+
+def _related_count(f) -> str:
+    n = len(f.related)
+    return f" (+{n} related location{'s' if n != 1 else ''})" if n else ""
 
 
 def _summary(report: Report) -> str:
@@ -46,7 +51,7 @@ def _summary(report: Report) -> str:
 
 @emitter("concise")
 def concise(report: Report) -> str:
-    out = [_head(f, report.color) for f in report.findings]
+    out = [_head(f, report.color) + _related_count(f) for f in report.findings]
     out.append(_summary(report))
     return "\n".join(out) + "\n"
 
@@ -70,6 +75,8 @@ def full(report: Report) -> str:
                     span = (f.end_column - f.column) if f.end_line == f.line else max(1, len(text) - len(prefix))
                     caret = " " * len(prefix) + "^" * max(1, span)
                     out.append(f"{' ' * width} | {caret}")
+        if f.related:
+            out.append(f"{' ' * width} = also at: {also_at(f)}")
         if f.fix is not None:
             kind = {2: "Safe fix", 1: "Unsafe fix", 0: "Suggested change"}[int(f.fix.applicability)]
             out.append(f"{' ' * width} = {kind}: {f.fix.title}")

@@ -143,7 +143,7 @@ class CudaArchMacro(CudaRule):
     `__CUDA_ARCH__` (or `__CUDA_ARCH_LIST__`, `__CUDA_ARCH_FEAT_SM*`), `CUDART_VERSION`,
     `CUDA_VERSION` or `__CUDACC_VER_MAJOR__/MINOR__` (once per condition, not per line inside).
     A `#define` whose body tests them (`#define HAS_TC (__CUDA_ARCH__ >= 800)`) is reported where
-    it is defined, with the lines that use it; the uses are not reported again (a define that only
+    it is defined, with the lines that use it (also as related locations); the uses are not reported again (a define that only
     passes the value on, or sits inside an `#if` on the same macro, is left to that `#if`).
 
     Not reported, because AMD's build already takes the branch meant for it:
@@ -266,12 +266,14 @@ class CudaArchMacro(CudaRule):
                 in_if = [n for n in where if n not in in_code]
                 also = (f"; in the `#if` on line{'s' if len(in_if) > 1 else ''} {', '.join(map(str, in_if))} it "
                         "reads as 0") if in_if else ""
-                ctx.report(node, f"macro `{name}` uses `{macro}`, which AMD never defines: in code (line"
-                                 f"{'s' if len(in_code) > 1 else ''} {', '.join(map(str, in_code))}) it is an "
-                                 f"undeclared identifier, a compile error on AMD{also}")
+                finding = ctx.report(node, f"macro `{name}` uses `{macro}`, which AMD never defines: in code (line"
+                                           f"{'s' if len(in_code) > 1 else ''} {', '.join(map(str, in_code))}) it is "
+                                           f"an undeclared identifier, a compile error on AMD{also}")
+                self._relate_uses(ctx, finding, name, where, lines)
                 continue
-            ctx.report(node, f"macro `{name}` tests `{macro}`, which AMD never defines: every use of "
-                             f"`{name}` takes the non-CUDA value{used}")
+            finding = ctx.report(node, f"macro `{name}` tests `{macro}`, which AMD never defines: every use of "
+                                       f"`{name}` takes the non-CUDA value{used}")
+            self._relate_uses(ctx, finding, name, where, lines)
         for node in iter_nodes(root, {"preproc_def"}):
             name = node.child_by_field_name("name")
             if name is not None and ctx.text(name) in ("__CUDA_ARCH__",):
@@ -420,6 +422,22 @@ class CudaArchMacro(CudaRule):
     def _macro_in(text: str) -> str:
         m = ARCH_MACROS.search(text) or VERSION_MACROS.search(text)
         return m.group(1) if m else ""
+
+    @staticmethod
+    def _relate_uses(ctx, finding, name: str, where: list[int], lines: list[str]) -> None:
+        """The uses of a reported macro (the lines its message names) as related locations."""
+        if finding is None:
+            return
+        pattern = re.compile(r"\b" + re.escape(name) + r"\b")
+        for n in where:
+            code = lines[n - 1].split("//", 1)[0]
+            m = pattern.search(code)
+            if m is None:
+                continue
+            start = ctx.source.byte_of_line(n) + len(code[:m.start()].encode())
+            loc = ctx.related_range(start, start + len(name.encode()), f"`{name}` used here")
+            if loc is not None:
+                finding.add_related(loc)
 
     @staticmethod
     def _uses(ctx, root, names) -> dict[str, set[int]]:

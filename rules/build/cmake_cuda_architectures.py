@@ -16,6 +16,8 @@ class CMakeCudaArchitectures(FileRule):
     `CMAKE_HIP_ARCHITECTURES`, `HIP_ARCHITECTURES`, `GPU_TARGETS` or `AMDGPU_TARGETS`, or inside an
     `if()` chain whose condition names HIP or ROCm, or when the value is `OFF` (CMake then adds no
     architecture flags: a PTX-only or driver-selected target).
+    One finding per file for each variable to set; the other places are listed with it as
+    related locations.
 
     ## Why it breaks on AMD
     The values are NVIDIA compute capabilities (`70;80;90`). The HIP language takes AMD target IDs
@@ -68,4 +70,4 @@ class CMakeCudaArchitectures(FileRule):
                     hip = "CMAKE_HIP_ARCHITECTURES" if tok.text.startswith("CMAKE_") else "HIP_ARCHITECTURES"
                     ctx.report_range(tok.start, tok.end,
                                      f"`{tok.text}` names NVIDIA architectures only; set `{hip}` to AMD targets "
-                                     "(e.g. gfx90a;gfx942) for the HIP build")
+                                     "(e.g. gfx90a;gfx942) for the HIP build", group=hip)

@@ -14,6 +14,7 @@ class CMakeCudaLanguage(FileRule):
     (`-xhip`, `-x hip`). Each file is judged on its own: a
     CUDA-only backend directory kept beside a HIP one (ggml's `ggml-cuda/` and `ggml-hip/`) is still
     reported; exclude it in the configuration or with `# hiplint: file-ignore[BLD]`.
+    One finding per file; other places that enable CUDA are listed with it as related locations.
 
     ## Why it breaks on AMD
     CMake's CUDA language runs nvcc (or clang for NVIDIA targets); it cannot build for AMD GPUs.
@@ -72,7 +73,8 @@ class CMakeCudaLanguage(FileRule):
                 if arg.text == "CUDA":
                     ctx.report_range(arg.start, arg.end,
                                      f"`{cmd.name}(... CUDA)` enables only the CUDA language: add a HIP path "
-                                     "(`enable_language(HIP)` with CMake >= 3.21, `LANGUAGE HIP` on the .cu sources)")
+                                     "(`enable_language(HIP)` with CMake >= 3.21, `LANGUAGE HIP` on the .cu sources)",
+                                     group="language")
 
 
 _PROJECT_KEYWORDS = {"VERSION", "DESCRIPTION", "HOMEPAGE_URL", "LANGUAGES"}

@@ -16,6 +16,8 @@ class CMakeFindCuda(FileRule):
     chain whose condition names HIP or ROCm, in a branch whose own test keeps it to the CUDA build
     (`if(GPU_RUNTIME STREQUAL "CUDA")`; a backend switch `if(FFTLIB_ENABLE_CUDA)` in a file that also
     tests `FFTLIB_ENABLE_ROCM`), or in a file that also calls `find_package(hip)`.
+    One finding per file for CUDA packages and one for FindCUDA macros; the other places are
+    listed with them as related locations.
 
     ## Why it breaks on AMD
     On a ROCm machine there is no CUDA toolkit: `find_package(CUDA REQUIRED)` stops the configure
@@ -68,8 +70,8 @@ class CMakeFindCuda(FileRule):
                 ctx.report_range(arg.start, arg.end,
                                  f"`find_package({arg.text})` looks for {CUDA_PACKAGES[arg.text]}, which a ROCm "
                                  "machine does not have: find `hip` (hip::host, hip::device) and the hip* library "
-                                 "packages on AMD builds")
+                                 "packages on AMD builds", group="package")
             elif cmd.name in FINDCUDA_COMMANDS:
                 ctx.report_range(cmd.start, cmd.start + len(cmd.name),
                                  f"`{cmd.name}` is a FindCUDA macro with no HIP counterpart: use CMake's HIP "
-                                 "language (`enable_language(HIP)`) with add_executable/add_library")
+                                 "language (`enable_language(HIP)`) with add_executable/add_library", group="findcuda")

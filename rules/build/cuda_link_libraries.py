@@ -69,6 +69,8 @@ class CudaLinkLibraries(FileRule):
     rules. Lines inside a Makefile conditional or CMake `if()` chain that names HIP or ROCm, or in a
     branch kept to the CUDA build (see BLD003), are not reported, nor `if()` conditions themselves
     (`if(TARGET CUDA::cufft)` tests for the library; it links nothing).
+    One finding per CUDA library and file; the library's other link places are listed with it as
+    related locations.
 
     ## Why it breaks on AMD
     These libraries do not exist on a ROCm system; the link fails. Each has a HIP or ROCm
@@ -135,4 +137,4 @@ class CudaLinkLibraries(FileRule):
         # -l and lib*.so tokens must name a CUDA library; CUDA:: targets always are.
         if not text.startswith("CUDA::") and not _is_cuda_library(lib):
             return
-        ctx.report_range(start, end, _message(text, lib))
+        ctx.report_range(start, end, _message(text, lib), group=_base(lib))  # one per library of the file

@@ -11,6 +11,7 @@ class NvccArchFlags(FileRule):
     `--generate-code` and `-code=sm_XX` in Makefiles and CMake files, where the value names an
     NVIDIA architecture (`sm_*`, `compute_*`, `lto_*`, `native`, `all`). `-arch x86_64` (Apple's
     option) is not reported, nor code inside a conditional that names HIP/ROCm.
+    One finding per file; the other architecture options are listed with it as related locations.
 
     ## Why it breaks on AMD
     clang has no `-arch=sm_XX` for HIP (`clang: error: unknown argument '-arch=sm_80'`) and no
@@ -51,4 +52,4 @@ class NvccArchFlags(FileRule):
             shown = use.token if not use.value or "=" in use.token else f"{use.token} {use.value}"
             ctx.report_range(use.start, use.end,
                              f"`{shown}` selects an NVIDIA architecture, which clang rejects for HIP; "
-                             f"name AMD targets instead: {targets}")
+                             f"name AMD targets instead: {targets}", group="arch")

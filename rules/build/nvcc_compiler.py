@@ -18,6 +18,7 @@ class NvccCompiler(FileRule):
     (`ifeq ($(GPU_RUNTIME),CUDA)`) are not reported, nor `$(shell nvcc ...)` probes, nor an nvcc
     variable used only in such branches (`COMPILER := $(CUDACXX)` under the CUDA test), or never used
     outside them in a Makefile that also names a HIP compiler (`HIPCXX ?= hipcc` beside it).
+    One finding per file; the other places that run nvcc are listed with it as related locations.
 
     ## Why it breaks on AMD
     nvcc only produces code for NVIDIA GPUs and is not installed on ROCm systems. HIP sources are
@@ -83,4 +84,5 @@ class NvccCompiler(FileRule):
                 if os.path.basename(word) == "nvcc":
                     ctx.report_range(start + (len(text) - len(word)), end,
                                      "nvcc builds for NVIDIA GPUs only; on ROCm compile with `hipcc` (or "
-                                     "`amdclang++ -x hip`) and choose targets with `--offload-arch=gfxNNN`")
+                                     "`amdclang++ -x hip`) and choose targets with `--offload-arch=gfxNNN`",
+                                     group="nvcc")

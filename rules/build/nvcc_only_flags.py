@@ -18,6 +18,8 @@ class NvccOnlyFlags(FileRule):
     `if(C_COMPILER_FAMILY_IS_PGI)`), nor
     (in CMake) options that only reach the CUDA language when the project also compiles HIP (the HIP
     language, or `-xhip` through the C++ compiler).
+    One finding per file (one for the options that break the build, one for those only
+    misread); the other options are listed with it as related locations.
 
     ## Why it breaks on AMD
     hipcc hands options it does not know to ROCm's clang. Most of these are unknown to clang and
@@ -59,5 +61,7 @@ class NvccOnlyFlags(FileRule):
         for use in _options.option_uses(ctx):
             if use.option.kind == "arch":
                 continue
-            ctx.report_range(use.start, use.end, _nvcc.describe(use),
-                             severity=None if use.option.breaks_in(use.compile_only) else Severity.WARNING)
+            breaks = use.option.breaks_in(use.compile_only)
+            # One finding per file (per severity): the other options are its related locations.
+            ctx.report_range(use.start, use.end, _nvcc.describe(use), severity=None if breaks else Severity.WARNING,
+                             group="breaks" if breaks else "misread")

@@ -183,6 +183,34 @@ class Library:
                        tuple(table.get("namespaces", ())), frozenset(table.get("namespace_members", ())))
 
 
+def uses(ctx, lib: Library) -> list[Name]:
+    """Every name of the file that is `lib`'s (by its names regex or a leading namespace), in order."""
+    pattern = re.compile(lib.name_pattern) if lib.name_pattern else None
+    return [n for n in names(ctx)
+            if (pattern is not None and n.kind != "namespace_identifier" and pattern.fullmatch(n.text))
+            or (n.leading_namespace and n.text in lib.namespaces
+                and (not lib.members or n.member in lib.members or not n.in_namespace))]
+
+
+def relate_uses(ctx, finding, lib: Library, what: str) -> None:
+    """A finding that stands for a file's use of `lib` as a whole lists the library's other includes
+    and its names in the file as related locations (those in branches the rule skips are left out)."""
+    if finding is None:
+        return
+    found = []
+    here = os.path.dirname(ctx.fs_path) if ctx.fs_path else None
+    for inc in includes(ctx):
+        if lib.headers and header_matches(inc, lib.headers, here):
+            loc = ctx.related_range(*span(inc), f"<{inc.path}>: {what}")
+            if loc is not None:
+                found.append(loc)
+    for n in uses(ctx, lib):
+        loc = ctx.related_range(n.start, n.end, f"`{n.text}`: {what}")
+        if loc is not None:
+            found.append(loc)
+    finding.add_related(*found)
+
+
 def first_use(ctx, lib: Library, prefer=frozenset()):
     """Where a file first uses `lib`: ("include", Include) or ("name", Name), or None.
 

@@ -1,9 +1,10 @@
-"""A library that needs a manual port, reported once per file: at its include, or at its first name."""
+"""A library that needs a manual port, reported once per file: at its include, or at its first name,
+with the library's names in the file as related locations."""
 from __future__ import annotations
 
 from hiplint import CudaRule, Impact, Severity
 
-from ._scan import Library, first_use, is_last_unit, load_table, span
+from ._scan import Library, first_use, is_last_unit, load_table, relate_uses, span
 
 
 class WholeLibraryRule(CudaRule):
@@ -47,4 +48,5 @@ class WholeLibraryRule(CudaRule):
             return
         where, item = found
         text = item.path if where == "include" else item.text
-        ctx.report_range(*span(item), self.message(where, text), fix=self.fix_for(ctx, where, item))
+        finding = ctx.report_range(*span(item), self.message(where, text), fix=self.fix_for(ctx, where, item))
+        relate_uses(ctx, finding, self.lib(), f"{self.lib().title} used here")

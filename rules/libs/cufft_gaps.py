@@ -78,9 +78,11 @@ class CufftCallbacksAndXt(CudaRule):
             if ctx.rocm_version < tuple(table["multi_gpu_since"]):
                 ctx.report(call, f"`{fn}`: the cuFFTXt multi-GPU/descriptor API has no hipFFT equivalent before "
                                  f"ROCm {table['multi_gpu_since'][0]}.{table['multi_gpu_since'][1]}; use one plan per GPU")
-            elif not ctx.cache.get("lib004_multi_gpu_noted"):
-                ctx.cache["lib004_multi_gpu_noted"] = True  # an info note once per file, not at every call
-                ctx.report(call, f"`{fn}`: hipFFT's multi-GPU Xt API is experimental (the rocFFT backend needs distinct "
-                                 f"device IDs); test it or use one plan per GPU", severity=Severity.INFO)
+            elif "lib004_multi_gpu_noted" in ctx.cache:  # an info note once per file: later calls are related
+                ctx.relate(ctx.cache["lib004_multi_gpu_noted"], call, f"`{fn}`: the Xt API here too")
+            else:
+                ctx.cache["lib004_multi_gpu_noted"] = ctx.report(
+                    call, f"`{fn}`: hipFFT's multi-GPU Xt API is experimental (the rocFFT backend needs distinct "
+                          f"device IDs); test it or use one plan per GPU", severity=Severity.INFO)
         elif re.fullmatch(table["compat"], fn):
             ctx.report(call, f"`{fn}`: cuFFT compatibility modes do not exist in hipFFT; remove the call")

@@ -3,7 +3,7 @@ import re
 from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
 
-from ._scan import Library, first_use, is_last_unit, load_table, span, unguarded
+from ._scan import Library, first_use, is_last_unit, load_table, relate_uses, span, unguarded
 
 
 def _table():
@@ -76,8 +76,9 @@ class WmmaToRocwmma(CudaRule):
         if found is not None:
             where, item = found
             what = f"`#include <{item.path}>`" if where == "include" else f"first use of WMMA (`{item.text}`)"
-            ctx.report_range(*span(item), f"{what}: HIP does not support warp matrix (WMMA) functions; "
-                                                   f"port to rocWMMA (`rocwmma::`, wave-sized fragments)")
+            finding = ctx.report_range(*span(item), f"{what}: HIP does not support warp matrix (WMMA) functions; "
+                                                             f"port to rocWMMA (`rocwmma::`, wave-sized fragments)")
+            relate_uses(ctx, finding, lib, "WMMA used here")
         elif not any(n.text == "wmma" for n in _namespace_names(ctx)):
             return
         self._details(ctx, table["wmma"])

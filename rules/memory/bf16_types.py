@@ -2,7 +2,7 @@ import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.model import Edit
-from hiplint.rules.libs._scan import Library, first_use, includes, is_last_unit, names, span
+from hiplint.rules.libs._scan import Library, first_use, includes, is_last_unit, names, relate_uses, span
 
 from ._values import table
 
@@ -14,7 +14,8 @@ class Bf16TypeMapping(CudaRule):
     - In HIP code that uses the legacy `hip_bfloat16` (or includes `hip/hip_bfloat16.h`) together with
       the CUDA-compatible bf16 API (`__hip_bfloat16`, `__float2bfloat16`, `__bfloat162float`,
       `__floats2bfloat162_rn`, ...), reports each `hip_bfloat16` and the legacy include.
-    - In CUDA code, reports the `cuda_bf16.h` include (info), a checklist note about the mapping.
+    - In CUDA code, reports the `cuda_bf16.h` include (info), a checklist note about the mapping, with
+      the file's `__nv_bfloat16`/`__nv_bfloat162` names as related locations.
 
     ## Why it breaks on AMD
     HIP has two bf16 types. `hip_bfloat16` (`hip/hip_bfloat16.h`) is the older struct; `__hip_bfloat16`
@@ -87,6 +88,8 @@ class Bf16TypeMapping(CudaRule):
         if found is not None:
             where, item = found
             what = f"`#include <{item.path}>`"
-            ctx.report_range(*span(item),
-                             f"{what}: hipify maps `__nv_bfloat16` to the legacy `hip_bfloat16`; port it to `__hip_bfloat16` "
-                             f"(hip/hip_bf16.h), which matches cuda_bf16.h", severity=Severity.INFO)
+            finding = ctx.report_range(*span(item),
+                                       f"{what}: hipify maps `__nv_bfloat16` to the legacy `hip_bfloat16`; port it to "
+                                       f"`__hip_bfloat16` (hip/hip_bf16.h), which matches cuda_bf16.h", severity=Severity.INFO)
+            relate_uses(ctx, finding, Library("cuda_bf16_types", "CUDA bf16", (), bf["cuda_types"]),
+                        "becomes the legacy `hip_bfloat16` under hipify")

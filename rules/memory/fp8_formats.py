@@ -1,7 +1,7 @@
 import re
 
 from hiplint import CudaRule, Impact, Severity
-from hiplint.rules.libs._scan import Library, first_use, is_last_unit, names, span
+from hiplint.rules.libs._scan import Library, first_use, is_last_unit, names, relate_uses, span
 
 from hiplint.triggers import regex_literals
 
@@ -23,7 +23,8 @@ class Fp8FnuzVsOcp(CudaRule):
       `__nv_fp8x4_*`, `__NV_E4M3`, `__nv_cvt_*fp8*` in a file without the include);
     - HIP's OCP fp8 (`__hip_fp8_e4m3`, `__hip_fp8_e5m2`, `__hip_fp8x2_*`, `__HIP_E4M3`, `__HIP_E5M2`)
       used outside an `#if` that selects the architecture or the fp8 flavour.
-    The finding stands for the file's CUDA fp8 as a whole: API001 then does not report each fp8 name
+    The finding stands for the file's CUDA fp8 as a whole (its fp8 names are listed with it as related
+    locations): API001 then does not report each fp8 name
     that HIP lacks (it does when these targets are not configured and this rule is off).
 
     ## Why it breaks on AMD
@@ -90,9 +91,10 @@ class Fp8FnuzVsOcp(CudaRule):
         if found is not None:
             where, item = found
             what = f"`#include <{item.path}>`" if where == "include" else f"`{item.text}`"
-            ctx.report_range(*span(item),
-                             f"{what}: CUDA fp8 is OCP (E4M3 max 448, bias 7); {targets} device code supports only FNUZ "
-                             f"fp8 (max 240, bias 8): dispatch the type per architecture and rescale")
+            finding = ctx.report_range(*span(item),
+                                       f"{what}: CUDA fp8 is OCP (E4M3 max 448, bias 7); {targets} device code supports "
+                                       f"only FNUZ fp8 (max 240, bias 8): dispatch the type per architecture and rescale")
+            relate_uses(ctx, finding, lib, "CUDA fp8 (OCP) used here")
         ocp = re.compile(fp8["hip_ocp_names"])
         for n in names(ctx):
             if n.kind == "namespace_identifier" or not ocp.fullmatch(n.text):

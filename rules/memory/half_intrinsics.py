@@ -30,7 +30,8 @@ class HalfIntrinsicGaps(CudaRule):
     initializer: `reinterpret_cast<__nv_bfloat162*>(...)`; elements of such arrays count). The `_rn` forms are warnings: ROCm 6.3's headers lack them, newer
     HIP declares them, and the first release that does is not pinned down.
     Shuffles of `__half`/`__half2` are not reported: HIP defines `__shfl*` for them (ROCm 5.6 and
-    later), and the `__shfl*_sync` forms forward to those.
+    later), and the `__shfl*_sync` forms forward to those. One finding per intrinsic and file: its
+    other calls are listed with it as related locations.
 
     ## Why it breaks on AMD
     hipify warns about these names and leaves them; `hip_fp16.h` does not declare them (HIPIFY's
@@ -83,10 +84,11 @@ class HalfIntrinsicGaps(CudaRule):
         if fn in half["newer_hip"]:
             ctx.report(call, f"`{fn}` is not declared by hip_fp16.h/hip_bf16.h of ROCm 6.3 and older (newer HIP "
                              f"adds it): check the oldest ROCm you support, or rewrite it with float math",
-                       severity=Severity.WARNING)
+                       severity=Severity.WARNING, group=fn)
             return
+        # One finding per intrinsic and file; its other calls are related locations (engine merge).
         ctx.report(call, f"`{fn}` has no HIP equivalent (hip_fp16.h/hip_bf16.h do not declare it); rewrite it with "
-                         f"float math or a helper")
+                         f"float math or a helper", group=fn)
 
     @staticmethod
     def _bf16_args(ctx, call) -> bool:

@@ -27,6 +27,8 @@ class TextureOnGfx94x(CudaRule):
     `tex*Lod`, `tex*Grad`, `texCubemap*`, `surf1Dread`, `surf2Dwrite`, `surf3D*`, ... Calls inside an
     `#if` on `__HIP_NO_IMAGE_SUPPORT` are left alone, and so are calls that a target's device pass
     skips (`#if !defined(__gfx942__)`, the `#else` of `#if defined(__gfx940__) || defined(__gfx942__)`).
+    Each texture (or surface) is reported once per function, at its first call; the function's other
+    calls on it are listed with it as related locations.
 
     ## Why it breaks on AMD
     MI300 (gfx940/gfx941/gfx942) has no image instructions. The compiler defines
@@ -84,9 +86,28 @@ class TextureOnGfx94x(CudaRule):
         if not archs:
             return
         targets = ", ".join(archs)
+        # One finding per texture (or surface) per function: a bilinear filter samples one texture four
+        # times on a line. The later calls are related locations of the first.
+        texture = _texture_argument(ctx, call, fn)
+        key = ("mem004", id(ctx.unit), ctx.function_scope(call).start_byte, texture, tuple(archs))
+        first = ctx.cache.get(key)
+        if first is not None:
+            what = f"`{texture}`" if texture else "it"
+            ctx.relate(first, call, f"`{fn}` samples {what} here too")
+            return
         verb = "has" if len(archs) == 1 else "have"
-        ctx.report(call, f"`{fn}`: {targets} {verb} no image hardware (__HIP_NO_IMAGE_SUPPORT); texture and surface "
-                         f"functions are unavailable there and the kernel does not compile")
+        ctx.cache[key] = ctx.report(call, f"`{fn}`: {targets} {verb} no image hardware (__HIP_NO_IMAGE_SUPPORT); "
+                                          f"texture and surface functions are unavailable there and the kernel does not "
+                                          f"compile")
+
+
+def _texture_argument(ctx, call, fn: str) -> str:
+    """The texture or surface a call reads or writes (`surf2Dwrite(value, surf, ...)`: the second argument)."""
+    args = call.child_by_field_name("arguments")
+    if args is None:
+        return ""
+    index = 1 if fn.startswith("surf") and fn.endswith("write") else 0
+    return " ".join(ctx.text(args.named_children[index]).split()) if args.named_child_count > index else ""
 
 
 # Defined in every device pass of an AMD build; an AMD build never defines __CUDA_ARCH__.

@@ -42,7 +42,9 @@ class ExtensionNvccFlags(FileRule):
     `torch.version.cuda`, or cpp_extension's `CUDA_HOME`, both None on ROCm builds) are not reported, nor extensions defined under such a condition. Also
     reported (as a warning): setting `TORCH_CUDA_ARCH_LIST` in a file that never names
     `PYTORCH_ROCM_ARCH`. Options that clang only warns about in a compile step, which is all the
-    `"nvcc"` list reaches (`-lineinfo`, `-diag-suppress=N`), are warnings.
+    `"nvcc"` list reaches (`-lineinfo`, `-diag-suppress=N`), are warnings. One finding per file for
+    architecture options and one for other options (per severity); the others are listed with it as
+    related locations.
 
     ## Why it breaks on AMD
     On a ROCm build of PyTorch, `CUDAExtension` and `load()` hipify the sources and compile the
@@ -200,4 +202,6 @@ class ExtensionNvccFlags(FileRule):
             ctx.report_range(start, end, f"`{shown}` in the extension's nvcc flags reaches hipcc on ROCm builds of "
                                          f"PyTorch: {use.option.effect_in(compile_only=True)}; for HIP: "
                                          f"{use.option.instead}",
-                             severity=None if use.option.breaks_in(compile_only=True) else Severity.WARNING)
+                             severity=None if use.option.breaks_in(compile_only=True) else Severity.WARNING,
+                             group=("arch:" if use.option.kind == "arch" else "option:")
+                             + ("breaks" if use.option.breaks_in(compile_only=True) else "misread"))

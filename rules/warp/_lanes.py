@@ -805,3 +805,19 @@ def top_level_ancestor(node):
     while n.parent is not None and n.parent.type != "translation_unit":
         n = n.parent
     return n
+
+
+def relate_uses(ctx, finding, name: str, defined, message: str) -> None:
+    """Add the uses of constant or macro `name` after its definition (node `defined`) to `finding` as
+    related locations: in its function for a local constant, else anywhere in the file (macro bodies
+    included). WRP002, WRP004."""
+    after = ctx.file_range(defined)[1]
+    function = ctx.enclosing_function(defined)
+    places = [(ctx.unit, function)] if function is not None else [(unit, unit.root) for unit in ctx.units]
+    for unit, root in places:
+        for ident in iter_nodes(root, {"identifier"}):
+            start, end = unit.file_range(ident)
+            if start >= after and unit.text(ident) == name:
+                loc = ctx.related_range(start, end, message)
+                if loc is not None:
+                    finding.add_related(loc)

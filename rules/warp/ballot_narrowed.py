@@ -23,7 +23,9 @@ class BallotNarrowed(CudaRule):
     results stored in a 32-bit variable (`unsigned`, `int`, `uint32_t`) or returned by a function
     declared to return one (`__device__ unsigned vote(bool p) { return __ballot_sync(...); }`), and
     such results (or `auto` variables holding them) passed to 32-bit bit intrinsics: `__popc`,
-    `__ffs`, `__clz`, `__brev`.
+    `__ffs`, `__clz`, `__brev`. A narrowed variable is reported at its declaration; the places that
+    read it with a 32-bit intrinsic (or in ways the fix cannot widen) are listed with it as related
+    locations.
 
     ## Why it breaks on AMD
     In HIP these functions return `unsigned long long` (64 bits) on every target; on 64-lane waves
@@ -104,6 +106,7 @@ class BallotNarrowed(CudaRule):
         scope = ctx.function_scope(c["decl"][0])
         edits = [ctx.replace(type_node, "unsigned long long")]
         safe = True
+        reads = []  # related locations: where the narrowed mask is read by a 32-bit intrinsic or otherwise
         for ident in iter_nodes(scope, {"identifier"}):
             if ctx.text(ident) != var or ident == c["var"][0]:
                 continue
@@ -112,12 +115,17 @@ class BallotNarrowed(CudaRule):
                 name = _callee(ctx, call)
                 edits.append(ctx.replace(call.child_by_field_name("function"), BIT32[name]))
                 safe = safe and name in WIDEN_EXACT
+                reads.append((call, f"`{ctx.text(call)}` reads only 32 bits of `{var}`"))
             elif kind != "ok":
                 safe = False
+                reads.append((ident, f"`{var}` used here"))
         title = f"Declare `{var}` as unsigned long long" + (" and use the 64-bit bit intrinsics" if len(edits) > 1 else "")
         note = lanes_in_32s_note(ctx, scope)
         fix = Fix.safe(title, *edits) if safe and not note else Fix.unsafe(title + note, *edits)
-        ctx.report(type_node, f"`{var}` holds the 64-bit result of `{fn}` in a 32-bit `{ty}`: lanes 32-63 are dropped on wave64", fix=fix)
+        finding = ctx.report(type_node, f"`{var}` holds the 64-bit result of `{fn}` in a 32-bit `{ty}`: lanes 32-63 "
+                                        "are dropped on wave64", fix=fix)
+        for node, message in reads:
+            ctx.relate(finding, node, message)
 
     def _returned(self, ctx, ret, fn: str):
         func = ctx.enclosing(ret, {"function_definition", "lambda_expression"})

@@ -6,9 +6,9 @@ from hiplint.model import Edit
 
 from hiplint.cparse import iter_nodes
 
-from ._lanes import (INT32_TYPES, LANE_EXPR, LANE_MASK_CALLS, LANE_MASK_NAME, LANE_NAME, MASK_NAME, SYNC_WITH_MASK, int_literal,
-                     int_literal as _il, is_full_mask_32, lanes_in_32s_note, macro_value, mentions_thread_index,
-                     declared_types)
+from ._lanes import (INT32_TYPES, LANE_EXPR, LANE_MASK_CALLS, LANE_MASK_NAME, LANE_NAME, MASK_NAME, SYNC_WITH_MASK,
+                     declared_types, int_literal, int_literal as _il, is_full_mask_32, lanes_in_32s_note, macro_value,
+                     mentions_thread_index, relate_uses)
 
 # On AMD the lanes that execute the call, as WRP006's HIPLINT_FULL_WARP_MASK: a constant 64-lane
 # mask traps in partly active waves (ROCm 6.2+ `__hip_check_mask`, builds without NDEBUG).
@@ -47,7 +47,7 @@ class LaneMask32Bit(CudaRule):
     Finds three forms: `1u << lane` / `1 << lane` with a lane or thread index; a ballot,
     `__activemask()` or `__match_*` result compared with a 32-bit full mask (`== 0xffffffff`);
     and a mask macro or constant defined as the 32-bit full mask (`#define FULL_MASK 0xffffffff`),
-    reported at its definition. A lane numbered `threadIdx.x & 31` (or `% 32`) never reaches 32, so
+    reported at its definition, with its uses as related locations. A lane numbered `threadIdx.x & 31` (or `% 32`) never reaches 32, so
     `1u << lane` is defined: it is reported only against a ballot or as a mask (the ballot's upper
     half is lost, and widening the lane, WRP001, makes the shift undefined), not when it selects a
     bit of a 32-bit data word.
@@ -192,8 +192,10 @@ class LaneMask32Bit(CudaRule):
             why = (f"{others} other use(s) of `{name}` (comparisons, host code, `#if`) may need another value"
                    if others else "a header: files that include it may use it otherwise")
             fix = Fix.unsafe(f"{title} (unsafe: {why})", Edit(start, end, block))
-        ctx.report(name_node, f"`{name}` is the 32-bit full mask `{body}`: half of a 64-lane wave, "
-                              "and a compile error as a *_sync mask on ROCm", fix=fix)
+        finding = ctx.report(name_node, f"`{name}` is the 32-bit full mask `{body}`: half of a 64-lane wave, "
+                                        "and a compile error as a *_sync mask on ROCm", fix=fix)
+        if finding is not None:
+            relate_uses(ctx, finding, name, name_node, f"`{name}` used here")
 
 
 _VALUE_OPERATORS = frozenset({"parenthesized_expression", "binary_expression", "unary_expression",

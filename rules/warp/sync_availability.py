@@ -1,3 +1,5 @@
+import re
+
 from hiplint import CudaRule, Impact, Severity
 
 from ._lanes import file_macros
@@ -16,13 +18,18 @@ def _v(t):
     return f"{t[0]}.{t[1]}"
 
 
+# The fix's own definition (rules/warp/sync_mask_width.py).
+_FULL_MASK_DEFINE = re.compile(r"#\s*define\s+HIPLINT_FULL_WARP_MASK\b")
+
+
 class WarpSyncAvailability(CudaRule):
     """A warp-sync intrinsic that the oldest supported ROCm version lacks or hides.
 
     ## What it does
     Reports, once per function name and file, the use of `*_sync` warp intrinsics, `__activemask`,
     `__syncwarp` and `__reduce_*_sync` when the configured oldest ROCm version (`rocm-version`,
-    default 7.0) does not provide them by default.
+    default 7.0) does not provide them by default; the other calls of that function in the file
+    are listed with it as related locations.
 
     ## Why it breaks on AMD
     - ROCm 6.1 and older: none of the `*_sync` functions nor `__activemask` exist (only the maskless
@@ -72,9 +79,8 @@ class WarpSyncAvailability(CudaRule):
 
     def check(self, ctx, captures):
         name = ctx.text(captures["fn"][0])
-        seen = ctx.cache.setdefault("wrp007_seen", set())
-        if name in seen:
-            return
+        if ctx.unit.is_macro and ctx.unit.macro is not None and _FULL_MASK_DEFINE.match(ctx.units[0].text(ctx.unit.macro)):
+            return  # WRP006's `#define HIPLINT_FULL_WARP_MASK __activemask()`: used only inside *_sync calls, reported there
         oldest = ctx.rocm_version
         opted_in = OPT_IN_MACRO in file_macros(ctx)  # a -D flag in the build is not visible here
         if name in NEW_IN_7:
@@ -86,5 +92,6 @@ class WarpSyncAvailability(CudaRule):
                    "it is on by default from 7.0")
         else:
             return
-        seen.add(name)
-        ctx.report(captures["call"][0], msg)
+        # One finding per function name and file (the engine merges them after suppressions, the first
+        # call in the file staying): the other calls are its related locations.
+        ctx.report(captures["call"][0], msg, group=name)

@@ -33,7 +33,7 @@ class SyncMaskNot64Bit(CudaRule):
     `__reduce_*_sync` and `__syncwarp` calls whose mask argument is 32 bits wide: an unsuffixed
     literal (`0xffffffff`, `0xffffu`), `~0u`, `-1`, a 32-bit cast, a 32-bit local variable or
     parameter, or a 32-bit constant of the file (`constexpr unsigned kFullMask = ~0u;`, also used as
-    `ns::kFullMask`), which is reported once, at its declaration. A mask macro defined in the file is reported at its definition instead (WRP004).
+    `ns::kFullMask`), which is reported once, at its declaration, with its uses as related locations. A mask macro defined in the file is reported at its definition instead (WRP004).
     Not reported where the project defines the intrinsic itself as a macro for AMD, in the file
     before the call or in a project header it includes (`#ifdef USE_ROCM` /
     `#define __shfl_xor_sync(mask, var, lane) __shfl_xor(var, lane)`): the mask never reaches ROCm.
@@ -113,9 +113,8 @@ class SyncMaskNot64Bit(CudaRule):
             decl = file_constant_name_node(ctx, name) if name not in declared_types(ctx, scope) else None
             if decl is not None:
                 # A mask constant of the file (`constexpr unsigned FULL_MASK = 0xffffffff;`): reported
-                # once, where it is declared, as a mask macro is (WRP004).
+                # once, where it is declared, as a mask macro is (WRP004); its uses are related locations.
                 if ("wrp006_constant", name) not in ctx.cache:
-                    ctx.cache[("wrp006_constant", name)] = True
                     main = ctx.units[0]
                     value = decl.parent.child_by_field_name("value") if decl.parent is not None else None
                     text = "".join(main.text(value).split()) if value is not None else ""
@@ -123,20 +122,23 @@ class SyncMaskNot64Bit(CudaRule):
                     full = (lit is not None and lit[0] == 0xFFFFFFFF) or text in ("~0", "~0u", "~0U", "-1", "~0x0")
                     advice = ("and pass `__activemask()` on AMD (a constant `~0ull` traps in a partly active wave)" if full
                               else "and check which lanes of a 64-lane wave it should name")
-                    ctx.report_range(decl.start_byte + main.delta, decl.end_byte + main.delta,
-                                     f"`{name}` is a 32-bit constant passed as the mask of `{fn}` (and any other "
-                                     "*_sync call of the file): ROCm requires a 64-bit mask (static_assert); declare "
-                                     f"it unsigned long long, {advice}")
+                    ctx.cache[("wrp006_constant", name)] = ctx.report_range(
+                        decl.start_byte + main.delta, decl.end_byte + main.delta,
+                        f"`{name}` is a 32-bit constant passed as the mask of `{fn}` (and any other "
+                        "*_sync call of the file): ROCm requires a 64-bit mask (static_assert); declare "
+                        f"it unsigned long long, {advice}")
+                ctx.relate(ctx.cache[("wrp006_constant", name)], mask, f"`{name}` is the mask of `{fn}` here")
                 return
             local = _local_declarator(ctx, scope, name, call.start_byte) if not ctx.unit.is_macro else None
             if local is not None:
                 # A mask variable of the function (`const unsigned activeMask = ...;`): reported once,
                 # where it is declared, not at each of its uses (GROMACS passes one to 15 shuffles).
                 if ("wrp006_local", local.start_byte) not in ctx.cache:
-                    ctx.cache[("wrp006_local", local.start_byte)] = True
-                    ctx.report(local, f"`{name}` is a 32-bit variable passed as the mask of `{fn}` (and any other "
-                                      "*_sync call after it): ROCm requires a 64-bit mask (static_assert); declare "
-                                      "it unsigned long long (or set it from __activemask())")
+                    ctx.cache[("wrp006_local", local.start_byte)] = ctx.report(
+                        local, f"`{name}` is a 32-bit variable passed as the mask of `{fn}` (and any other "
+                               "*_sync call after it): ROCm requires a 64-bit mask (static_assert); declare "
+                               "it unsigned long long (or set it from __activemask())")
+                ctx.relate(ctx.cache[("wrp006_local", local.start_byte)], mask, f"`{name}` is the mask of `{fn}` here")
                 return
         text = ctx.text(mask)
         fix = None

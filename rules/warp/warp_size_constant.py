@@ -1,6 +1,6 @@
 from hiplint import CudaRule, Impact, Severity
 
-from ._lanes import WARP_SIZE_NAME, int_literal, macro_value
+from ._lanes import WARP_SIZE_NAME, int_literal, macro_value, relate_uses
 
 
 def _is_32(text: str) -> bool:
@@ -17,7 +17,8 @@ class WarpSizeConstant32(CudaRule):
     ## What it does
     Finds `#define WARP_SIZE 32`, `constexpr int kWarpSize = 32;`, `enum { WARP_SZ = 32 }` and
     similar definitions whose name says "warp size" (or "threads per warp"). The definition is
-    reported once, where it is written; its uses are not reported again.
+    reported once, where it is written; its uses are not reported again but listed with it as
+    related locations.
 
     ## Why it breaks on AMD
     AMD CDNA GPUs (gfx90a, gfx942, gfx950) execute 64-lane wavefronts. Every index, mask and
@@ -76,5 +77,8 @@ class WarpSizeConstant32(CudaRule):
         if not _is_32(macro_value(ctx.text(value))):
             return
         node = captures["def"][0]
-        ctx.report(captures["name"][0] if node.type == "preproc_def" else node,
-                   f"`{name}` is defined as 32; a wave holds 64 lanes on gfx90a/gfx942: every use assumes half a wave")
+        finding = ctx.report(captures["name"][0] if node.type == "preproc_def" else node,
+                             f"`{name}` is defined as 32; a wave holds 64 lanes on gfx90a/gfx942: every use assumes half a wave")
+        if finding is not None:
+            relate_uses(ctx, finding, name, captures["name"][0], f"`{name}` used here")
+
