@@ -15,7 +15,9 @@ class LinkLibraryRule(FileRule):
     """Subclasses set LIBRARIES: CUDA library name -> message naming the HIP library."""
 
     languages = frozenset({"make", "cmake"})
-    severity = Severity.INFO
+    # `CUDA::curand` is no target on ROCm (CMake stops at generate time), `-lcurand` fails at link
+    # time: the same consequence as the BLD004 error beside it.
+    severity = Severity.ERROR
     impact = Impact.COMPILE
     LIBRARIES: dict[str, str] = {}
 

@@ -9,6 +9,12 @@ DEFAULT_MIN = ("1", "1u", "1U")
 AMD_MEANING = re.compile(r"(warps?|waves?|wavefronts?)per(eu|executionunits?|simd)")
 
 
+# Execution units (SIMDs) per compute unit as LLVM's AMDGPU backend counts them for waves-per-EU:
+# four on gfx9 (gfx90a, gfx942) and on gfx10+ in the default WGP mode (two CUs of two SIMD32 each).
+EUS_PER_CU = 4
+_TARGETS = {64: "gfx90a, gfx942", 32: "gfx1100"}
+
+
 def _operand(expr: str) -> str:
     """`expr` as a factor of a product: `F ? 2 : 4` needs parentheses, `Kernel::kThreads` does not."""
     return expr if re.fullmatch(r"[\w.:<>]+(\([^()]*\))?", expr) else f"({expr})"
@@ -30,10 +36,15 @@ class LaunchBoundsMinBlocks(CudaRule):
     `amdgpu_waves_per_eu(B)`: B becomes a minimum number of waves per execution unit (SIMD), not
     a minimum number of resident blocks per multiprocessor. The value written for NVIDIA is
     usually far too small or too large for that meaning, so the compiler limits registers
-    differently: spills or lower occupancy. HIP's guide converts it as
-    `MIN_WARPS_PER_EXECUTION_UNIT = (MIN_BLOCKS_PER_MULTIPROCESSOR * MAX_THREADS_PER_BLOCK) / 32`
-    (HIPIFY does not rewrite it). The three-argument form has no HIP definition and does not
-    compile. All AMD targets and ROCm versions.
+    differently: spills or lower occupancy. The same occupancy in waves per EU is blocks times
+    waves per block over the EUs of a CU: LLVM's AMDGPU backend counts four EUs (SIMDs) per CU on
+    gfx9 and per workgroup processor on gfx10+ in its default WGP mode (`getEUsPerCU`). So B blocks
+    of T threads are `(B * T) / 256` waves per EU on wave64 targets (gfx90a, gfx942) and
+    `(B * T) / 128` on wave32 ones (gfx1100). The HIP guide's `(B * T) / 32` asks for eight times as
+    many on wave64 targets, which caps the registers per lane (64 on gfx942 for 8 waves) and
+    spills. The message gives the conversion for the targets selected. HIPIFY does not rewrite
+    it. The three-argument form has no HIP definition and does not compile. All AMD targets and
+    ROCm versions.
 
     ## Example
     ```cuda
@@ -54,6 +65,7 @@ class LaunchBoundsMinBlocks(CudaRule):
     - HIP kernel language, "`__launch_bounds__`" and "Porting from CUDA `__launch_bounds`": https://rocm.docs.amd.com/projects/HIP/en/latest/reference/kernel_language.html
     - ROCm/clr `hipamd/include/hip/amd_detail/amd_hip_runtime.h` (`launch_bounds_impl1`: `amdgpu_waves_per_eu`)
     - Clang attribute reference, `amdgpu_waves_per_eu`: https://clang.llvm.org/docs/AttributeReference.html
+    - LLVM `llvm/lib/Target/AMDGPU/Utils/AMDGPUBaseInfo.cpp` (`getEUsPerCU`: four SIMDs per CU before gfx10, per WGP in WGP mode): https://github.com/llvm/llvm-project/blob/main/llvm/lib/Target/AMDGPU/Utils/AMDGPUBaseInfo.cpp
     """
 
     code = "ARC004"
@@ -61,7 +73,7 @@ class LaunchBoundsMinBlocks(CudaRule):
     summary = "`__launch_bounds__` second argument is min waves per EU on AMD, not min blocks per SM"
     severity = Severity.WARNING
     impact = Impact.PERFORMANCE
-    checklist = "Convert __launch_bounds__ min-blocks to waves per EU ((B*T)/warpSize per the HIP guide) or drop it on AMD."
+    checklist = "Convert __launch_bounds__ min-blocks to waves per EU ((B*T)/256 on wave64, (B*T)/128 on wave32) or drop it on AMD."
     query = "(launch_bounds) @lb"
 
     def check(self, ctx, captures):
@@ -78,6 +90,11 @@ class LaunchBoundsMinBlocks(CudaRule):
                 return  # 1 asks for nothing on either vendor: HIP's default is 1 wave per EU
             if AMD_MEANING.search(b.lower().replace("_", "")) or written_for_amd(ctx):
                 return  # the author counts waves per EU: by the name, or by writing the file for AMD
+            product = f"{_operand(b)} * {_operand(t)}"
+            # Waves per EU = blocks * waves per block / EUs per CU. LLVM counts 4 EUs (SIMDs) per CU on
+            # CDNA and per WGP on RDNA in its default WGP mode (AMDGPUBaseInfo.cpp getEUsPerCU).
+            sizes = sorted(ctx.settings.wave_sizes, reverse=True)
+            conversions = [f"({product}) / {w * EUS_PER_CU} on wave{w} targets ({_TARGETS[w]})" for w in sizes]
             ctx.report(args[1], f"`{b}` is read as a minimum of waves per execution unit on AMD "
-                                f"(amdgpu_waves_per_eu), not blocks per multiprocessor; the HIP guide's conversion "
-                                f"is ({_operand(b)} * {_operand(t)}) / 32")
+                                f"(amdgpu_waves_per_eu), not blocks per multiprocessor; the same occupancy is "
+                                + " and ".join(conversions))

@@ -63,5 +63,8 @@ class NvccOnlyFlags(FileRule):
                 continue
             breaks = use.option.breaks_in(use.compile_only)
             # One finding per file (per severity): the other options are its related locations.
-            ctx.report_range(use.start, use.end, _nvcc.describe(use), severity=None if breaks else Severity.WARNING,
-                             group="breaks" if breaks else "misread")
+            finding = ctx.report_range(use.start, use.end, _nvcc.describe(use),
+                                       severity=None if breaks else Severity.WARNING,
+                                       group="breaks" if breaks else "misread")
+            if finding is not None and not breaks:
+                finding.impact = Impact.PORTABILITY  # the build goes on (a clang warning): no compile error

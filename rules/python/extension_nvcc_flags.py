@@ -199,9 +199,12 @@ class ExtensionNvccFlags(FileRule):
                 continue
             reported.add((start, end))
             shown = use.token if not use.value or "=" in use.token else f"{use.token} {use.value}"
-            ctx.report_range(start, end, f"`{shown}` in the extension's nvcc flags reaches hipcc on ROCm builds of "
-                                         f"PyTorch: {use.option.effect_in(compile_only=True)}; for HIP: "
-                                         f"{use.option.instead}",
-                             severity=None if use.option.breaks_in(compile_only=True) else Severity.WARNING,
-                             group=("arch:" if use.option.kind == "arch" else "option:")
-                             + ("breaks" if use.option.breaks_in(compile_only=True) else "misread"))
+            breaks = use.option.breaks_in(compile_only=True)
+            finding = ctx.report_range(start, end, f"`{shown}` in the extension's nvcc flags reaches hipcc on ROCm builds of "
+                                                   f"PyTorch: {use.option.effect_in(compile_only=True)}; for HIP: "
+                                                   f"{use.option.instead}",
+                                       severity=None if breaks else Severity.WARNING,
+                                       group=("arch:" if use.option.kind == "arch" else "option:")
+                                       + ("breaks" if breaks else "misread"))
+            if finding is not None and not breaks:
+                finding.impact = Impact.PORTABILITY  # a clang warning: the build goes on

@@ -121,7 +121,8 @@ class SyncMaskNot64Bit(CudaRule):
                     lit = int_literal(text)
                     full = (lit is not None and lit[0] == 0xFFFFFFFF) or text in ("~0", "~0u", "~0U", "-1", "~0x0")
                     advice = ("and pass `__activemask()` on AMD (a constant `~0ull` traps in a partly active wave)" if full
-                              else "and check which lanes of a 64-lane wave it should name")
+                              else "and check which lanes of a 64-lane wave it should name" if ctx.wave64
+                              else "keeping its value (ROCm uses the low 32 bits on wave32 targets)")
                     ctx.cache[("wrp006_constant", name)] = ctx.report_range(
                         decl.start_byte + main.delta, decl.end_byte + main.delta,
                         f"`{name}` is a 32-bit constant passed as the mask of `{fn}` (and any other "
@@ -155,7 +156,8 @@ class SyncMaskNot64Bit(CudaRule):
             new = text.rstrip("uUlL") + "ull"
             fix = Fix.unsafe(f"Widen the literal to `{new}` (same lanes; check the wave64 meaning)", ctx.replace(mask, new))
         if is_full_mask_32(ctx, mask):
-            why = "and this full mask names only half of a 64-lane wave"
+            why = ("and this full mask names only half of a 64-lane wave" if ctx.wave64 else
+                   "on wave32 targets ROCm uses its low 32 bits, but the type must still be 64 bits wide")
         elif mask.type in ("identifier", "qualified_identifier"):
             why = "declare the mask unsigned long long (or pass __activemask())"
         else:
