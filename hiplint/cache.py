@@ -33,7 +33,7 @@ from hiplint.model import Applicability, Edit, Finding, Fix, Impact, Severity
 # Settings that change how findings are shown or gated, not which findings a file has.
 _NOT_IN_KEY = {"output_format", "fix", "unsafe_fixes", "jobs", "cache_dir", "config_path", "extra"}
 # Keys in Settings.extra that only gate or format results.
-_EXTRA_NOT_IN_KEY = {"baseline", "fail-on", "cache"}
+_EXTRA_NOT_IN_KEY = {"baseline", "fail-on", "cache", "fail-on-skipped"}
 _FORMAT = 1
 _CODE_SUFFIXES = (".py", ".toml", ".json", ".scm")
 

@@ -169,6 +169,8 @@ EXTRA_KEYS: dict[str, object] = {
     "baseline": lambda v: _strs("baseline", v)[0],
     "fail-on": lambda v: _fail_on(v),
     "cache": lambda v: _bool("cache", v),
+    # A skipped file (too large, binary, nested too deep, a stream that does not end) fails the run.
+    "fail-on-skipped": lambda v: _bool("fail-on-skipped", v),
 }
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 from dataclasses import dataclass, field
@@ -10,6 +11,7 @@ from hiplint.discovery import SourcePath, discover
 from hiplint.engine import FileResult, Linter, is_binary, lint_file
 from hiplint.fix import fix_bytes, unified_diff, write_atomic
 from hiplint.model import Applicability, Finding
+from hiplint.source import Skip, decode_input, read_bounded, restore
 
 PARALLEL_MIN_FILES = 48  # below this a process pool costs more than it saves
 # Seconds before the progress line appears (a quick scan shows none); tests set it to 0.
@@ -43,6 +45,13 @@ class ScanResult:
         return [f for r in self.results for f in getattr(r, "fixed", [])]
 
     @property
+    def skipped(self) -> int:
+        """Files not checked (each has a note saying why), and named paths that held no file to check."""
+        return sum(1 for r in self.results if r.skipped) + self.empty_paths
+
+    empty_paths: int = 0
+
+    @property
     def internal_error(self) -> bool:
         return any(r.internal_error for r in self.results)
 
@@ -71,7 +80,8 @@ def process_file(linter: Linter, sp: SourcePath, mode: FixMode) -> FileResult:
             result.diff = unified_diff(sp.display, data, outcome.data)
         else:
             try:
-                write_atomic(sp.path, outcome.data, expected=data)
+                # In the file's own encoding and line endings (UTF-16, lone `\r`): source.decode_input.
+                write_atomic(sp.path, restore(outcome.data, first.encoding), expected=restore(data, first.encoding))
             except OSError as exc:
                 result.notes.append(f"{sp.display}: not written: {exc.strerror or exc}")
                 result.fixed = []
@@ -97,7 +107,7 @@ def _work(sp: SourcePath) -> FileResult:
 
 def _lint_and_store(linter: Linter, sp: SourcePath, mode: FixMode, cache) -> FileResult:
     res = process_file(linter, sp, mode)
-    if cache is not None and res.source is not None and not res.internal_error:
+    if cache is not None and res.source is not None and not res.internal_error and not res.skipped:
         cache.store(cache.entry_key(sp.display, sp.language, res.source.data, sp.path), res.findings, res.notes,
                     res.depends)
     res.source = None  # not kept (memory stays flat) nor pickled back; the parent re-reads sources it shows
@@ -109,9 +119,11 @@ def _cached(cache, files: list[SourcePath]) -> tuple[list[FileResult], list[Sour
     hits, misses = [], []
     for sp in files:
         try:
-            with open(sp.path, "rb") as fh:
-                data = fh.read()
-        except OSError:
+            if not stat.S_ISREG(os.stat(sp.path).st_mode):
+                misses.append(sp)  # a pipe (`<(cmd)`) can be read once: by lint_file
+                continue
+            data = decode_input(read_bounded(sp.path))[0]  # as lint_file reads it, bounded
+        except (OSError, Skip):
             misses.append(sp)  # lint_file reports it
             continue
         entry = cache.load(cache.entry_key(sp.display, sp.language, data, sp.path))
@@ -155,7 +167,9 @@ def run(paths: list[str], settings, rule_classes, mode: FixMode, progress: bool 
     fixing and --diff never use it (they must see the file as it is now)."""
     linter = Linter(settings, rule_classes)
     scan = ScanResult()
-    files = discover(paths, settings, linter.languages or {"cuda"}, scan.notes)
+    empty: list[str] = []
+    files = discover(paths, settings, linter.languages or {"cuda"}, scan.notes, empty)
+    scan.empty_paths = len(empty)
     scan.files = len(files)
     scan.paths = [sp.display for sp in files]
     cache = plan_dir = None
@@ -191,10 +205,16 @@ def run(paths: list[str], settings, rule_classes, mode: FixMode, progress: bool 
 
 def run_stdin(data: bytes, filename: str, settings, rule_classes, mode: FixMode, lang: str):
     linter = Linter(settings, rule_classes)
-    if is_binary(data):
-        r = FileResult(filename)
-        r.notes.append(f"{filename}: skipped: binary input")
+    try:
+        raw, (data, enc) = data, decode_input(data)
+    except Skip as why:
+        r = FileResult(filename, skipped=True)
+        r.notes.append(f"{filename}: skipped: {why}")
         return r, data
+    if is_binary(data):
+        r = FileResult(filename, skipped=True)
+        r.notes.append(f"{filename}: skipped: binary input")
+        return r, raw
     if not (mode.enabled or mode.diff):
         return linter.lint_bytes(filename, data, lang), data
     outcome = fix_bytes(lambda d: linter.lint_bytes(filename, d, lang).findings, data, lang, mode.threshold)
@@ -203,4 +223,4 @@ def run_stdin(data: bytes, filename: str, settings, rule_classes, mode: FixMode,
     result.notes.extend(outcome.dropped)
     if mode.diff and outcome.data != data:
         result.diff = unified_diff(filename, data, outcome.data)
-    return result, outcome.data
+    return result, restore(outcome.data, enc)

@@ -74,3 +74,102 @@ def test_ci_examples_scan_with_no_fix():
         text = re.sub(r"\n\s+(--)", r" \1", (ROOT / name).read_text())
         gates = [line for line in text.splitlines() if re.search(r"^\s*(-\s+|run:\s+)?hiplint scan \.", line)]
         assert gates and all("--no-fix" in line for line in gates), (name, gates)
+
+
+# 3. Skipped files are counted, never "All checks passed"; --fail-on-skipped fails the run.
+def test_skipped_file_is_not_a_pass(cli, proj):
+    (proj / "blob.cu").write_bytes(b"int x;\0\0\0binary\n")
+    proc = cli("scan", "blob.cu", cwd=proj)
+    assert proc.returncode == 0, proc.stderr
+    assert b"All checks passed" not in proc.stdout and b"1 file or path not checked" in proc.stdout
+    assert b"blob.cu: skipped: binary file" in proc.stderr
+    assert cli("scan", "blob.cu", "--fail-on-skipped", cwd=proj).returncode == 1
+    (proj / "hiplint.toml").write_text("fail-on-skipped = true\n")
+    assert cli("scan", "blob.cu", cwd=proj).returncode == 1
+    # With findings too, the summary says what was not checked.
+    proc = cli("scan", "blob.cu", "src/bad.cu", cwd=proj)
+    assert proc.returncode == 1 and b"Skipped, not checked: 1 file or path" in proc.stdout
+
+
+def test_gitignored_directory_named_explicitly_is_scanned(cli, proj):
+    (proj / ".gitignore").write_text("build/\n")
+    (proj / "build").mkdir()
+    (proj / "build" / "gen.cu").write_bytes(BAD)
+    proc = cli("scan", "build", "--output-format", "concise", cwd=proj)
+    assert proc.returncode == 1 and b"gen.cu" in proc.stdout
+    proc = cli("scan", ".", "--output-format", "json", cwd=proj)  # a walk from above still honours it
+    assert "build" not in {f["path"].split("/")[0] for f in json.loads(proc.stdout)}
+    # A named directory with nothing to check does not pass silently.
+    (proj / "docs").mkdir()
+    (proj / "docs" / "notes.txt").write_text("text\n")
+    proc = cli("scan", "docs", cwd=proj)
+    assert b"All checks passed" not in proc.stdout and b"docs: no files to check" in proc.stderr
+    assert cli("scan", "docs", "--fail-on-skipped", cwd=proj).returncode == 1
+
+
+# Lone-CR (old Mac) line endings: read as lines, fixed with the endings kept byte for byte.
+def test_lone_cr_file_is_read_and_fixed_byte_exact(cli, proj):
+    cr = FIXABLE.replace(b"\n", b"\r")
+    (proj / "k.cu").write_bytes(cr)
+    proc = cli("scan", "k.cu", "--output-format", "json", cwd=proj)
+    found = json.loads(proc.stdout)
+    assert [(f["code"], f["line"]) for f in found] == [("WRP006", 3)]
+    assert cli("scan", "k.cu", "--fix", cwd=proj).returncode == 0
+    fixed = (proj / "k.cu").read_bytes()
+    assert fixed != cr and b"\n" not in fixed
+    (proj / "lf.cu").write_bytes(FIXABLE)
+    cli("scan", "lf.cu", "--fix", cwd=proj)
+    assert fixed == (proj / "lf.cu").read_bytes().replace(b"\n", b"\r")
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be"])
+def test_utf16_file_is_decoded_scanned_and_fixed_faithfully(cli, proj, codec):
+    import codecs
+
+    bom = codecs.BOM_UTF16_BE if codec == "utf-16-be" else b""
+    text = FIXABLE.decode().replace("\n", "\r\n") + "// é ☃\r\n"
+    (proj / "k.cu").write_bytes(bom + text.encode(codec))
+    proc = cli("scan", "k.cu", "--output-format", "json", cwd=proj)
+    assert [(f["code"], f["line"]) for f in json.loads(proc.stdout)] == [("WRP006", 3)], proc.stderr
+    assert cli("scan", "k.cu", "--fix", cwd=proj).returncode == 0
+    (proj / "u8.cu").write_bytes(text.encode())
+    cli("scan", "u8.cu", "--fix", cwd=proj)
+    assert (proj / "k.cu").read_bytes() == bom + (proj / "u8.cu").read_bytes().decode().encode(codec)
+
+
+# 5. Reading is bounded in size and time: /dev/zero ends, a FIFO that never writes does not hang.
+def test_reading_is_bounded(tmp_path):
+    from hiplint.source import Skip, read_bounded
+
+    (tmp_path / "big.cu").write_bytes(b"x" * 101)
+    with pytest.raises(Skip, match="larger than"):
+        read_bounded(str(tmp_path / "big.cu"), limit=100)
+    assert read_bounded(str(tmp_path / "big.cu"), limit=101) == b"x" * 101
+    with pytest.raises(Skip, match="larger than"):
+        read_bounded("/dev/zero", limit=1000)
+
+
+def test_dev_zero_and_silent_fifo_are_skipped_with_a_note(cli, proj):
+    import os
+    import subprocess
+    import sys
+
+    proc = cli("scan", "/dev/zero", cwd=proj)
+    assert proc.returncode == 0 and b"/dev/zero: skipped: more than" in proc.stderr
+    assert b"All checks passed" not in proc.stdout
+    fifo = proj / "silent.cu"
+    os.mkfifo(fifo)
+    keep = os.open(fifo, os.O_RDWR)  # a writer that never writes
+    try:
+        proc = cli("scan", "silent.cu", "--fail-on-skipped", cwd=proj, env={"HIPLINT_STREAM_TIMEOUT": "1"})
+    finally:
+        os.close(keep)
+    assert proc.returncode == 1 and b"silent.cu: skipped: no end of input" in proc.stderr
+    # Process substitution, <(cat k.cu): a pipe that ends is read and scanned.
+    r, w = os.pipe()
+    os.write(w, BAD)
+    os.close(w)
+    proc = subprocess.run([sys.executable, "-m", "hiplint", "scan", f"/dev/fd/{r}", "--output-format", "concise"],
+                          cwd=proj, pass_fds=(r,), capture_output=True, timeout=120)
+    os.close(r)
+    assert proc.returncode == 1 and b"WRP001" in proc.stdout, proc.stderr
