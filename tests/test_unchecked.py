@@ -173,3 +173,55 @@ def test_dev_zero_and_silent_fifo_are_skipped_with_a_note(cli, proj):
                           cwd=proj, pass_fds=(r,), capture_output=True, timeout=120)
     os.close(r)
     assert proc.returncode == 1 and b"WRP001" in proc.stdout, proc.stderr
+
+
+# 4. Cache entries: validated fully, and signed with a per-user key kept outside the repository.
+def _entries(root):
+    return sorted(p for p in (root / ".hiplint_cache").rglob("*.json") if p.parent.name != "plans")
+
+
+def _scan_json(cli, root, xdg, *args):
+    proc = cli("scan", "src", "--output-format", "json", *args, cwd=root, env={"XDG_CACHE_HOME": str(xdg)})
+    return proc.returncode, [(f["code"], f["line"]) for f in json.loads(proc.stdout or b"[]")]
+
+
+def test_cache_entries_that_are_not_objects_are_misses(cli, proj, tmp_path):
+    xdg = tmp_path / "xdg"
+    cold = _scan_json(cli, proj, xdg)
+    assert cold[0] == 1 and cold[1]
+    for bad in ("null", "[]", '{"format": 2, "body": [], "mac": "x"}', '"text"'):
+        for e in _entries(proj):
+            e.write_text(bad)
+        assert _scan_json(cli, proj, xdg) == cold, bad
+    key = xdg / "hiplint" / "key"
+    assert key.is_file() and key.stat().st_mode & 0o777 == 0o600
+
+
+def test_cache_entry_edited_forged_or_from_another_machine_is_a_miss(cli, proj, tmp_path):
+    from hiplint.cache import Cache
+
+    mine, other = tmp_path / "mine", tmp_path / "other"
+    cold = _scan_json(cli, proj, mine)
+    assert cold[1]
+    (entry,) = _entries(proj)
+    d = json.loads(entry.read_text())
+    d["body"]["findings"] = []  # hides the file's findings: an edit without the key is a miss
+    entry.write_text(json.dumps(d))
+    assert _scan_json(cli, proj, mine) == cold
+    # The same edit signed with another machine's key (a committed or copied cache) is a miss too...
+    other_key = b"k" * 64
+
+    def forge():
+        d = json.loads(entry.read_text())
+        d["body"]["findings"] = []
+        d["mac"] = Cache(str(entry.parent.parent), other_key)._mac(entry.stem, d["body"])
+        entry.write_text(json.dumps(d))
+
+    forge()
+    assert _scan_json(cli, proj, mine) == cold
+    # ...and is served only on the machine whose key signed it (proof the signature is what decides).
+    forge()
+    (other / "hiplint").mkdir(parents=True)
+    (other / "hiplint" / "key").write_bytes(other_key)
+    (other / "hiplint" / "key").chmod(0o600)
+    assert _scan_json(cli, proj, other) == (0, [])
