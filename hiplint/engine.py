@@ -11,8 +11,8 @@ from tree_sitter import QueryCursor
 
 from hiplint import fingerprint, suppress
 from hiplint.context import FileContext
-from hiplint.cparse import (INDEX_CAPTURE, MAX_NESTING, Unit, error_ranges, for_parsing, macro_units, new_parser,
-                             seed_index, too_deep, valid_utf8)
+from hiplint.cparse import (INDEX_CAPTURE, MAX_BLOCK_NESTING, MAX_NESTING, Unit, error_ranges, for_parsing,
+                             macro_units, new_parser, seed_index, too_deep, too_deep_blocks, valid_utf8)
 from hiplint.headers import platform_map
 from hiplint.model import Finding, Severity
 from hiplint.preproc import unreported_spans
@@ -194,6 +194,10 @@ class Linter:
         deep = too_deep(tree.root_node, data)
         if deep is not None:
             raise TooDeep(f"an expression nested more than {MAX_NESTING} levels deep (line "
+                          f"{ctx.source.line_of(deep)}, generated code?)")
+        deep = too_deep_blocks(tree.root_node, data)
+        if deep is not None:
+            raise TooDeep(f"blocks or braces nested more than {MAX_BLOCK_NESTING} levels deep (line "
                           f"{ctx.source.line_of(deep)}, generated code?)")
         errors = error_ranges(tree.root_node)
         text = data

@@ -225,3 +225,45 @@ def test_cache_entry_edited_forged_or_from_another_machine_is_a_miss(cli, proj, 
     (other / "hiplint" / "key").write_bytes(other_key)
     (other / "hiplint" / "key").chmod(0o600)
     assert _scan_json(cli, proj, other) == (0, [])
+
+
+# Deeply nested braces: walking up the tree is quadratic in its depth; beyond a bound the file is skipped.
+def test_deeply_nested_braces_are_skipped_with_a_note(cli, proj):
+    from hiplint.cparse import MAX_BLOCK_NESTING
+
+    n = MAX_BLOCK_NESTING + 10
+    body = b"    int lane = threadIdx.x & 31;\n    o[lane] = __shfl_down_sync(0xffffffff, o[lane], 1);\n"
+    (proj / "deep.cu").write_bytes(b"__global__ void k(float* o) {\n" + b"{" * n + body + b"}" * n + b"\n}\n")
+    proc = cli("scan", "deep.cu", "--fix", "--fail-on-skipped", cwd=proj)
+    assert proc.returncode == 1 and b"deep.cu: skipped: blocks or braces nested more than" in proc.stderr
+    # Braces in strings and comments nest nothing: such a file is checked.
+    (proj / "str.cu").write_bytes(b'const char* s = "' + b"{" * n + b'";\n' + FIXABLE)
+    proc = cli("scan", "str.cu", "--output-format", "concise", cwd=proj)
+    assert proc.returncode == 1 and b"WRP006" in proc.stdout and b"skipped" not in proc.stderr
+
+
+def test_walking_up_from_deep_nodes_finds_what_parent_walks_find():
+    from hiplint.context import FileContext
+    from hiplint.cparse import new_parser, path_to
+    from hiplint.config import Settings
+    from hiplint.source import Source
+
+    data = b"int f() {" + b"for (;;) {" * 5 + b"if (1) { g(); }" + b"}" * 5 + b"}\nint z;\n"
+    root = new_parser().parse(data).root_node
+    call = root.descendant_for_byte_range(data.index(b"g()"), data.index(b"g()") + 3)
+    assert path_to(root, call)[-1] == call and path_to(root, call)[0] == root
+    ctx = FileContext("x.cu", Source("x.cu", data), Settings(), "cuda", None)
+
+    class U:  # the unit whose tree holds the node
+        pass
+    ctx.unit = U()
+    ctx.unit.root = root
+
+    def by_parent(node, types):
+        n = node.parent
+        while n is not None and n.type not in types:
+            n = n.parent
+        return n
+
+    for types in ({"for_statement"}, {"function_definition"}, {"if_statement"}, {"while_statement"}):
+        assert ctx.enclosing(call, types) == by_parent(call, types)
