@@ -12,7 +12,7 @@ from dataclasses import replace
 import click
 
 from hiplint import __version__
-from hiplint.config import ConfigError, Settings, load_settings, parse_version, _targets
+from hiplint.config import ConfigError, Settings, available_cores, load_settings, parse_version, _targets
 from hiplint.languages import language_of
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -99,6 +99,10 @@ def build_settings(paths, kw) -> Settings:
     for key in ("force_exclude", "respect_gitignore", "report_nvidia_branches", "fix", "unsafe_fixes", "jobs"):
         if kw.get(key) is not None:
             over[key] = kw[key]
+    if kw.get("jobs") is None and settings.jobs > available_cores():
+        # `jobs = 40` in a repository's configuration must not start 41 processes on 2 cores: the
+        # configured number is capped at the cores this process may use (--jobs is taken as given).
+        over["jobs"] = available_cores()
     if kw.get("output_format"):
         from hiplint import emit  # registers formats
         if kw["output_format"] not in emit.EMITTERS:

@@ -5,6 +5,7 @@ not silently turn a rule off.
 """
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -87,6 +88,15 @@ class Settings:
 
     def with_overrides(self, **kw) -> "Settings":
         return replace(self, **{k: v for k, v in kw.items() if v is not None})
+
+
+def available_cores() -> int:
+    """The CPUs this process may run on (its affinity), which a container or `taskset` can make fewer
+    than the machine's."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _strs(key: str, value) -> tuple[str, ...]:

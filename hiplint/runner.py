@@ -7,6 +7,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from hiplint.config import available_cores
 from hiplint.discovery import SourcePath, discover
 from hiplint.engine import FileResult, Linter, is_binary, lint_file
 from hiplint.fix import fix_bytes, unified_diff, write_atomic
@@ -92,7 +93,29 @@ def process_file(linter: Linter, sp: SourcePath, mode: FixMode) -> FileResult:
 _WORKER: dict = {}
 
 
-def _init_worker(settings, codes, mode, cache=None, plan_dir=None):
+def _die_with_parent(parent: int) -> None:
+    """A worker ends when the scan that started it does (SIGTERM, SIGKILL, a crash): on Linux the
+    kernel sends it SIGTERM then (PR_SET_PDEATHSIG); a parent already gone makes it exit now."""
+    import signal
+
+    # A forked worker inherits the parent's handler (_raise_on_sigterm), whose SystemExit the pool's
+    # worker loop would catch and outlive: SIGTERM kills a worker outright.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _init_worker(settings, codes, mode, cache=None, plan_dir=None, parent=None):
+    if parent is not None:
+        _die_with_parent(parent)
     from hiplint.registry import load_registry
     reg = load_registry()
     _WORKER["linter"] = Linter(settings, [r for r in reg.rules if r.code in codes])
@@ -112,6 +135,31 @@ def _lint_and_store(linter: Linter, sp: SourcePath, mode: FixMode, cache) -> Fil
                     res.depends)
     res.source = None  # not kept (memory stays flat) nor pickled back; the parent re-reads sources it shows
     return res
+
+
+def _raise_on_sigterm():
+    """While the pool runs, SIGTERM raises SystemExit in the parent, so that it stops its workers
+    before it goes; returns the function that puts the previous handler back."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def on_term(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def _stop_pool(ex) -> None:
+    for proc in list((getattr(ex, "_processes", None) or {}).values()):
+        try:
+            proc.terminate()
+        except Exception:
+            pass
+    ex.shutdown(wait=False, cancel_futures=True)
 
 
 def _cached(cache, files: list[SourcePath]) -> tuple[list[FileResult], list[SourcePath]]:
@@ -179,7 +227,7 @@ def run(paths: list[str], settings, rule_classes, mode: FixMode, progress: bool 
         if not (mode.enabled or mode.diff):
             cache = Cache.for_run(settings, rule_classes)
             scan.results, files = _cached(cache, files)
-    jobs = jobs if jobs is not None else (settings.jobs or os.cpu_count() or 1)
+    jobs = jobs if jobs is not None else (settings.jobs or available_cores())
     bar = Progress(len(files), progress)
     if jobs > 1 and len(files) >= PARALLEL_MIN_FILES:
         codes = {r.code for r in rule_classes}
@@ -189,10 +237,19 @@ def run(paths: list[str], settings, rule_classes, mode: FixMode, progress: bool 
 
         if multiprocessing.get_start_method() == "fork":
             linter.prepare()  # forked workers inherit the compiled queries instead of compiling their own
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, codes, mode, cache, plan_dir)) as ex:
-            for i, res in enumerate(ex.map(_work, files, chunksize=max(1, min(32, len(files) // (jobs * 8) or 1)))):
-                scan.results.append(res)
-                bar.update(i + 1)
+        restore_term = _raise_on_sigterm()
+        try:
+            with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker,
+                                     initargs=(settings, codes, mode, cache, plan_dir, os.getpid())) as ex:
+                try:
+                    for i, res in enumerate(ex.map(_work, files, chunksize=max(1, min(32, len(files) // (jobs * 8) or 1)))):
+                        scan.results.append(res)
+                        bar.update(i + 1)
+                except BaseException:
+                    _stop_pool(ex)  # SIGTERM, Ctrl-C: the workers end now, not after their queue
+                    raise
+        finally:
+            restore_term()
     else:
         for i, sp in enumerate(files):
             scan.results.append(_lint_and_store(linter, sp, mode, cache))

@@ -267,3 +267,79 @@ def test_walking_up_from_deep_nodes_finds_what_parent_walks_find():
 
     for types in ({"for_statement"}, {"function_definition"}, {"if_statement"}, {"while_statement"}):
         assert ctx.enclosing(call, types) == by_parent(call, types)
+
+
+# 6. Workers end with their parent; a configured `jobs` is capped at the cores available.
+def test_configured_jobs_are_capped_at_the_cores(cli, proj):
+    from hiplint.config import available_cores
+
+    (proj / "hiplint.toml").write_text("jobs = 400\n")
+    rows = {k.strip(): v for k, v in (l.split(" = ", 1) for l in cli("scan", "--show-settings", cwd=proj).stdout.decode().splitlines())}
+    assert rows["jobs"].strip() == json.dumps(available_cores())
+    rows = {k.strip(): v for k, v in (l.split(" = ", 1) for l in cli("scan", "--show-settings", "--jobs", "400", cwd=proj).stdout.decode().splitlines())}
+    assert rows["jobs"].strip() == "400"  # given on the command line: as given
+
+
+def _children(pid: int) -> set[int]:
+    import os
+
+    out = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                out.add(int(entry))
+    return out
+
+
+def _alive(pids) -> set[int]:
+    alive = set()
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    alive.add(p)
+        except OSError:
+            pass
+    return alive
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_workers_end_with_their_parent(proj, sig):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from hiplint.runner import PARALLEL_MIN_FILES
+
+    big = FIXABLE * 400
+    for i in range(PARALLEL_MIN_FILES + 4):
+        (proj / "src" / f"k{i}.cu").write_bytes(big)
+    proc = subprocess.Popen([sys.executable, "-m", "hiplint", "scan", "src", "-j", "2", "--no-cache", "-q"],
+                            cwd=proj, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            workers |= _children(proc.pid)
+            time.sleep(0.05)
+        assert workers, "the scan never started its workers"
+        time.sleep(0.5)  # the workers are linting (their initializer ran)
+        proc.send_signal(getattr(signal, sig))
+        proc.wait(timeout=120)
+        deadline = time.monotonic() + 60
+        while _alive(workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(workers)
+    finally:
+        for p in _alive(workers):
+            os.kill(p, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
