@@ -248,9 +248,24 @@ def read_config_file(path: Path) -> dict | None:
 
 
 def find_config(start: Path) -> Path | None:
+    """The nearest configuration file at or above `start`, looked for up to the repository root (the
+    first directory with a `.git`), as ruff does: a stray ~/pyproject.toml above a checkout must not
+    change its settings. Outside any repository the walk stops below the home directory (a file there
+    counts only when the scan starts there); `--config` names any file."""
     start = start.resolve()
     d = start if start.is_dir() else start.parent
-    for directory in [d, *d.parents]:
+    chain = [d, *d.parents]
+    root = next((i for i, p in enumerate(chain) if (p / ".git").exists()), None)
+    if root is not None:
+        chain = chain[:root + 1]
+    else:
+        try:
+            home = Path.home().resolve()
+        except (RuntimeError, OSError):
+            home = None
+        if home is not None and home in chain[1:]:
+            chain = chain[:chain.index(home)]
+    for directory in chain:
         for name in CONFIG_NAMES:
             p = directory / name
             if p.is_file():

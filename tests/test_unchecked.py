@@ -343,3 +343,27 @@ def test_workers_end_with_their_parent(proj, sig):
             os.kill(p, signal.SIGKILL)
         if proc.poll() is None:
             proc.kill()
+
+
+# 7. Configuration is looked for up to the repository root, not above it.
+def test_configuration_above_the_repository_root_is_not_read(cli, tmp_path):
+    outer = tmp_path / "home"
+    repo = outer / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    (repo / "src" / "bad.cu").write_bytes(BAD)
+    (outer / "pyproject.toml").write_text("[tool.hiplint]\nignore = ['WRP001', 'WRP006']\n")
+    proc = cli("scan", "src", "--output-format", "json", cwd=repo)
+    assert {f["code"] for f in json.loads(proc.stdout)} >= {"WRP001", "WRP006"}
+    assert b"none (defaults)" in cli("scan", "src", "--show-settings", cwd=repo).stdout
+    # Named with --config it applies; and a repository's own configuration is found from below.
+    proc = cli("scan", "src", "--config", outer / "pyproject.toml", "--output-format", "json", cwd=repo)
+    assert json.loads(proc.stdout) == []
+    (repo / "hiplint.toml").write_text("ignore = ['WRP006']\n")
+    proc = cli("scan", "bad.cu", "--output-format", "json", cwd=repo / "src")
+    assert {f["code"] for f in json.loads(proc.stdout)} == {"WRP001"}
+    # Outside any repository, the home directory's file is not read from below it.
+    (repo / ".git").rmdir()
+    (repo / "hiplint.toml").unlink()
+    proc = cli("scan", "src", "--output-format", "json", cwd=repo, env={"HOME": str(outer)})
+    assert {f["code"] for f in json.loads(proc.stdout)} >= {"WRP001", "WRP006"}
