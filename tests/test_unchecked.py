@@ -367,3 +367,35 @@ def test_configuration_above_the_repository_root_is_not_read(cli, tmp_path):
     (repo / "hiplint.toml").unlink()
     proc = cli("scan", "src", "--output-format", "json", cwd=repo, env={"HOME": str(outer)})
     assert {f["code"] for f in json.loads(proc.stdout)} >= {"WRP001", "WRP006"}
+
+
+# The fixer's search for fixes that break the parse: bounded re-parses, not one per fix.
+def test_fixes_that_break_the_parse_are_found_in_bounded_parses(monkeypatch):
+    from hiplint import fix as fixmod
+    from hiplint.model import Applicability, Edit, Finding, Fix, Severity
+
+    data = b"int a;\n" * 400
+    breaking = {7, 123}
+
+    def finding(i):
+        at = i * 7 + 6  # before each line's newline: a comment (fine) or an unclosed `(` (a parse error)
+        content = " (" if i in breaking else " /* ok */"
+        return Finding(code="T001", name="t", message="m", severity=Severity.WARNING, path="x.cu", line=i + 1,
+                       column=7, end_line=i + 1, end_column=7, start_byte=at, end_byte=at,
+                       fix=Fix((Edit(at, at, content),), Applicability.SAFE, f"fix {i}"), source_line=f"{i}")
+
+    parses = []
+    real = fixmod._errors
+    monkeypatch.setattr(fixmod, "_errors", lambda d, lang: parses.append(1) or real(d, lang))
+    first = [True]
+
+    def lint(d):
+        if first[0]:
+            first[0] = False
+            return [finding(i) for i in range(400)]
+        return []
+
+    outcome = fixmod.fix_bytes(lint, data, "cuda", Applicability.SAFE)
+    assert len(outcome.applied) == 398 and len(outcome.dropped) == 2
+    assert all("parse error" in d for d in outcome.dropped)
+    assert len(parses) <= 64 + 2  # bisection; one parse per fix before: 400
