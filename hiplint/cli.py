@@ -1,7 +1,8 @@
 """The command line: `hiplint scan`, `fix`, `rule`, `rules`, `clean`, `version`.
 
 Exit codes: 0 nothing reported (or everything fixed), 1 findings reported (or, with --diff,
-something to change), 2 usage, configuration or internal error.
+something to change; or, with --fail-on-skipped, a file skipped unchecked), 2 usage, configuration
+or internal error.
 """
 from __future__ import annotations
 
