@@ -16,12 +16,20 @@ and renamed into place, which is atomic on POSIX and Windows).
 
 Entries are JSON, never pickle: a cache directory checked into a repository must not be able to
 run code. Only plain scans use the cache; `--fix` and `--diff` always lint afresh.
+
+An entry is trusted only when it is whole and was made here: every field is checked (one that is not
+what hiplint writes is a miss, never a crash), and each entry carries an HMAC-SHA256 over its run key,
+entry key and content, keyed with a per-user secret kept outside the repository
+(`$XDG_CACHE_HOME/hiplint/key`, else `~/.cache/hiplint/key`, created 0600 on first use). An entry
+edited by hand (`"findings": []`), committed to a repository or copied from another machine is a miss.
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import hmac
 import json
+import secrets
 import os
 import sys
 from pathlib import Path
@@ -33,8 +41,8 @@ from hiplint.model import Applicability, Edit, Finding, Fix, Impact, RelatedLoca
 # Settings that change how findings are shown or gated, not which findings a file has.
 _NOT_IN_KEY = {"output_format", "fix", "unsafe_fixes", "jobs", "cache_dir", "config_path", "extra"}
 # Keys in Settings.extra that only gate or format results.
-_EXTRA_NOT_IN_KEY = {"baseline", "fail-on", "cache"}
-_FORMAT = 2  # 2: findings carry `related` locations
+_EXTRA_NOT_IN_KEY = {"baseline", "fail-on", "cache", "fail-on-skipped"}
+_FORMAT = 3  # 2: findings carry `related` locations; 3: entries carry a MAC
 _CODE_SUFFIXES = (".py", ".toml", ".json", ".scm")
 
 
@@ -110,17 +118,30 @@ _TYPES = {"code": str, "name": str, "message": str, "path": str, "line": int, "c
           "fingerprint": (str, type(None)), "source_line": str}
 
 
+def _is(value, kind) -> bool:
+    return isinstance(value, kind) and not isinstance(value, bool)
+
+
 def finding_from_json(d: dict) -> Finding:
     # An entry is JSON that anything may have written (another version, a hand edit): a field of the
     # wrong type makes it a miss (TypeError below), never a report that crashes later.
+    if not isinstance(d, dict):
+        raise TypeError("cache entry finding")
     for key, kind in _TYPES.items():
-        if not isinstance(d[key], kind) or isinstance(d[key], bool):
+        if not _is(d[key], kind):
             raise TypeError(f"cache entry field {key!r}")
     fix = None
     if d.get("fix"):
         fx = d["fix"]
-        fix = Fix(tuple(Edit(s, e, c) for s, e, c in fx["edits"]), _APPLICABILITY[fx["applicability"]],
-                  fx["title"], fx["isolation"])
+        if not (isinstance(fx, dict) and isinstance(fx["edits"], list) and _is(fx["title"], str)
+                and _is(fx["isolation"], (str, type(None))) and _is(fx["applicability"], int)):
+            raise TypeError("cache entry fix")
+        edits = []
+        for e in fx["edits"]:
+            if not (isinstance(e, list) and len(e) == 3 and _is(e[0], int) and _is(e[1], int) and _is(e[2], str)):
+                raise TypeError("cache entry edit")
+            edits.append(Edit(*e))
+        fix = Fix(tuple(edits), _APPLICABILITY[fx["applicability"]], fx["title"], fx["isolation"])
     related = []
     for r in d["related"]:
         path, line, column, end_line, end_column, message = r
@@ -138,8 +159,11 @@ def finding_from_json(d: dict) -> Finding:
 class Cache:
     """Per-file entries under one run key. Picklable: workers receive it and write their own entries."""
 
-    def __init__(self, directory: str):
+    def __init__(self, directory: str, secret: bytes | None = None):
         self.directory = directory
+        # The key entries are signed with: an entry another key signed (another user's or machine's,
+        # or none) is a miss. None: no key could be had; the cache is then neither read nor written.
+        self.secret = secret
 
     @classmethod
     def for_run(cls, settings, rule_classes) -> "Cache":
@@ -147,7 +171,7 @@ class Cache:
         if not os.path.isabs(base):
             base = os.path.join(str(settings.root), base)
         _mark(base)
-        return cls(os.path.join(base, __version__, run_key(settings, rule_classes)))
+        return cls(os.path.join(base, __version__, run_key(settings, rule_classes)), user_key())
 
     @staticmethod
     def plans_directory(settings) -> str:
@@ -174,31 +198,98 @@ class Cache:
     def _path(self, key: str) -> str:
         return os.path.join(self.directory, key[:2], key + ".json")
 
+    def _mac(self, key: str, body: dict) -> str:
+        # The run key (the directory's name) and the entry key (path, language, content) are signed with
+        # the body: an entry moved to another file's or run's place is a miss too.
+        blob = json.dumps([os.path.basename(self.directory), key, body], sort_keys=True, separators=(",", ":"))
+        return hmac.new(self.secret, blob.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+
     def load(self, key: str):
-        """(findings, notes) stored for `key`, or None on a miss or an unreadable entry."""
+        """(findings, notes) stored for `key`, or None on a miss, an entry that is not whole, or one this
+        user's key did not sign."""
+        if self.secret is None:
+            return None
         try:
             with open(self._path(key), encoding="utf-8") as fh:
                 d = json.load(fh)
-            if d.get("format") != _FORMAT:
+            if not isinstance(d, dict) or d.get("format") != _FORMAT or not isinstance(d.get("body"), dict):
                 return None
-            for path, digest in d.get("depends", ()):
+            body, mac = d["body"], d.get("mac")
+            if not isinstance(mac, str) or not hmac.compare_digest(mac, self._mac(key, body)):
+                return None  # edited, forged, or made with another key
+            findings, notes, depends = body["findings"], body["notes"], body.get("depends", [])
+            if not (isinstance(findings, list) and isinstance(notes, list) and isinstance(depends, list)
+                    and all(isinstance(n, str) for n in notes)):
+                return None
+            for dep in depends:
+                if not (isinstance(dep, list) and len(dep) == 2 and all(isinstance(x, str) for x in dep)):
+                    return None
+            for path, digest in depends:
                 if not _unchanged(path, digest):
                     return None  # a header it read changed: lint the file again
-            return [finding_from_json(x) for x in d["findings"]], list(d["notes"])
-        except (OSError, ValueError, KeyError, TypeError):
+            return [finding_from_json(x) for x in findings], list(notes)
+        except Exception:  # unreadable, cut short, or not what hiplint writes: a miss, never a crash
             return None
 
     def store(self, key: str, findings, notes, depends: dict | None = None) -> None:
+        if self.secret is None:
+            return  # no key to sign with: such files are simply linted again
         path = self._path(key)
-        entry = {"format": _FORMAT, "findings": [finding_to_json(f) for f in findings], "notes": notes}
+        body = {"findings": [finding_to_json(f) for f in findings], "notes": list(notes)}
         if depends:
-            entry["depends"] = sorted(depends.items())
-        blob = json.dumps(entry)
+            body["depends"] = [list(x) for x in sorted(depends.items())]
+        blob = json.dumps({"format": _FORMAT, "mac": self._mac(key, body), "body": body})
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             replace_file(path, blob.encode("utf-8"), durable=False)
         except OSError:
             pass  # a read-only or full disk makes the next scan slower, never wrong
+
+
+def key_path() -> str:
+    """Where this user's cache key lives: outside any repository, so no checkout can bring one."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "hiplint", "key")
+
+
+_USER_KEY: list = []
+
+
+def user_key() -> bytes | None:
+    """This user's secret for signing cache entries: read, or created (0600) on first use. None when it
+    can be neither read nor made (the cache is then off) or when the file is not this user's alone."""
+    if _USER_KEY:
+        return _USER_KEY[0]
+    path = key_path()
+    key = None
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            try:
+                st = os.fstat(fd)
+                data = os.read(fd, 4096)
+            finally:
+                os.close(fd)
+            if os.name == "posix" and (st.st_uid != os.getuid() or st.st_mode & 0o077):
+                break  # readable by others, or not ours: not a secret
+            data = data.strip()
+            if len(data) >= 32:
+                key = data
+            break
+        except FileNotFoundError:
+            try:
+                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(secrets.token_hex(32).encode())
+            except FileExistsError:
+                continue  # another run made it first: read theirs
+            except OSError:
+                break
+        except OSError:
+            break
+    _USER_KEY.append(key)
+    return key
 
 
 def _unchanged(path: str, digest: str) -> bool:

@@ -1,7 +1,8 @@
 """The command line: `hiplint scan`, `fix`, `rule`, `rules`, `clean`, `version`.
 
 Exit codes: 0 nothing reported (or everything fixed), 1 findings reported (or, with --diff,
-something to change), 2 usage, configuration or internal error.
+something to change; or, with --fail-on-skipped, a file skipped unchecked), 2 usage, configuration
+or internal error.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from dataclasses import replace
 import click
 
 from hiplint import __version__
-from hiplint.config import ConfigError, Settings, load_settings, parse_version, _targets
+from hiplint.config import ConfigError, Settings, available_cores, load_settings, parse_version, _targets
 from hiplint.languages import language_of
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -59,6 +60,8 @@ def scan_options(fn):
         click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported."),
         click.option("--fail-on", type=click.Choice(["error", "warning", "info"]),
                      help="Exit 1 only for findings at or above this severity (default: info, i.e. any)."),
+        click.option("--fail-on-skipped", is_flag=True, default=None,
+                     help="Exit 1 when a file was skipped unchecked (too large, binary, too deep...) or a named path held no file to check."),
         click.option("--statistics", is_flag=True, help="Print how often each rule was reported instead of the findings."),
         click.option("--diff-base", metavar="REF", help="Report only findings on lines added or changed since the merge base with REF."),
         click.option("--baseline", "baseline_path", type=click.Path(), help="Report only findings this baseline file does not list."),
@@ -97,6 +100,10 @@ def build_settings(paths, kw) -> Settings:
     for key in ("force_exclude", "respect_gitignore", "report_nvidia_branches", "fix", "unsafe_fixes", "jobs"):
         if kw.get(key) is not None:
             over[key] = kw[key]
+    if kw.get("jobs") is None and settings.jobs > available_cores():
+        # `jobs = 40` in a repository's configuration must not start 41 processes on 2 cores: the
+        # configured number is capped at the cores this process may use (--jobs is taken as given).
+        over["jobs"] = available_cores()
     if kw.get("output_format"):
         from hiplint import emit  # registers formats
         if kw["output_format"] not in emit.EMITTERS:
@@ -124,6 +131,7 @@ def _do_scan(paths, kw, force_fix: bool = False):
     except ConfigError as exc:
         _fail(str(exc))
     fix_enabled = force_fix or bool(settings.fix)
+    fail_skipped = bool(kw.get("fail_on_skipped") or settings.extra.get("fail-on-skipped", False))
     mode = FixMode(enabled=fix_enabled and not kw.get("diff"), unsafe=bool(settings.unsafe_fixes), diff=bool(kw.get("diff")))
     paths = list(paths) or ["."]
     quiet = kw.get("quiet")
@@ -145,7 +153,13 @@ def _do_scan(paths, kw, force_fix: bool = False):
     if paths == ["-"]:
         name = kw.get("stdin_filename") or "-"
         lang = language_of(name, settings.include) or "cuda"
-        data = sys.stdin.buffer.read()
+        from hiplint.source import MAX_FILE_BYTES
+        data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            click.echo(f"hiplint: {name}: skipped: more than {MAX_FILE_BYTES // (1024 * 1024)} MiB on standard input", err=True)
+            if mode.enabled:
+                return EXIT_ERROR  # no fixed source to give back: the editor keeps its buffer
+            return EXIT_FINDINGS if fail_skipped and not kw.get("exit_zero") else EXIT_CLEAN
         try:
             result, fixed_data = run_stdin(data, name, settings, rules, mode, lang)
         except Exception as exc:  # never a traceback
@@ -158,14 +172,16 @@ def _do_scan(paths, kw, force_fix: bool = False):
             sys.stdout.flush()
             for f in result.findings:
                 click.echo(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}", err=True)
-            return EXIT_FINDINGS if (result.findings and not kw.get("exit_zero")) else EXIT_CLEAN
+            return EXIT_FINDINGS if ((result.findings or (fail_skipped and result.skipped)) and not kw.get("exit_zero")) else EXIT_CLEAN
         if mode.diff:
             click.echo(result.diff, nl=False)
-            return EXIT_FINDINGS if result.diff and not kw.get("exit_zero") else EXIT_CLEAN
+            return EXIT_FINDINGS if (result.diff or (fail_skipped and result.skipped)) and not kw.get("exit_zero") else EXIT_CLEAN
         report = Report(result.findings, 1, result.fixed, settings, sources={name: result.source} if result.source else {},
-                        incomplete=result.internal_error)
+                        incomplete=result.internal_error, skipped=int(result.skipped))
         _write(emit.render(settings.output_format, report), out_file)
-        return EXIT_FINDINGS if (result.findings and not kw.get("exit_zero")) else (EXIT_ERROR if result.internal_error else EXIT_CLEAN)
+        if result.internal_error:
+            return EXIT_ERROR
+        return EXIT_FINDINGS if ((result.findings or (fail_skipped and result.skipped)) and not kw.get("exit_zero")) else EXIT_CLEAN
 
     # A named path that does not exist is a usage error (exit 2, after scanning the others): a CI gate
     # whose directory was renamed must not pass as "nothing found".
@@ -193,13 +209,15 @@ def _do_scan(paths, kw, force_fix: bool = False):
         if not quiet:
             n = len(scan.fixed)
             click.echo(f"Would fix {n} finding{'s' if n != 1 else ''}.", err=True)
+        if scan.skipped and not quiet:
+            click.echo(f"Skipped, not checked: {scan.skipped} file(s) or path(s) (see the notes above).", err=True)
         if scan.internal_error or missing:
             return EXIT_ERROR
-        return EXIT_FINDINGS if text and not kw.get("exit_zero") else EXIT_CLEAN
+        return EXIT_FINDINGS if (text or (fail_skipped and scan.skipped)) and not kw.get("exit_zero") else EXIT_CLEAN
     findings = scan.findings
     report = Report(findings, scan.files, scan.fixed, settings, show_fix_hint=not quiet,
                     color=(out_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ),
-                    incomplete=scan.internal_error)
+                    incomplete=scan.internal_error, skipped=scan.skipped)
     try:
         findings, wrote_baseline = gate.apply_gates(findings, scan.paths, settings, report.relpath, kw,
                                                     note=None if quiet else lambda m: click.echo(m, err=True))
@@ -221,7 +239,7 @@ def _do_scan(paths, kw, force_fix: bool = False):
     if wrote_baseline or kw.get("exit_zero"):
         return EXIT_CLEAN
     threshold = kw.get("fail_on") or settings.extra.get("fail-on", "info")
-    return EXIT_FINDINGS if gate.fails(findings, threshold) else EXIT_CLEAN
+    return EXIT_FINDINGS if gate.fails(findings, threshold) or (fail_skipped and scan.skipped) else EXIT_CLEAN
 
 
 def _settings_text(settings: Settings, rules) -> str:
@@ -283,10 +301,11 @@ class _Sources(dict):
     def get(self, path, default=None):
         if path not in self:
             from hiplint.source import Source
+            from hiplint.source import Skip, decode_input, read_bounded
             try:
-                with open(path, "rb") as fh:
-                    self[path] = Source(path, fh.read())
-            except OSError:
+                # As the scan read it (bounded; UTF-16 decoded), with a short wait for a stream.
+                self[path] = Source(path, decode_input(read_bounded(path, timeout=1))[0])
+            except (OSError, Skip):
                 self[path] = None
         value = dict.get(self, path)
         return default if value is None else value

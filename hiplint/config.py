@@ -5,6 +5,7 @@ not silently turn a rule off.
 """
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -27,15 +28,25 @@ DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv"
 CONFIG_NAMES = (".hiplint.toml", "hiplint.toml", "pyproject.toml")
 OUTPUT_FORMATS = ("full", "concise", "json")  # extended by hiplint.emit at import time
 
-_ARCH_RE = re.compile(r"^gfx[0-9a-f]{3,4}$")
+# The AMD GPU architectures hiplint knows, with the wave size HIP compute runs on each: the one table
+# `targets` (configuration and --target) is checked against. gfx8 and gfx9 (GCN/CDNA: MI100 gfx908,
+# MI200 gfx90a, MI300 gfx942, MI350 gfx950) run 64-lane waves; gfx10, gfx11 and gfx12 (RDNA) run
+# 32-lane waves by default. A name not listed is a configuration error: a typo (`gfx9420`) must not
+# quietly become a wave32 target that turns most wave64 rules off.
+KNOWN_TARGETS: dict[str, int] = {
+    **{a: 64 for a in ("gfx801", "gfx802", "gfx803", "gfx805", "gfx810",
+                       "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c",
+                       "gfx940", "gfx941", "gfx942", "gfx950")},
+    **{a: 32 for a in ("gfx1010", "gfx1011", "gfx1012", "gfx1013",
+                       "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
+                       "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153",
+                       "gfx1200", "gfx1201")},
+}
 
 
 def wave_size_of(arch: str) -> int:
-    """gfx9 (GCN/CDNA: MI100, MI200 gfx90a, MI300 gfx942, MI350 gfx950) runs 64-lane waves;
-    gfx10, gfx11 and gfx12 (RDNA) run 32-lane waves for HIP compute by default."""
-    digits = arch[3:]
-    major = int(digits[:-2]) if len(digits) > 2 else int(digits[0])
-    return 64 if major <= 9 else 32
+    """The wave size HIP compute runs on `arch` (a key of KNOWN_TARGETS)."""
+    return KNOWN_TARGETS[arch]
 
 
 def parse_version(text: str) -> tuple[int, int]:
@@ -79,6 +90,15 @@ class Settings:
         return replace(self, **{k: v for k, v in kw.items() if v is not None})
 
 
+def available_cores() -> int:
+    """The CPUs this process may run on (its affinity), which a container or `taskset` can make fewer
+    than the machine's."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _strs(key: str, value) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
@@ -102,9 +122,10 @@ def _bool(key: str, value) -> bool:
 def _targets(value) -> tuple[str, ...]:
     archs = _strs("targets", value)
     for a in archs:
-        base = a.split(":")[0]
-        if not _ARCH_RE.match(base):
-            raise ConfigError(f"`targets`: {a!r} is not an AMD GPU architecture such as gfx942")
+        base = a.split(":")[0]  # target features (`gfx90a:xnack+`) do not change the wave size
+        if base not in KNOWN_TARGETS:
+            raise ConfigError(f"`targets`: {a!r} is not a known AMD GPU architecture (known: "
+                              f"{', '.join(KNOWN_TARGETS)})")
     if not archs:
         raise ConfigError("`targets` must name at least one architecture")
     return tuple(a.split(":")[0] for a in archs)
@@ -158,6 +179,8 @@ EXTRA_KEYS: dict[str, object] = {
     "baseline": lambda v: _strs("baseline", v)[0],
     "fail-on": lambda v: _fail_on(v),
     "cache": lambda v: _bool("cache", v),
+    # A skipped file (too large, binary, nested too deep, a stream that does not end) fails the run.
+    "fail-on-skipped": lambda v: _bool("fail-on-skipped", v),
 }
 
 
@@ -225,9 +248,24 @@ def read_config_file(path: Path) -> dict | None:
 
 
 def find_config(start: Path) -> Path | None:
+    """The nearest configuration file at or above `start`, looked for up to the repository root (the
+    first directory with a `.git`), as ruff does: a stray ~/pyproject.toml above a checkout must not
+    change its settings. Outside any repository the walk stops below the home directory (a file there
+    counts only when the scan starts there); `--config` names any file."""
     start = start.resolve()
     d = start if start.is_dir() else start.parent
-    for directory in [d, *d.parents]:
+    chain = [d, *d.parents]
+    root = next((i for i, p in enumerate(chain) if (p / ".git").exists()), None)
+    if root is not None:
+        chain = chain[:root + 1]
+    else:
+        try:
+            home = Path.home().resolve()
+        except (RuntimeError, OSError):
+            home = None
+        if home is not None and home in chain[1:]:
+            chain = chain[:chain.index(home)]
+    for directory in chain:
         for name in CONFIG_NAMES:
             p = directory / name
             if p.is_file():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from hiplint.cparse import FUNCTION_TYPES, FunctionSpans, Unit
+from hiplint.cparse import FUNCTION_TYPES, FunctionSpans, Unit, path_to
 from hiplint.model import Applicability, Edit, Finding, Fix, RelatedLocation, Severity
 from hiplint.source import Source
 
@@ -49,8 +49,12 @@ class FileContext:
     def rocm_version(self) -> tuple[int, int]:
         return self.settings.rocm_version
 
-    @staticmethod
-    def enclosing(node: Node, types) -> Node | None:
+    def enclosing(self, node: Node, types) -> Node | None:
+        """The innermost ancestor of `node` of one of `types`, or None."""
+        for unit in (self.unit, *(self.units[:1] if self.units else ())):
+            path = path_to(unit.root, node) if unit is not None else None
+            if path is not None:  # one walk down from the unit's root: linear in the depth
+                return next((n for n in reversed(path[:-1]) if n.type in types), None)
         n = node.parent
         while n is not None:
             if n.type in types:

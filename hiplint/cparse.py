@@ -85,6 +85,20 @@ def iter_nodes(root: Node, types: frozenset[str] | set[str] | None = None):
 FUNCTION_TYPES = frozenset({"function_definition", "lambda_expression"})
 
 
+def path_to(root: Node, node: Node) -> list[Node] | None:
+    """[root, ..., node]: `node`'s ancestors from the root down, or None when `node` is not in root's tree.
+    One walk down (tree-sitter finds each child in C), where walking up with `.parent` walks down from
+    the root at every step: quadratic in the depth."""
+    path = [root]
+    n = root
+    while n != node:
+        n = n.child_with_descendant(node)
+        if n is None or len(path) > 100_000:
+            return None
+        path.append(n)
+    return path
+
+
 class FunctionSpans:
     """A tree's functions and lambdas by byte range, to find the one around a place: walking up with
     `.parent` costs the depth at each step in tree-sitter 0.26, and a long `else if` chain (one level
@@ -286,6 +300,38 @@ def too_deep(root: Node, data: bytes, limit: int = MAX_NESTING) -> int | None:
                 depth += 1
                 if depth > limit:
                     return pos
+    return None
+
+
+# Blocks and brace initializers nested this deep are generated, not written: tree-sitter's `.parent`
+# walks down from the root (it costs the depth), so every walk up from such a depth costs its square:
+# 8,000 nested `{` took 15 s, and the fixer re-lints the file on every pass. Beyond this the file is
+# skipped with a note.
+MAX_BLOCK_NESTING = 256
+_BRACE = re.compile(rb"[{}]")
+
+
+def too_deep_blocks(root: Node, data: bytes, limit: int = MAX_BLOCK_NESTING) -> int | None:
+    """A byte offset inside more than `limit` nested `{`, or None. The text is scanned once for the
+    deepest brace (one step per brace: linear), then the tree confirms it (a brace in a string or
+    comment nests nothing), probing down at most `limit` + 1 steps."""
+    if data.count(b"{") <= limit:
+        return None
+    depth = best = at = 0
+    for m in _BRACE.finditer(data):
+        if m.group() == b"{":
+            depth += 1
+            if depth > best:
+                best, at = depth, m.start()
+        elif depth:
+            depth -= 1
+    if best <= limit:
+        return None
+    cursor, levels = root.walk(), 0
+    while cursor.goto_first_child_for_byte(at) is not None:
+        levels += 1
+        if levels > limit:
+            return at
     return None
 
 

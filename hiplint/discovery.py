@@ -103,13 +103,18 @@ def _git_chain(start_dir: str) -> list[str]:
     return list(reversed(chain))
 
 
-def discover(paths: list[str], settings, languages: set[str] | None = None, notes: list[str] | None = None) -> list[SourcePath]:
+def discover(paths: list[str], settings, languages: set[str] | None = None, notes: list[str] | None = None,
+             empty: list[str] | None = None) -> list[SourcePath]:
+    """The files to scan. A directory named in `paths` that holds none is noted, and listed in `empty`:
+    a gate pointed at the wrong place must not pass as "all checks passed"."""
     ignores = _Ignores(settings)
     out: list[SourcePath] = []
     seen: set[str] = set()
     notes = notes if notes is not None else []
+    found = [0]
 
     def add(path: str, display: str, lang: str):
+        found[0] += 1
         key = os.path.abspath(path)
         if key not in seen:
             seen.add(key)
@@ -129,6 +134,11 @@ def discover(paths: list[str], settings, languages: set[str] | None = None, note
                 notes.append(f"{given}: no such file or directory")
             continue
         base_chain = _git_chain(given)
+        # A directory named on the command line is scanned even when a .gitignore above it ignores it
+        # (as ruff does): only .gitignore files inside it apply then.
+        if len(base_chain) > 1 and ignores.gitignored(os.path.abspath(given), True, base_chain[:-1]):
+            base_chain = base_chain[-1:]
+        before = found[0]
         # Iterative walk; each stack entry carries the chain of directories whose .gitignore applies.
         stack = [(given, base_chain)]
         while stack:
@@ -170,4 +180,8 @@ def discover(paths: list[str], settings, languages: set[str] | None = None, note
                     continue
                 add(p, _display(p), lang)
             stack.extend(reversed(subdirs))
+        if found[0] == before:
+            notes.append(f"{_display(given)}: no files to check (none of hiplint's file types, or all excluded)")
+            if empty is not None:
+                empty.append(given)
     return out

@@ -11,16 +11,15 @@ from tree_sitter import QueryCursor
 
 from hiplint import fingerprint, suppress
 from hiplint.context import FileContext
-from hiplint.cparse import (INDEX_CAPTURE, MAX_NESTING, Unit, error_ranges, for_parsing, macro_units, new_parser,
-                             seed_index, too_deep, valid_utf8)
+from hiplint.cparse import (INDEX_CAPTURE, MAX_BLOCK_NESTING, MAX_NESTING, Unit, error_ranges, for_parsing,
+                             macro_units, new_parser, seed_index, too_deep, too_deep_blocks, valid_utf8)
 from hiplint.headers import platform_map
 from hiplint.model import Finding, RelatedLocation, Severity
 from hiplint.preproc import unreported_spans
 from hiplint.queryplan import QueryPlan
 from hiplint.rule import CudaRule, FileRule, has_query
-from hiplint.source import Source
+from hiplint.source import MAX_FILE_BYTES, Encoding, Skip, Source, decode_input, read_bounded  # noqa: F401
 
-MAX_FILE_BYTES = 64 * 1024 * 1024  # beyond this a "source" is data; say so and move on
 META_CODES = ("HL001", "HL002", "HL100", "HL101", "HL102")
 _QUERIES: dict = {}  # rule set -> QueryPlan
 
@@ -35,6 +34,8 @@ class FileResult:
     fixed: list[Finding] = field(default_factory=list)  # findings whose fixes were applied
     diff: str = ""
     depends: dict = field(default_factory=dict)  # other files the findings depend on: path -> digest
+    skipped: bool = False  # not checked (too large, binary, nested too deep...): a note says why
+    encoding: Encoding = field(default_factory=Encoding)  # how the file's bytes became source.data
 
 
 def _splitter_digest() -> str:
@@ -155,6 +156,7 @@ class Linter:
         except RecursionError as exc:
             why = exc.args[0] if isinstance(exc, TooDeep) else "nesting too deep to analyse"
             result.notes.append(f"{path}: skipped: {why}")
+            result.skipped = True
             return result
         findings = self._finish(ctx, comments, next_stmt)
         fingerprint.assign(findings, data, ctx.units[0].root if ctx.units else None)
@@ -192,6 +194,10 @@ class Linter:
         deep = too_deep(tree.root_node, data)
         if deep is not None:
             raise TooDeep(f"an expression nested more than {MAX_NESTING} levels deep (line "
+                          f"{ctx.source.line_of(deep)}, generated code?)")
+        deep = too_deep_blocks(tree.root_node, data)
+        if deep is not None:
+            raise TooDeep(f"blocks or braces nested more than {MAX_BLOCK_NESTING} levels deep (line "
                           f"{ctx.source.line_of(deep)}, generated code?)")
         errors = error_ranges(tree.root_node)
         text = data
@@ -405,32 +411,36 @@ def _error_size(errors) -> tuple[int, int]:
 
 
 def lint_file(linter: Linter, path: str, display: str, lang: str) -> FileResult:
-    """Read and lint one file; every problem with the input becomes a one-line note, never a traceback."""
+    """Read and lint one file; every problem with the input becomes a one-line note, never a traceback.
+    A file not checked (too large, binary, a stream that does not end, too deep) is `skipped`."""
     result = FileResult(display)
     try:
         if os.path.isdir(path):
             result.notes.append(f"{display}: is a directory")
+            result.skipped = True
             return result
-        size = os.path.getsize(path)
-        if size > MAX_FILE_BYTES:
-            result.notes.append(f"{display}: skipped: {size // (1024 * 1024)} MiB is larger than the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit")
-            return result
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data, result.encoding = decode_input(read_bounded(path))
+    except Skip as why:
+        result.notes.append(f"{display}: skipped: {why}")
+        result.skipped = True
+        return result
     except OSError as exc:
         return _io_error(linter, display, exc)
     if is_binary(data):
         result.notes.append(f"{display}: skipped: binary file")
+        result.skipped = True
         return result
     try:
         res = linter.lint_bytes(display, data, lang, fs_path=path)
     except RecursionError:
         result.notes.append(f"{display}: skipped: nesting too deep to analyse")
+        result.skipped = True
         return result
     except Exception as exc:  # last line of defence: one line, the scan goes on, exit 2
         result.internal_error = True
         result.notes.append(f"{display}: internal error: {type(exc).__name__}: {exc}")
         return result
+    res.encoding = result.encoding
     return res
 
 

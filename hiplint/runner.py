@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 from dataclasses import dataclass, field
 
+from hiplint.config import available_cores
 from hiplint.discovery import SourcePath, discover
 from hiplint.engine import FileResult, Linter, is_binary, lint_file
 from hiplint.fix import fix_bytes, unified_diff, write_atomic
 from hiplint.model import Applicability, Finding
+from hiplint.source import Skip, decode_input, read_bounded, restore
 
 PARALLEL_MIN_FILES = 48  # below this a process pool costs more than it saves
 # Seconds before the progress line appears (a quick scan shows none); tests set it to 0.
@@ -43,6 +46,13 @@ class ScanResult:
         return [f for r in self.results for f in getattr(r, "fixed", [])]
 
     @property
+    def skipped(self) -> int:
+        """Files not checked (each has a note saying why), and named paths that held no file to check."""
+        return sum(1 for r in self.results if r.skipped) + self.empty_paths
+
+    empty_paths: int = 0
+
+    @property
     def internal_error(self) -> bool:
         return any(r.internal_error for r in self.results)
 
@@ -71,7 +81,8 @@ def process_file(linter: Linter, sp: SourcePath, mode: FixMode) -> FileResult:
             result.diff = unified_diff(sp.display, data, outcome.data)
         else:
             try:
-                write_atomic(sp.path, outcome.data, expected=data)
+                # In the file's own encoding and line endings (UTF-16, lone `\r`): source.decode_input.
+                write_atomic(sp.path, restore(outcome.data, first.encoding), expected=restore(data, first.encoding))
             except OSError as exc:
                 result.notes.append(f"{sp.display}: not written: {exc.strerror or exc}")
                 result.fixed = []
@@ -82,7 +93,29 @@ def process_file(linter: Linter, sp: SourcePath, mode: FixMode) -> FileResult:
 _WORKER: dict = {}
 
 
-def _init_worker(settings, codes, mode, cache=None, plan_dir=None):
+def _die_with_parent(parent: int) -> None:
+    """A worker ends when the scan that started it does (SIGTERM, SIGKILL, a crash): on Linux the
+    kernel sends it SIGTERM then (PR_SET_PDEATHSIG); a parent already gone makes it exit now."""
+    import signal
+
+    # A forked worker inherits the parent's handler (_raise_on_sigterm), whose SystemExit the pool's
+    # worker loop would catch and outlive: SIGTERM kills a worker outright.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _init_worker(settings, codes, mode, cache=None, plan_dir=None, parent=None):
+    if parent is not None:
+        _die_with_parent(parent)
     from hiplint.registry import load_registry
     reg = load_registry()
     _WORKER["linter"] = Linter(settings, [r for r in reg.rules if r.code in codes])
@@ -97,11 +130,36 @@ def _work(sp: SourcePath) -> FileResult:
 
 def _lint_and_store(linter: Linter, sp: SourcePath, mode: FixMode, cache) -> FileResult:
     res = process_file(linter, sp, mode)
-    if cache is not None and res.source is not None and not res.internal_error:
+    if cache is not None and res.source is not None and not res.internal_error and not res.skipped:
         cache.store(cache.entry_key(sp.display, sp.language, res.source.data, sp.path), res.findings, res.notes,
                     res.depends)
     res.source = None  # not kept (memory stays flat) nor pickled back; the parent re-reads sources it shows
     return res
+
+
+def _raise_on_sigterm():
+    """While the pool runs, SIGTERM raises SystemExit in the parent, so that it stops its workers
+    before it goes; returns the function that puts the previous handler back."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def on_term(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def _stop_pool(ex) -> None:
+    for proc in list((getattr(ex, "_processes", None) or {}).values()):
+        try:
+            proc.terminate()
+        except Exception:
+            pass
+    ex.shutdown(wait=False, cancel_futures=True)
 
 
 def _cached(cache, files: list[SourcePath]) -> tuple[list[FileResult], list[SourcePath]]:
@@ -109,9 +167,11 @@ def _cached(cache, files: list[SourcePath]) -> tuple[list[FileResult], list[Sour
     hits, misses = [], []
     for sp in files:
         try:
-            with open(sp.path, "rb") as fh:
-                data = fh.read()
-        except OSError:
+            if not stat.S_ISREG(os.stat(sp.path).st_mode):
+                misses.append(sp)  # a pipe (`<(cmd)`) can be read once: by lint_file
+                continue
+            data = decode_input(read_bounded(sp.path))[0]  # as lint_file reads it, bounded
+        except (OSError, Skip):
             misses.append(sp)  # lint_file reports it
             continue
         entry = cache.load(cache.entry_key(sp.display, sp.language, data, sp.path))
@@ -155,7 +215,9 @@ def run(paths: list[str], settings, rule_classes, mode: FixMode, progress: bool 
     fixing and --diff never use it (they must see the file as it is now)."""
     linter = Linter(settings, rule_classes)
     scan = ScanResult()
-    files = discover(paths, settings, linter.languages or {"cuda"}, scan.notes)
+    empty: list[str] = []
+    files = discover(paths, settings, linter.languages or {"cuda"}, scan.notes, empty)
+    scan.empty_paths = len(empty)
     scan.files = len(files)
     scan.paths = [sp.display for sp in files]
     cache = plan_dir = None
@@ -165,7 +227,7 @@ def run(paths: list[str], settings, rule_classes, mode: FixMode, progress: bool 
         if not (mode.enabled or mode.diff):
             cache = Cache.for_run(settings, rule_classes)
             scan.results, files = _cached(cache, files)
-    jobs = jobs if jobs is not None else (settings.jobs or os.cpu_count() or 1)
+    jobs = jobs if jobs is not None else (settings.jobs or available_cores())
     bar = Progress(len(files), progress)
     if jobs > 1 and len(files) >= PARALLEL_MIN_FILES:
         codes = {r.code for r in rule_classes}
@@ -175,10 +237,19 @@ def run(paths: list[str], settings, rule_classes, mode: FixMode, progress: bool 
 
         if multiprocessing.get_start_method() == "fork":
             linter.prepare()  # forked workers inherit the compiled queries instead of compiling their own
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, codes, mode, cache, plan_dir)) as ex:
-            for i, res in enumerate(ex.map(_work, files, chunksize=max(1, min(32, len(files) // (jobs * 8) or 1)))):
-                scan.results.append(res)
-                bar.update(i + 1)
+        restore_term = _raise_on_sigterm()
+        try:
+            with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker,
+                                     initargs=(settings, codes, mode, cache, plan_dir, os.getpid())) as ex:
+                try:
+                    for i, res in enumerate(ex.map(_work, files, chunksize=max(1, min(32, len(files) // (jobs * 8) or 1)))):
+                        scan.results.append(res)
+                        bar.update(i + 1)
+                except BaseException:
+                    _stop_pool(ex)  # SIGTERM, Ctrl-C: the workers end now, not after their queue
+                    raise
+        finally:
+            restore_term()
     else:
         for i, sp in enumerate(files):
             scan.results.append(_lint_and_store(linter, sp, mode, cache))
@@ -191,10 +262,16 @@ def run(paths: list[str], settings, rule_classes, mode: FixMode, progress: bool 
 
 def run_stdin(data: bytes, filename: str, settings, rule_classes, mode: FixMode, lang: str):
     linter = Linter(settings, rule_classes)
-    if is_binary(data):
-        r = FileResult(filename)
-        r.notes.append(f"{filename}: skipped: binary input")
+    try:
+        raw, (data, enc) = data, decode_input(data)
+    except Skip as why:
+        r = FileResult(filename, skipped=True)
+        r.notes.append(f"{filename}: skipped: {why}")
         return r, data
+    if is_binary(data):
+        r = FileResult(filename, skipped=True)
+        r.notes.append(f"{filename}: skipped: binary input")
+        return r, raw
     if not (mode.enabled or mode.diff):
         return linter.lint_bytes(filename, data, lang), data
     outcome = fix_bytes(lambda d: linter.lint_bytes(filename, d, lang).findings, data, lang, mode.threshold)
@@ -203,4 +280,4 @@ def run_stdin(data: bytes, filename: str, settings, rule_classes, mode: FixMode,
     result.notes.extend(outcome.dropped)
     if mode.diff and outcome.data != data:
         result.diff = unified_diff(filename, data, outcome.data)
-    return result, outcome.data
+    return result, restore(outcome.data, enc)

@@ -71,7 +71,7 @@ def test_cache_lints_again_when_an_included_header_changes(tmp_path):
 
     assert codes() == []
     stored = [json.loads(p.read_text()) for p in (tmp_path / ".hiplint_cache").rglob("*.json")]
-    assert any(d.get("depends") for d in stored)  # the kernel's entry names the header it read
+    assert any((d.get("body") or {}).get("depends") for d in stored)  # the kernel's entry names the header it read
     header.write_text("#pragma once\n")  # the port drops its compat macro: the kernel breaks on ROCm
     assert codes() == [("src/k.cu", "WRP006")]
     header.write_text(COMPAT)

@@ -4,9 +4,9 @@
 - every `*.fixed.*` result compiles with nvcc too (fixed code stays valid CUDA);
 - every fixture's end state (its unsafe.fixed result, else its .fixed one; for fixtures/oracle/ the
   safe .fixed one) compiles, after the plain rename and with the fixed versions of the headers beside it,
-  as HIP for gfx90a, gfx942 and gfx1100 (HIP 5.2 + our sync shim, full -c), and, when it is kernel-only,
-  against ROCm 7.2's device header;
-- every fixture under fixtures/oracle/ fails for gfx942 after the plain rename alone.
+  as HIP for gfx90a, gfx942 and gfx1100 with the full ROCm 7.2 toolchain (clang 22, HIP 7.2 host and
+  device headers, hipBLAS/hipCUB/hipSOLVER/hipRAND; full -c);
+- every fixture under fixtures/oracle/ fails for gfx942 after the plain rename alone (ROCm 7.2).
 
 Compiles run in parallel (one job per core) when the first oracle test asks for its result.
 Without the toolchain these tests skip with one line; in CI (CI=true) they fail instead, so a broken
@@ -103,17 +103,14 @@ def _job(kind: str, path: Path):
         "cuda": lambda: tc.compile_cuda(text, inc, what=what, headers=headers),
         "hip": lambda: tc.compile_hip(hip_text, include_dir=inc, what=what, headers=headers),
         "rocm72": lambda: tc.compile_rocm72(hip_text, include_dir=inc, what=what, headers=headers),
+        "rocm72-full": lambda: tc.compile_rocm72_full(hip_text, include_dir=inc, what=what, headers=headers),
         "renamed-gfx942": lambda: _renamed_gfx942(hip_text, inc, what, headers),
     }[kind]
 
 
 def _renamed_gfx942(text: str, inc: Path, what: str, headers) -> tc.Result:
-    """Does the renamed file compile for gfx942? The quick ROCm 7.2 device check first, then HIP 5.2 + shim."""
-    if tc.is_kernel_only(text):
-        r = tc.compile_rocm72(text, archs=("gfx942",), include_dir=inc, what=what, headers=headers)
-        if not r.ok:
-            return r
-    return tc.compile_hip(text, archs=("gfx942",), include_dir=inc, what=what, headers=headers)
+    """Does the renamed file compile for gfx942 with the ROCm 7.2 toolchain?"""
+    return tc.compile_rocm72_full(text, archs=("gfx942",), include_dir=inc, what=what, headers=headers)
 
 
 def _jobs_for(test_name: str, path: Path) -> list[str]:
@@ -122,7 +119,7 @@ def _jobs_for(test_name: str, path: Path) -> list[str]:
     if test_name.startswith("test_fixed_is_valid_cuda"):
         return ["cuda"]
     if test_name.startswith("test_fixed_compiles_for_amd"):
-        return ["hip"] + (["rocm72"] if tc.is_kernel_only(tc.plain_rename(_text(path))) else [])
+        return ["rocm72-full"]  # host and device, real ROCm 7.2 headers, gfx90a + gfx942 + gfx1100
     if test_name.startswith("test_plain_rename_fails"):
         return ["renamed-gfx942"]
     return []

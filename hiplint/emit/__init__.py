@@ -36,6 +36,7 @@ class Report:
     sources: dict = field(default_factory=dict)  # path -> Source, for code frames
     root: str | None = None  # paths in CI formats are relative to this; default: the git work tree
     incomplete: bool = False  # a rule failed on some file (internal error): "all checks passed" would be untrue
+    skipped: int = 0  # files not checked, and named paths with nothing to check: neither "passed"
 
     def relpath(self, path: str) -> str:
         """`path` relative to the repository root, with forward slashes (SARIF, GitHub, GitLab)."""

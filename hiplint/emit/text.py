@@ -44,9 +44,19 @@ def _summary(report: Report) -> str:
     elif report.incomplete:
         lines.append(f"No findings, but not every check ran ({report.files_scanned} file"
                      f"{'s' if report.files_scanned != 1 else ''}): see the internal errors above.")
+    elif report.skipped:
+        lines.append(f"No findings, but {_skipped(report.skipped)} not checked ({report.files_scanned} file"
+                     f"{'s' if report.files_scanned != 1 else ''}): see the notes above.")
+        return "\n".join(lines)
     elif not report.fixed:
         lines.append(f"All checks passed ({report.files_scanned} file{'s' if report.files_scanned != 1 else ''}).")
+    if report.skipped:
+        lines.append(f"Skipped, not checked: {_skipped(report.skipped)} (see the notes above).")
     return "\n".join(lines)
+
+
+def _skipped(n: int) -> str:
+    return f"{n} file{'s' if n != 1 else ''} or path{'s' if n != 1 else ''}"
 
 
 @emitter("concise")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hiplint.cparse import iter_nodes, strip_c_comments
+from hiplint.cparse import iter_nodes, path_to, strip_c_comments
 
 # Warp-synchronous intrinsics that take a mask first (CUDA 9+, HIP 6.2+).
 SYNC_WITH_MASK = frozenset({
@@ -800,7 +800,15 @@ def function_is_32_based(ctx, scope) -> bool:
     return result
 
 
-def top_level_ancestor(node):
+def top_level_ancestor(node, root=None):
+    """The declaration at file level that holds `node` (the child of the translation unit). With the
+    tree's `root`, found walking down once: walking up with `.parent` is quadratic in the depth."""
+    path = path_to(root, node) if root is not None else None
+    if path is not None:
+        for i, n in enumerate(path[:-1]):
+            if n.type == "translation_unit":
+                return path[i + 1]
+        return path[0]
     n = node
     while n.parent is not None and n.parent.type != "translation_unit":
         n = n.parent

@@ -146,7 +146,8 @@ class SyncMaskNot64Bit(CudaRule):
         if is_full_mask_32(ctx, mask):
             edits = [ctx.replace(mask, FULL_MASK_MACRO)]
             if FULL_MASK_MACRO not in file_macros(ctx):
-                anchor = top_level_ancestor(ctx.unit.macro if ctx.unit.is_macro else call)
+                anchor = top_level_ancestor(ctx.unit.macro, ctx.units[0].root) if ctx.unit.is_macro else \
+                    top_level_ancestor(call, ctx.unit.root)
                 start = ctx.file_range(anchor)[0] if not ctx.unit.is_macro else anchor.start_byte
                 edits.append(_insert_at_line_start(ctx, start, FULL_MASK_BLOCK))
             fix = Fix.safe(f"Use `{FULL_MASK_MACRO}` (`__activemask()` on AMD, unchanged on NVIDIA)", *edits,

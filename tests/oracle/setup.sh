@@ -2,7 +2,8 @@
 # Install the compile oracle's toolchain (root; idempotent):
 #   - clang-19 + Debian's HIP 5.2 headers, hipRAND/rocRAND and device libraries (apt);
 #   - cuRAND, cuSOLVER and cuBLAS headers from NVIDIA's PyPI wheels (nvcc itself must already be present);
-#   - the ROCm 7.2 device-side header `hiprtc_runtime.h` from the `rocm-llvm-python` wheel.
+#   - the ROCm 7.2 device-side header `hiprtc_runtime.h` from the `rocm-llvm-python` wheel;
+#   - the full ROCm 7.2 HIP toolchain in a Debian sid chroot (rocm72_chroot.sh): the oracle's main HIP compiler.
 # Downloaded headers go to $HIPLINT_ORACLE_CACHE (default ~/.cache/hiplint-oracle), never into the repository.
 set -euo pipefail
 CACHE=${HIPLINT_ORACLE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hiplint-oracle}
@@ -41,4 +42,6 @@ if [ ! -f "$CACHE/rocm72/hiprtc_runtime.h" ]; then
   unzip -q -o -j "$CACHE"/wheels/rocm_llvm_python-*.whl 'rocm/amd_comgr/hiprtc_runtime.h' -d "$CACHE/rocm72"
   rm -rf "$CACHE/wheels"
 fi
+# The main HIP compiler: the full ROCm 7.2 toolchain in a Debian sid chroot (cached in $CACHE/sid-rocm72).
+bash "$(dirname "$0")/rocm72_chroot.sh" "${HIPLINT_ROCM72_ROOT:-$CACHE/sid-rocm72}"
 echo "oracle setup: ready ($CACHE)" >&2

@@ -85,13 +85,14 @@ HIP_LIBRARIES_NOT_IN_DEBIAN = ("hipcub", "hipblas", "hipblaslt", "hipsolver", "h
                                "rocsolver", "rocfft", "rccl", "miopen", "roctracer", "rocwmma", "rocthrust",
                                "thrust", "migraphx", "hip_fp8.h", "hip_bf16.h", "hipsparselt", "ck")
 CUDA_INCLUDE_DIRS = (CUDA_INCLUDE, Path("/usr/local/cuda/include"), Path("/usr/local/cuda/targets/x86_64-linux/include"))
-HIP_INCLUDE_DIRS = (Path("/usr/include"),)
+HIP_INCLUDE_DIRS = (Path("/usr/include"),)  # HIP 5.2; the ROCm 7.2 chroot's include dir when it is there
 
 
 def missing_library_headers(text: str, side: str) -> list[str]:
     """Library headers `text` includes that this oracle does not have ("cuda" or "hip" side)."""
     libraries = CUDA_LIBRARIES_NOT_SET_UP if side == "cuda" else HIP_LIBRARIES_NOT_IN_DEBIAN
-    dirs = CUDA_INCLUDE_DIRS if side == "cuda" else HIP_INCLUDE_DIRS
+    dirs = CUDA_INCLUDE_DIRS if side == "cuda" else (
+        (ROCM72_ROOT / "usr/include",) if not rocm72_full_missing() else HIP_INCLUDE_DIRS)
     out = []
     for name in re.findall(r"#\s*include\s*<([^>]+)>", text):
         stems = [part.split(".")[0] for part in name.split("/")]
@@ -142,6 +143,8 @@ def missing() -> list[str]:
         out.append(f"CUDA library headers in {CUDA_INCLUDE}")
     if not ROCM72_HEADER.exists():
         out.append(f"ROCm 7.2 device header {ROCM72_HEADER}")
+    if rocm72_full_missing():
+        out.append(rocm72_full_missing())
     return out
 
 
@@ -271,6 +274,49 @@ def compile_rocm72(text: str, archs=HIP_ARCHS, include_dir: Path | None = None, 
     return _with_source(text, ".hip", go, headers if headers is not None else headers_beside(include_dir), rename=True)
 
 
+# The full ROCm 7.2 toolchain (clang 22, HIP 7.2 host and device headers, hipBLAS 3, hipCUB, hipSOLVER,
+# hipRAND, ...) from Debian's packages in a sid chroot: ../shared/oracle/rocm72_chroot.sh, run by setup.sh.
+# The oracle's main HIP compiler: real `*_sync` functions with their 64-bit-mask static_assert, a
+# non-constexpr `warpSize`, headers that no longer bring <cstring> in. Needs root (chroot).
+ROCM72_ROOT = Path(os.environ.get("HIPLINT_ROCM72_ROOT") or CACHE / "sid-rocm72")
+ROCM72_CLANG = "/usr/lib/llvm-22/bin/clang++"
+
+
+def rocm72_full_missing() -> str:
+    """Why the full ROCm 7.2 toolchain cannot run here ('' when it can)."""
+    if not (ROCM72_ROOT / ROCM72_CLANG.lstrip("/")).exists():
+        return f"ROCm 7.2 chroot {ROCM72_ROOT} (tests/oracle/setup.sh)"
+    if not (ROCM72_ROOT / "usr/include/hip/hip_runtime.h").exists():
+        return f"HIP 7.2 headers in {ROCM72_ROOT}"
+    if os.geteuid() != 0:
+        return "root (the ROCm 7.2 compiler runs in a chroot)"
+    return ""
+
+
+def _rocm72_device_libs() -> str:
+    found = sorted((ROCM72_ROOT / "usr/lib/llvm-22/lib/clang").glob("*/amdgcn/bitcode"))
+    return "/" + str(found[0].relative_to(ROCM72_ROOT)) if found else "/usr/lib/llvm-22/lib/clang/22/amdgcn/bitcode"
+
+
+def compile_rocm72_full(text: str, archs=HIP_ARCHS, include_dir: Path | None = None, what: str = "hip",
+                        headers: dict | None = None) -> Result:
+    """Host and device code with the real ROCm 7.2 headers: full -c for every arch in one call."""
+    src_root = ROCM72_ROOT / "src"
+    src_root.mkdir(exist_ok=True)
+    headers = headers if headers is not None else headers_beside(include_dir)
+    with tempfile.TemporaryDirectory(prefix="oracle-", dir=src_root) as tmp:
+        for name, h in headers.items():
+            body = h.read_text(encoding="utf-8", errors="surrogateescape")
+            (Path(tmp) / name).write_text(plain_rename(body, add_runtime=False), encoding="utf-8", errors="surrogateescape")
+        (Path(tmp) / "input.hip").write_text(text, encoding="utf-8", errors="surrogateescape")
+        inside = "/" + str(Path(tmp).relative_to(ROCM72_ROOT))
+        cmd = ["chroot", str(ROCM72_ROOT), ROCM72_CLANG, "-x", "hip", "-std=c++17", "--rocm-path=/usr",
+               f"--rocm-device-lib-path={_rocm72_device_libs()}", "-Wno-unused-result", "-O1"]
+        cmd += [f"--offload-arch={a}" for a in archs]
+        cmd += [f"-I{inside}", "-c", f"{inside}/input.hip", "-o", f"{inside}/out.o"]
+        return _run(cmd, f"{what} ROCm 7.2 {'+'.join(archs)}", tmp)
+
+
 def is_kernel_only(text: str) -> bool:
     """No host API: nothing the device-only ROCm 7.2 check cannot resolve."""
     return not re.search(r"\b(cuda|hip|curand|hiprand|cusolver|cublas)[A-Z]\w*\s*\(|<<<|\bmain\s*\(|#\s*include\s*[<\"](?!(cuda_runtime|hip/hip_runtime|cooperative_groups|hip/hip_cooperative_groups)\b)", text)
@@ -282,18 +328,18 @@ if __name__ == "__main__":
     ap.add_argument("file")
     ap.add_argument("--cuda", action="store_true", help="compile the file with nvcc")
     ap.add_argument("--hip", action="store_true", help="plain-rename it and compile as HIP 5.2 (+shim)")
-    ap.add_argument("--rocm72", action="store_true", help="plain-rename it and check against the ROCm 7.2 device header")
+    ap.add_argument("--rocm72", action="store_true", help="plain-rename it and compile it with the ROCm 7.2 toolchain")
     args = ap.parse_args()
     if missing():
         raise SystemExit("oracle toolchain missing: " + ", ".join(missing()) + " (run tests/oracle/setup.sh)")
     text = Path(args.file).read_text(encoding="utf-8", errors="surrogateescape")
     inc = Path(args.file).resolve().parent
-    chosen = [k for k in ("cuda", "hip", "rocm72") if getattr(args, k)] or ["cuda", "hip", "rocm72"]
+    chosen = [k for k in ("cuda", "hip", "rocm72") if getattr(args, k)] or ["cuda", "rocm72"]
     rc = 0
     for kind in chosen:
         r = (compile_cuda(text, inc) if kind == "cuda" else
              compile_hip(plain_rename(text), include_dir=inc) if kind == "hip" else
-             compile_rocm72(plain_rename(text), include_dir=inc))
+             compile_rocm72_full(plain_rename(text), include_dir=inc))
         print(r)
         rc |= not r.ok
     raise SystemExit(rc)
