@@ -65,3 +65,11 @@ def test_no_fix_changes_a_call_of_the_projects_own_macro():
     on_macro = [f for f in findings if f.code == "WRP008" and f.line == 10]
     assert on_macro and on_macro[0].fix.applicability == Applicability.DISPLAY_ONLY
     assert "project's own macro" in on_macro[0].fix.title
+
+
+def test_ballot_widening_in_32_lane_code_says_what_it_does_not_fix():
+    findings, _, _, _ = lint_fixture(FIXTURES / "sample" / "src" / "histogram.cu")
+    widen = [f for f in findings if f.code == "WRP005" and f.fix is not None
+             and f.fix.applicability == Applicability.UNSAFE]
+    assert widen, "the sample's compaction ballot is widened unsafely"
+    assert all("upper 32-lane group" in f.fix.title and ">> (threadIdx.x & 32)" in f.fix.title for f in widen)

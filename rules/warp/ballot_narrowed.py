@@ -121,6 +121,12 @@ class BallotNarrowed(CudaRule):
                 reads.append((ident, f"`{var}` used here"))
         title = f"Declare `{var}` as unsigned long long" + (" and use the 64-bit bit intrinsics" if len(edits) > 1 else "")
         note = lanes_in_32s_note(ctx, scope)
+        if note:
+            # Widening keeps lanes 32-63's bits, but code that numbers lanes in 32s reads bit `lane & 31`:
+            # the upper 32-lane group of a 64-lane wave still reads the lower group's votes.
+            note = note[:-1] + (f"; it does not fix the upper 32-lane group of a 64-lane wave, which still reads "
+                                f"the lower group's bits: shift by the group (`{var} >> (threadIdx.x & 32)`) or "
+                                "rewrite for 64 lanes)")
         fix = Fix.safe(title, *edits) if safe and not note else Fix.unsafe(title + note, *edits)
         finding = ctx.report(type_node, f"`{var}` holds the 64-bit result of `{fn}` in a 32-bit `{ty}`: lanes 32-63 "
                                         "are dropped on wave64", fix=fix)
