@@ -40,6 +40,24 @@ class FixOutcome:
     remaining: list[Finding] = field(default_factory=list)
     passes: int = 0
     converged: bool = True
+    refused: dict = field(default_factory=dict)  # (code, fix key) -> why the fix was dropped
+
+    def why_left(self, finding: Finding) -> str | None:
+        """Why a remaining finding's fix was not applied: dropped (a parse error, an edit outside the
+        file), or the run stopped (a cycle, the bound). None when it was not tried."""
+        if finding.fix is None:
+            return None
+        reason = self.refused.get(fix_key(finding))
+        if reason is not None:
+            return reason
+        if not self.converged:
+            return "the fixes did not converge (they undo each other or keep adding findings)"
+        return None
+
+
+def fix_key(f: Finding) -> tuple[str, str]:
+    """A fix across passes: its rule, title and line text (offsets move as other fixes land)."""
+    return (f.code, f.fix.title + f.source_line)
 
 
 def _line_ending(data: bytes) -> str:
@@ -115,7 +133,7 @@ def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability) -> FixOutc
     """`lint(data) -> list[Finding]`. Returns the fixed bytes and what was applied."""
     outcome = FixOutcome(data)
     base_errors = _errors(data, lang)
-    refused: set[tuple[str, str]] = set()
+    refused = outcome.refused
     seen = {data}
     limit = None
     previous = None  # the number of findings before the last pass
@@ -145,7 +163,7 @@ def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability) -> FixOutc
             for f in chosen:
                 trial = apply_edits(outcome.data, [g.fix for g in good + [f]])
                 if _errors(trial, lang) > base_errors:
-                    refused.add((f.code, f.fix.title + f.source_line))
+                    refused[fix_key(f)] = PARSE_ERROR
                     outcome.dropped.append(f"{f.path}:{f.line}:{f.column}: {f.code} fix dropped: it would add a parse error")
                 else:
                     good.append(f)
@@ -171,14 +189,18 @@ def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability) -> FixOutc
     return outcome
 
 
-def _candidates(findings: list[Finding], outcome: FixOutcome, refused: set, threshold: Applicability) -> list[Finding]:
+PARSE_ERROR = "it would add a parse error"
+OUTSIDE = "its edit lies outside the file"
+
+
+def _candidates(findings: list[Finding], outcome: FixOutcome, refused: dict, threshold: Applicability) -> list[Finding]:
     """The findings whose fix may be applied in this pass (edits outside the file are refused, once)."""
     candidates = []
     for f in findings:
-        if f.fix is None or (f.code, f.fix.title + f.source_line) in refused or f.fix.applicability < threshold:
+        if f.fix is None or fix_key(f) in refused or f.fix.applicability < threshold:
             continue
         if not edits_valid(f.fix, len(outcome.data)):
-            refused.add((f.code, f.fix.title + f.source_line))
+            refused[fix_key(f)] = OUTSIDE
             outcome.dropped.append(f"{f.path}:{f.line}:{f.column}: {f.code} fix dropped: its edit lies outside the file")
             continue
         candidates.append(f)

@@ -10,6 +10,7 @@ import pytest
 from conftest import FIXTURES, ROOT
 from hiplint.config import load_settings
 from hiplint.languages import language_of
+from hiplint.model import Applicability
 from hiplint.migrate import (BACKUP_SUFFIX, CHECKLIST_NAME, MigrateError, MigrateOptions, Migrator,
                              parse_error_count, protected_texts, rewrite_source)
 from hiplint.registry import load_registry, select_rules
@@ -408,3 +409,76 @@ def test_related_locations_move_with_inserted_lines():
     (out,) = _shift([f], [1, 5], "out/k.hip")
     assert (out.path, out.line) == ("out/k.hip", 3)
     assert out.related == (RelatedLocation("out/k.hip", 11, 3, 12, 4, "use"),)
+
+
+# What is left, and why -------------------------------------------------------------------------
+
+MANY_KERNELS = "".join(f"""
+__global__ void scan{i}(const float* in, float* out) {{
+    int lane = threadIdx.x & 31;
+    float v = in[threadIdx.x];
+    float first = __shfl_sync(0xffffffff, v, 0);
+    out[threadIdx.x] = v + first + lane;
+}}
+""" for i in range(30))
+PARTIAL_MASK = "__global__ void half(float* x) {\n    x[0] = __shfl_xor_sync(0xffff, x[0], 1);\n}\n"
+BREAKS = "void f() {\n    break_me();\n}\n"
+
+
+def _left_tree(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "many.cu").write_text(MANY_KERNELS)
+    (src / "half.cu").write_text(PARTIAL_MASK)
+    (src / "breaks.cu").write_text(BREAKS)
+    shutil.copy(FIXTURES / "python" / "torch_version.py", src / "torch_version.py")
+    return src
+
+
+def _migrate_with_pack(src, out, **opts):
+    import sys
+    sys.path.insert(0, str(ROOT / "tests" / "packs"))
+    import hiplint_testpack as pack
+    settings = load_settings([str(src)], None, True)
+    rules = select_rules(settings, load_registry()) + [pack.ParseBreaker]
+    return Migrator(settings, rules, MigrateOptions(out=str(out), **opts)).run(str(src))
+
+
+def test_every_safe_fix_is_applied_and_the_summary_says_what_is_left_and_why(tmp_path):
+    src = _left_tree(tmp_path)
+    result = _migrate_with_pack(src, tmp_path / "out")
+    many = (tmp_path / "out" / "many.cu").read_text()
+    # 30 kernels, 60 safe fixes (WRP006 mask, WRP008 width): all of them, none left as hand work.
+    assert many.count("__shfl_sync(HIPLINT_FULL_WARP_MASK, v, 0, 32)") == 30
+    left = result.findings
+    assert not [f for f in left if f.code in ("WRP006", "WRP008") and f.path == "many.cu"]
+    unsafe = [f for f in left if f.fix is not None and f.fix.applicability == Applicability.UNSAFE]
+    assert {f.code for f in unsafe} >= {"WRP006", "PY001"}  # the partial mask, the torch checks
+    dropped = [f for f in left if f.code == "TST020"]
+    assert len(dropped) == 1 and dropped[0].fix.applicability == Applicability.DISPLAY_ONLY
+    assert "not applied: it would add a parse error" in dropped[0].fix.title
+    summary = result.summary()
+    manual = len(left) - len(unsafe) - 1
+    assert (f"{len(left)} finding(s) left ({manual} need a manual step, {len(unsafe)} with only unsafe fixes "
+            "(review them: migrate again with --unsafe-fixes), 1 whose fix could not be applied, listed below)") in summary
+    assert "1 fix(es) not applied: it would add a parse error" in summary
+    checklist = (tmp_path / "out" / CHECKLIST_NAME).read_text()
+    # No promise of a command that would not make the fix: the dropped one has no hint, the unsafe
+    # ones point at another migration (their fixes were computed on the CUDA text, before renames).
+    assert "`hiplint fix`" not in checklist and "`hiplint fix --unsafe-fixes`" not in checklist
+    breaks_item = next(line for line in checklist.splitlines() if "breaks.cu" in line and "TST020" in line)
+    assert "*(fix" not in breaks_item
+    assert "*(fix, review it: migrate again with `--unsafe-fixes`)*" in checklist
+
+
+def test_unsafe_fixes_are_applied_on_request_also_to_python_files(tmp_path):
+    src = _left_tree(tmp_path)
+    result = _migrate_with_pack(src, tmp_path / "out", unsafe_fixes=True)
+    assert "__shfl_xor_sync(0xffffull," in (tmp_path / "out" / "half.cu").read_text()
+    py = (tmp_path / "out" / "torch_version.py").read_bytes()
+    assert py == (FIXTURES / "python" / "torch_version.unsafe.fixed.py").read_bytes()
+    by_name = {f.src: f for f in result.files}
+    assert by_name["torch_version.py"].action == "changed" and by_name["torch_version.py"].fixes > 0
+    assert not [f for f in result.findings if f.fix is not None and f.fix.applicability >= Applicability.UNSAFE]
+    assert "with only unsafe fixes" not in result.summary()
+    assert "safe and unsafe fix(es) applied" in result.summary()
