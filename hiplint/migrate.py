@@ -371,7 +371,7 @@ class Migrator:
     def __init__(self, settings, rule_classes, options: MigrateOptions, table: RenameTable | None = None):
         self.settings = settings
         self.options = options
-        self.table = table or load_table()
+        self.table = table or load_table().for_rocm(settings.rocm_version)
         self.rule_classes = list(rule_classes)
         self.linter = None  # built in run(), once the names the project declares are known
 
