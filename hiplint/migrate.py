@@ -67,6 +67,7 @@ class FileOutcome:
     reason: str = ""
     renames: Counter = field(default_factory=Counter)
     fixes: int = 0
+    applied: list[Finding] = field(default_factory=list)  # the findings whose fixes were applied
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     build_file: bool = False
@@ -422,6 +423,7 @@ class Migrator:
             outcome.notes.extend(fixed.dropped)
             base = fixed.data
             outcome.fixes = len(fixed.applied)
+            outcome.applied = list(fixed.applied)
             remaining = fixed.remaining
         else:
             remaining = lint(data)
@@ -447,6 +449,7 @@ class Migrator:
             if again.applied and parse_error_count(again.data) <= parse_error_count(rw.data):
                 final = again.data
                 outcome.fixes += len(again.applied)
+                outcome.applied += again.applied
                 outcome.notes.extend(again.dropped)
                 outcome.findings = self._left(again.remaining, again, outcome)
             else:
@@ -569,10 +572,10 @@ class Migrator:
         lint = lambda d: self.linter.lint_bytes(rel, d, lang, fs_path=spath).findings  # noqa: E731
         try:
             if not self.options.apply_fixes:
-                findings, new, applied = lint(data), data, 0
+                findings, new, applied = lint(data), data, []
             else:
                 fixed = fix_bytes(lint, data, lang, self.threshold)
-                new, applied = fixed.data, len(fixed.applied)
+                new, applied = fixed.data, fixed.applied
         except Exception as exc:  # the migration goes on; the file is copied as it is
             out = self._copied(spath, dst, rel, reason)
             out.notes.append(f"{rel}: not analysed: {type(exc).__name__}: {exc}")
@@ -586,7 +589,7 @@ class Migrator:
             except OSError as exc:
                 return FileOutcome(rel, "", "skipped", f"cannot write ({exc.strerror or exc})")
         if self.options.apply_fixes:
-            out.fixes = applied
+            out.fixes, out.applied = len(applied), list(applied)
             out.notes.extend(fixed.dropped)
             findings = self._left(fixed.remaining, fixed, out)
         out.findings = findings
@@ -634,7 +637,8 @@ def render_checklist(result: MigrationResult, settings) -> str:
     if "checklist" in emit.EMITTERS:
         # A fix left in the migrated tree was computed on the CUDA text, before the renames: the way
         # to it is another migration, not `hiplint fix` on the output.
-        report = emit.Report(findings, len(result.files), [], settings, show_fix_hint=False,
+        applied = [x for f in result.files for x in f.applied]
+        report = emit.Report(findings, len(result.files), applied, settings, show_fix_hint=False,
                              fix_hints=("migrate again without `--no-fix`", "review it: migrate again with `--unsafe-fixes`"))
         return "\n".join(head) + "\n" + emit.render("checklist", report)
     from hiplint.model import Impact

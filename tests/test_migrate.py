@@ -469,6 +469,9 @@ def test_every_safe_fix_is_applied_and_the_summary_says_what_is_left_and_why(tmp
     breaks_item = next(line for line in checklist.splitlines() if "breaks.cu" in line and "TST020" in line)
     assert "*(fix" not in breaks_item
     assert "*(fix, review it: migrate again with `--unsafe-fixes`)*" in checklist
+    assert "60 fixed automatically" in checklist  # the migration's own fixes, not "0"
+    plain = _migrate_with_pack(src, tmp_path / "plain", apply_fixes=False)
+    assert "with safe fixes (migrate again without --no-fix)" in plain.summary()
 
 
 def test_unsafe_fixes_are_applied_on_request_also_to_python_files(tmp_path):
