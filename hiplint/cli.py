@@ -433,12 +433,14 @@ def rules_cmd(output_format):
 @click.option("--launch-syntax", type=click.Choice(["chevron", "ggl"]), default="chevron", show_default=True,
               help="Keep <<<>>> launches (HIP supports them) or rewrite them to hipLaunchKernelGGL.")
 @click.option("--no-fix", "no_fix", is_flag=True, help="Rename only; do not apply the rules' safe fixes.")
+@click.option("--unsafe-fixes", "unsafe_fixes", is_flag=True,
+              help="Apply the unsafe fixes too (they change behaviour or a signature: review the result).")
 @click.option("--target", "targets", multiple=True, help="AMD architectures to port to (e.g. gfx942,gfx1100).")
 @click.option("--rocm-version", help="Oldest ROCm version the port must support (e.g. 6.2).")
 @click.option("--config", "config_path", type=click.Path(), help="Use this configuration file.")
 @click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
-def migrate_cmd(src, out, in_place, force, hip_extension, launch_syntax, no_fix, quiet, **kw):
+def migrate_cmd(src, out, in_place, force, hip_extension, launch_syntax, no_fix, unsafe_fixes, quiet, **kw):
     """Write the HIP version of the CUDA tree SRC, with every safe fix applied and a checklist of what is left."""
     from hiplint.migrate import MigrateError, MigrateOptions, Migrator
     from hiplint.registry import load_registry, select_rules
@@ -449,7 +451,7 @@ def migrate_cmd(src, out, in_place, force, hip_extension, launch_syntax, no_fix,
     except ConfigError as exc:
         _fail(str(exc))
     options = MigrateOptions(out=out, in_place=in_place, force=force, hip_extension=hip_extension,
-                             launch_syntax=launch_syntax, apply_fixes=not no_fix)
+                             launch_syntax=launch_syntax, apply_fixes=not no_fix, unsafe_fixes=unsafe_fixes)
     try:
         result = Migrator(settings, rules, options).run(src)
     except MigrateError as exc:

@@ -2,9 +2,14 @@
 
 Each pass lints, takes the applicable fixes in order, skips any that overlaps one already taken or
 reuses an isolation key, applies them, and re-parses: a pass that adds parse errors is undone and
-its fixes are tried one at a time, the offenders dropped and reported. Passes repeat until nothing
-changes (at most MAX_PASSES; a result seen before means the fixes go round in a cycle, and the run
-stops there). Edits outside the file or running backwards are a rule bug: the fix is dropped and
+its fixes are tried one at a time, the offenders dropped and reported. Passes repeat until no fix
+is left to apply (a fixed point). Every pass applies at least one fix, so a file whose fixes create no
+new fixable findings needs at most one pass per fixable finding of the first pass, plus one to see
+that none is left: that is the bound (`pass_limit`), whatever the number of kernels in the file.
+Past it, a pass runs only while the number of findings strictly drops, so a fix that keeps
+creating fixable findings cannot run forever; a result seen before means the fixes go round in a
+cycle, and the run stops there. The outcome is "not converged" only when a fix that could be
+applied is really left. Edits outside the file or running backwards are a rule bug: the fix is dropped and
 reported. Line endings are kept: inserted newlines follow the file's style. Bytes outside the edits
 are never decoded, so any encoding (Latin-1 comments, say) survives.
 """
@@ -19,7 +24,12 @@ from dataclasses import dataclass, field
 from hiplint.cparse import error_ranges, new_parser
 from hiplint.model import Applicability, Finding, Fix
 
-MAX_PASSES = 10
+
+
+def pass_limit(fixable: int) -> int:
+    """Passes allowed for a file with `fixable` applicable fixes in its first pass: one applied per
+    pass at worst (overlaps and isolation keys defer the rest), plus the pass that finds none left."""
+    return fixable + 1
 
 
 @dataclass
@@ -30,6 +40,24 @@ class FixOutcome:
     remaining: list[Finding] = field(default_factory=list)
     passes: int = 0
     converged: bool = True
+    refused: dict = field(default_factory=dict)  # (code, fix key) -> why the fix was dropped
+
+    def why_left(self, finding: Finding) -> str | None:
+        """Why a remaining finding's fix was not applied: dropped (a parse error, an edit outside the
+        file), or the run stopped (a cycle, the bound). None when it was not tried."""
+        if finding.fix is None:
+            return None
+        reason = self.refused.get(fix_key(finding))
+        if reason is not None:
+            return reason
+        if not self.converged:
+            return "the fixes did not converge (they undo each other or keep adding findings)"
+        return None
+
+
+def fix_key(f: Finding) -> tuple[str, str]:
+    """A fix across passes: its rule, title and line text (offsets move as other fixes land)."""
+    return (f.code, f.fix.title + f.source_line)
 
 
 def _line_ending(data: bytes) -> str:
@@ -123,7 +151,7 @@ def _offenders(data: bytes, chosen: list[Finding], lang: str, base_errors: int):
             good.extend(group)
             out.extend((f, None) for f in group)
         elif len(group) == 1:
-            out.append((group[0], "it would add a parse error"))
+            out.append((group[0], PARSE_ERROR))
         else:
             mid = len(group) // 2
             groups[0:0] = [group[:mid], group[mid:]]
@@ -134,19 +162,24 @@ def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability) -> FixOutc
     """`lint(data) -> list[Finding]`. Returns the fixed bytes and what was applied."""
     outcome = FixOutcome(data)
     base_errors = _errors(data, lang)
-    refused: set[tuple[str, str]] = set()
+    refused = outcome.refused
     seen = {data}
-    for n in range(MAX_PASSES):
+    limit = None
+    previous = None  # the number of findings before the last pass
+    n = 0
+    while True:
         findings = lint(outcome.data)
-        candidates = []
-        for f in findings:
-            if f.fix is None or (f.code, f.fix.title + f.source_line) in refused or f.fix.applicability < threshold:
-                continue
-            if not edits_valid(f.fix, len(outcome.data)):
-                refused.add((f.code, f.fix.title + f.source_line))
-                outcome.dropped.append(f"{f.path}:{f.line}:{f.column}: {f.code} fix dropped: its edit lies outside the file")
-                continue
-            candidates.append(f)
+        candidates = _candidates(findings, outcome, refused, threshold)
+        if limit is None:
+            limit = pass_limit(len(candidates))
+        elif n >= limit and not (previous is not None and len(findings) < previous):
+            # Past the bound, and the last pass did not reduce the findings: fixes that keep
+            # creating fixable findings. Stop; "not converged" only if something is left to apply.
+            outcome.passes = n
+            outcome.remaining = findings
+            outcome.converged = not choose(candidates, threshold)
+            return outcome
+        previous = len(findings)
         chosen = choose(candidates, threshold)
         if not chosen:
             outcome.remaining = findings
@@ -160,7 +193,7 @@ def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability) -> FixOutc
                 if why is None:
                     good.append(f)
                     continue
-                refused.add((f.code, f.fix.title + f.source_line))
+                refused[fix_key(f)] = why
                 outcome.dropped.append(f"{f.path}:{f.line}:{f.column}: {f.code} fix dropped: {why}")
             if not good:
                 continue
@@ -178,11 +211,28 @@ def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability) -> FixOutc
         seen.add(new)
         outcome.data = new
         outcome.applied.extend(chosen)
-    else:
-        outcome.passes = MAX_PASSES
+        n += 1
     outcome.converged = False
     outcome.remaining = lint(outcome.data)
     return outcome
+
+
+PARSE_ERROR = "it would add a parse error"
+OUTSIDE = "its edit lies outside the file"
+
+
+def _candidates(findings: list[Finding], outcome: FixOutcome, refused: dict, threshold: Applicability) -> list[Finding]:
+    """The findings whose fix may be applied in this pass (edits outside the file are refused, once)."""
+    candidates = []
+    for f in findings:
+        if f.fix is None or fix_key(f) in refused or f.fix.applicability < threshold:
+            continue
+        if not edits_valid(f.fix, len(outcome.data)):
+            refused[fix_key(f)] = OUTSIDE
+            outcome.dropped.append(f"{f.path}:{f.line}:{f.column}: {f.code} fix dropped: its edit lies outside the file")
+            continue
+        candidates.append(f)
+    return candidates
 
 
 def unified_diff(path: str, before: bytes, after: bytes) -> str:

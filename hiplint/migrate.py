@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from hiplint.cparse import error_ranges, iter_nodes, new_parser, parse_file
 from hiplint.fix import fix_bytes, replace_file, write_atomic
 from hiplint.languages import language_of
-from hiplint.model import Applicability, Finding
+from hiplint.model import Applicability, Finding, Fix
 from hiplint.headers import platform_map
 from hiplint.preproc import HIP_MACROS
 from hiplint.renames import RenameTable, declared_names, load_table
@@ -67,9 +67,11 @@ class FileOutcome:
     reason: str = ""
     renames: Counter = field(default_factory=Counter)
     fixes: int = 0
+    applied: list[Finding] = field(default_factory=list)  # the findings whose fixes were applied
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     build_file: bool = False
+    unapplied: Counter = field(default_factory=Counter)  # why a fix the migration tried was not applied -> count
 
 
 @dataclass
@@ -84,9 +86,36 @@ class MigrationResult:
     def count(self, action: str) -> int:
         return sum(1 for f in self.files if f.action == action)
 
+    unsafe_fixes: bool = False  # the run applied unsafe fixes too
+
     @property
     def findings(self) -> list[Finding]:
         return sorted((x for f in self.files for x in f.findings), key=Finding.sort_key)
+
+    @property
+    def unapplied(self) -> Counter:
+        total = Counter()
+        for f in self.files:
+            total.update(f.unapplied)
+        return total
+
+    def left_line(self) -> str:
+        """What is left, and why: a manual step, an unsafe fix not asked for, a fix that could not be made."""
+        left = self.findings
+        level = Counter(f.fix.applicability for f in left if f.fix is not None)
+        safe = level[Applicability.SAFE]  # only with --no-fix: every other safe fix was applied or is below
+        unsafe = 0 if self.unsafe_fixes else level[Applicability.UNSAFE]
+        not_applied = sum(self.unapplied.values())
+        manual = len(left) - safe - unsafe - not_applied
+        parts = [f"{manual} need a manual step"]
+        if safe:
+            parts.append(f"{safe} with safe fixes (migrate again without --no-fix)")
+        if unsafe:
+            parts.append(f"{unsafe} with only unsafe fixes (review them: migrate again with --unsafe-fixes)")
+        if not_applied:
+            parts.append(f"{not_applied} whose fix could not be applied, listed below")
+        return (f"{len(left)} finding(s) left ({', '.join(parts)}); "
+                f"see {self.checklist or CHECKLIST_NAME}.")
 
     def summary(self) -> str:
         lines = [f"Migrated {len(self.files)} file(s) from {self.src} to {self.dst}: "
@@ -98,8 +127,11 @@ class MigrationResult:
                 lines.append(f"  {action} {n}: {reason}")
         renames = sum(sum(f.renames.values()) for f in self.files)
         fixes = sum(f.fixes for f in self.files)
-        lines.append(f"  {renames} name(s) renamed, {fixes} safe fix(es) applied, "
-                     f"{len(self.findings)} finding(s) left for hand work (see {self.checklist or CHECKLIST_NAME}).")
+        kind = "safe and unsafe" if self.unsafe_fixes else "safe"
+        lines.append(f"  {renames} name(s) renamed, {fixes} {kind} fix(es) applied.")
+        lines.append("  " + self.left_line())
+        for reason, n in sorted(self.unapplied.items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"    {n} fix(es) not applied: {reason}")
         if self.backup:
             lines.append(f"  original tree backed up in {self.backup}")
         return "\n".join(lines)
@@ -332,6 +364,7 @@ class MigrateOptions:
     hip_extension: bool = False
     launch_syntax: str = "chevron"
     apply_fixes: bool = True
+    unsafe_fixes: bool = False  # apply the unsafe fixes too (review the diff)
     report_unknown_names: bool = True  # API003, with the names the whole tree declares
 
 
@@ -339,7 +372,7 @@ class Migrator:
     def __init__(self, settings, rule_classes, options: MigrateOptions, table: RenameTable | None = None):
         self.settings = settings
         self.options = options
-        self.table = table or load_table()
+        self.table = table or load_table().for_rocm(settings.rocm_version)
         self.rule_classes = list(rule_classes)
         self.linter = None  # built in run(), once the names the project declares are known
 
@@ -375,41 +408,69 @@ class Migrator:
         self.linter = Linter(self.settings, rules)
 
     # One file ---------------------------------------------------------------------------------
+    @property
+    def threshold(self) -> Applicability:
+        return Applicability.UNSAFE if self.options.unsafe_fixes else Applicability.SAFE
+
     def migrate_source(self, rel: str, data: bytes, dst_rel: str, fs_path: str | None = None) -> tuple[bytes, FileOutcome]:
         outcome = FileOutcome(rel, dst_rel, "unchanged")
         # Reported under the new name; the project headers it includes are found from the original.
         lint = lambda d: self.linter.lint_bytes(dst_rel, d, "cuda", fs_path=fs_path).findings  # noqa: E731
         base = data
+        fixed = None
         if self.options.apply_fixes:
-            fixed = fix_bytes(lint, data, "cuda", Applicability.SAFE)
+            fixed = fix_bytes(lint, data, "cuda", self.threshold)
             outcome.notes.extend(fixed.dropped)
             base = fixed.data
             outcome.fixes = len(fixed.applied)
+            outcome.applied = list(fixed.applied)
             remaining = fixed.remaining
         else:
             remaining = lint(data)
         rw = rewrite_source(base, rel, self.table, self.options.launch_syntax, self.settings.hip_macros,
                             self.options.hip_extension, fs_path)
         outcome.notes.extend(rw.notes)
-        if parse_error_count(rw.data) > parse_error_count(data):
-            outcome.notes.append(f"{rel}: rename skipped: the rewrite would add a parse error; copied as it was")
+        if parse_error_count(rw.data) > parse_error_count(base):
+            # The fixes stay (they never add a parse error and keep the file valid CUDA); the names do not.
+            outcome.notes.append(f"{rel}: rename skipped: the rewrite would add a parse error; "
+                                 + ("written with its fixes only" if base != data else "copied as it was"))
             outcome.action, outcome.reason = "copied", "the rewrite would add a parse error"
-            outcome.findings = _shift(lint(data), [], dst_rel)
-            return data, outcome
+            if base != data:
+                outcome.action = "changed"
+            outcome.findings = self._left(_shift(remaining, [], dst_rel), fixed, outcome)
+            return base, outcome
         outcome.renames = rw.renames
         outcome.findings = _shift(remaining, rw.inserted_lines, dst_rel)
         final = rw.data
         if self.options.apply_fixes:
             # Some fixes only apply to the HIP spelling (HIP_SYMBOL around a hipMemcpyToSymbol
             # symbol): one more pass after the renames, so that a second migration changes nothing.
-            again = fix_bytes(lint, rw.data, "cuda", Applicability.SAFE)
+            again = fix_bytes(lint, rw.data, "cuda", self.threshold)
             if again.applied and parse_error_count(again.data) <= parse_error_count(rw.data):
                 final = again.data
                 outcome.fixes += len(again.applied)
-                outcome.findings = again.remaining
+                outcome.applied += again.applied
+                outcome.notes.extend(again.dropped)
+                outcome.findings = self._left(again.remaining, again, outcome)
+            else:
+                outcome.findings = self._left(outcome.findings, fixed, outcome)
         if final != data:
             outcome.action = "changed"
         return final, outcome
+
+    def _left(self, findings: list[Finding], fixed, outcome: FileOutcome) -> list[Finding]:
+        """What is left, each fix that the migration could have applied but did not marked as such:
+        its fix becomes a suggestion (the checklist then promises no command that would not make it),
+        and the reason is counted for the summary."""
+        if fixed is None:
+            return findings
+        for f in findings:
+            if f.fix is None or f.fix.applicability < self.threshold:
+                continue
+            reason = fixed.why_left(f) or "not applied"
+            outcome.unapplied[reason] += 1
+            f.fix = Fix(f.fix.edits, Applicability.DISPLAY_ONLY, f"{f.fix.title} (not applied: {reason})")
+        return findings
 
     # The tree ---------------------------------------------------------------------------------
     def run(self, src: str) -> MigrationResult:
@@ -422,6 +483,7 @@ class Migrator:
         if opts.launch_syntax not in LAUNCH_STYLES:
             raise MigrateError(f"--launch-syntax must be one of {', '.join(LAUNCH_STYLES)}")
         result = MigrationResult(src, src if opts.in_place else os.path.normpath(opts.out))
+        result.unsafe_fixes = opts.unsafe_fixes and opts.apply_fixes
         dst = result.dst
         if opts.in_place:
             result.backup = self._backup(src, result)
@@ -479,13 +541,12 @@ class Migrator:
         if len(data) > MAX_SOURCE_BYTES:
             return self._copied(spath, dst, rel, "larger than 16 MiB")
         if lang != "cuda":
-            out = self._copied(spath, dst, rel, "build file" if build else "not a C/C++/CUDA source")
+            reason = "build file" if build else "not a C/C++/CUDA source"
+            if lang in self.linter.languages:
+                out = self._analysed(spath, dst, rel, data, lang, reason)
+            else:
+                out = self._copied(spath, dst, rel, reason)
             out.build_file = build
-            if lang in self.linter.languages and out.action == "copied":
-                try:
-                    out.findings = self.linter.lint_bytes(rel, data, lang, fs_path=spath).findings
-                except Exception as exc:  # the migration goes on; the file is copied already
-                    out.notes.append(f"{rel}: not analysed: {type(exc).__name__}: {exc}")
             return out
         try:
             new, outcome = self.migrate_source(rel, data, dst_rel, spath)
@@ -504,6 +565,35 @@ class Migrator:
         except OSError as exc:
             return FileOutcome(rel, "", "skipped", f"cannot write ({exc.strerror or exc})")
         return outcome
+
+    def _analysed(self, spath: str, dst: str, rel: str, data: bytes, lang: str, reason: str) -> FileOutcome:
+        """A file some rule reads (Python, CMake, Makefiles): its fixes applied like a source's, no renames."""
+        dpath = os.path.join(dst, rel)
+        lint = lambda d: self.linter.lint_bytes(rel, d, lang, fs_path=spath).findings  # noqa: E731
+        try:
+            if not self.options.apply_fixes:
+                findings, new, applied = lint(data), data, []
+            else:
+                fixed = fix_bytes(lint, data, lang, self.threshold)
+                new, applied = fixed.data, fixed.applied
+        except Exception as exc:  # the migration goes on; the file is copied as it is
+            out = self._copied(spath, dst, rel, reason)
+            out.notes.append(f"{rel}: not analysed: {type(exc).__name__}: {exc}")
+            return out
+        if new == data:
+            out = self._copied(spath, dst, rel, reason)
+        else:
+            out = FileOutcome(rel, rel, "changed", reason)
+            try:
+                _write_file(dpath, new, stat.S_IMODE(os.stat(spath).st_mode))
+            except OSError as exc:
+                return FileOutcome(rel, "", "skipped", f"cannot write ({exc.strerror or exc})")
+        if self.options.apply_fixes:
+            out.fixes, out.applied = len(applied), list(applied)
+            out.notes.extend(fixed.dropped)
+            findings = self._left(fixed.remaining, fixed, out)
+        out.findings = findings
+        return out
 
     def _copied(self, spath: str, dst: str, rel: str, reason: str) -> FileOutcome:
         """Copy under the file's own name (a binary `.cu` does not become `.hip`)."""
@@ -545,7 +635,11 @@ def render_checklist(result: MigrationResult, settings) -> str:
         head += ["## Build files", "", BUILD_ADVICE, ""]
         head += [f"- [ ] `{f.src}`" for f in build] + [""]
     if "checklist" in emit.EMITTERS:
-        report = emit.Report(findings, len(result.files), [], settings, show_fix_hint=False)
+        # A fix left in the migrated tree was computed on the CUDA text, before the renames: the way
+        # to it is another migration, not `hiplint fix` on the output.
+        applied = [x for f in result.files for x in f.applied]
+        report = emit.Report(findings, len(result.files), applied, settings, show_fix_hint=False,
+                             fix_hints=("migrate again without `--no-fix`", "review it: migrate again with `--unsafe-fixes`"))
         return "\n".join(head) + "\n" + emit.render("checklist", report)
     from hiplint.model import Impact
     body = []

@@ -4,12 +4,18 @@ Each file has a `[family]` (title, source), and any of: `[prefix]` (from, to, na
 the family's systematic prefix rule, e.g. cudaX -> hipX), `[rename]` (CUDA name = HIP name, for names that
 break the pattern), `[unsupported]` (CUDA name = what to do: no HIP equivalent), `[headers]` and
 `[unsupported_headers]` (include paths), `[namespaces]` (C++ namespaces, e.g. cub -> hipcub),
-`[header_guards]` (include-guard macro of a CUDA header = the header; API004).
+`[header_guards]` (include-guard macro of a CUDA header = the header; API004), and `[versioned]` for
+names whose HIP name changed between ROCm releases: `[versioned.cublasGemmEx]` with
+`"6.0" = "hipblasGemmEx_v2"` and `"7.0" = "hipblasGemmEx"` means the first from ROCm 6.0 and the second
+from 7.0 on. The rename follows the configured `rocm-version` (`RenameTable.for_rocm`): the entry of the
+newest release not after it, or the oldest entry below them all. `load_table()` gives the table for
+hiplint's default ROCm version.
 Only names listed here are ever renamed: a user's own `cudaHelper_t` is not in the table.
 `hiplint migrate` renames with it; rule API001/API002 report its `unsupported` entries.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -39,10 +45,32 @@ class RenameTable:
     header_guards: dict[str, str] = field(default_factory=dict)  # CUDA header include-guard macro -> header
     family_of: dict[str, str] = field(default_factory=dict)  # any key above -> family key
     families: dict[str, Family] = field(default_factory=dict)
+    # CUDA identifier -> ((ROCm version, HIP identifier), ...), oldest first; `names` holds the entry
+    # for `rocm_version`.
+    versioned: dict[str, tuple[tuple[tuple[int, int], str], ...]] = field(default_factory=dict)
+    rocm_version: tuple[int, int] | None = None
 
     def family(self, name: str) -> Family | None:
         key = self.family_of.get(name)
         return self.families.get(key) if key else None
+
+    def for_rocm(self, version) -> "RenameTable":
+        """The table for a port to ROCm `version` ((major, minor)): versioned names resolved for it."""
+        version = tuple(version)[:2]
+        if version == self.rocm_version or not self.versioned:
+            return self
+        names = dict(self.names)
+        names.update({cuda: pick_version(entries, version) for cuda, entries in self.versioned.items()})
+        return dataclasses.replace(self, names=names, rocm_version=version)
+
+
+def pick_version(entries, version: tuple[int, int]) -> str:
+    """The HIP name of the newest entry not after `version`; the oldest one when all are after it."""
+    chosen = entries[0][1]
+    for since, hip in entries:
+        if since <= version:
+            chosen = hip
+    return chosen
 
 
 def table_dir() -> Path:
@@ -94,12 +122,41 @@ def load_from(directory: Path) -> RenameTable:
             _put(table, table.namespaces, name, hip, key, where)
         for name, header in (data.get("header_guards") or {}).items():
             _put(table, table.header_guards, name, header, key, where)
+        for name, by_version in (data.get("versioned") or {}).items():
+            entries = _versions(by_version, f"{where}: [versioned.{name}]")
+            _put(table, table.names, name, pick_version(entries, _default_rocm()), key, where)
+            table.versioned[name] = entries
+    table.rocm_version = _default_rocm()
     # A HIP name must never be a CUDA key: a second migration has to change nothing.
     for mapping in (table.names, table.headers, table.namespaces):
         for cuda, hip in mapping.items():
             if hip in mapping:
                 raise TableError(f"{table.family_of[cuda]}.toml: {cuda!r} -> {hip!r}, which is itself renamed")
+    for cuda, entries in table.versioned.items():
+        for _, hip in entries:
+            if hip in table.names:
+                raise TableError(f"{table.family_of[cuda]}.toml: {cuda!r} -> {hip!r}, which is itself renamed")
     return table
+
+
+def _default_rocm() -> tuple[int, int]:
+    from hiplint.config import DEFAULT_ROCM, parse_version
+    return parse_version(DEFAULT_ROCM)
+
+
+def _versions(by_version, where: str) -> tuple[tuple[tuple[int, int], str], ...]:
+    from hiplint.config import ConfigError, parse_version
+    if not isinstance(by_version, dict) or not by_version:
+        raise TableError(f"{where}: expected ROCm version = HIP name pairs")
+    entries = []
+    for version, hip in by_version.items():
+        try:
+            entries.append((parse_version(version), hip))
+        except ConfigError as exc:
+            raise TableError(f"{where}: {exc}") from None
+        if not isinstance(hip, str) or not hip:
+            raise TableError(f"{where}: {version!r} needs a HIP name")
+    return tuple(sorted(entries))
 
 
 @lru_cache(maxsize=1)

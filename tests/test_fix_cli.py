@@ -131,3 +131,39 @@ def test_fix_keeps_file_permissions(kernel):
     hl("fix", kernel)
     assert kernel.read_bytes() == SAFE
     assert kernel.stat().st_mode & 0o777 == 0o751
+
+
+# A file of many kernels ----------------------------------------------------------------------------
+
+KERNEL = """
+__global__ void scan{i}(const float* in, float* out) {{
+    int lane = threadIdx.x & 31;
+    float v = in[threadIdx.x];
+    float first = __shfl_sync(0xffffffff, v, 0);
+    for (int d = 1; d < 32; d *= 2) {{
+        float up = __shfl_up_sync(0xffffffff, v, d);
+        if (lane >= d) v += up;
+    }}
+    out[threadIdx.x] = v + first;
+}}
+"""
+
+
+def test_fix_applies_every_safe_fix_in_a_file_of_many_kernels(tmp_path):
+    # 40 copies of a kernel with two WRP006 full masks (one #define inserted once per file) and two
+    # WRP008 widths on the same calls: 160 safe fixes. A constant bound of 10 passes used to stop
+    # after 90 of them and warn "did not converge".
+    p = tmp_path / "many.cu"
+    p.write_text("".join(KERNEL.format(i=i) for i in range(40)))
+    r = run_cli("fix", "--isolated", "--no-progress", "--select", "WRP006,WRP008",
+                "--output-format", "concise", p)
+    out, err = r.stdout.decode(), r.stderr.decode()
+    assert "Fixed 160 findings." in out, out + err
+    assert "converge" not in out + err
+    fixed = p.read_text()
+    assert fixed.count("#define HIPLINT_FULL_WARP_MASK __activemask()") == 1
+    assert fixed.count("__shfl_sync(HIPLINT_FULL_WARP_MASK, v, 0, 32)") == 40
+    assert fixed.count("__shfl_up_sync(HIPLINT_FULL_WARP_MASK, v, d, 32)") == 40
+    again = run_cli("scan", "--isolated", "--no-progress", "--select", "WRP006,WRP008",
+                    "--output-format", "concise", p)
+    assert again.returncode == 0, again.stdout.decode()

@@ -10,7 +10,7 @@ from conftest import ROOT
 from hiplint.config import Settings
 from hiplint.cparse import error_ranges, new_parser
 from hiplint.engine import Linter
-from hiplint.fix import MAX_PASSES, fix_bytes, write_atomic
+from hiplint.fix import fix_bytes, pass_limit, write_atomic
 from hiplint.model import Applicability
 from hiplint.runner import FixMode, run
 
@@ -64,9 +64,28 @@ def test_fixes_that_cycle_stop_and_say_so():
     src = b"void f() {\n    ping();\n}\n"
     out = fix(src, pack.PingPong)
     assert not out.converged
-    assert out.passes < MAX_PASSES
+    assert out.passes <= 2
     assert any("cycle" in d and "TST030" in d for d in out.dropped)
     assert out.data in (b"void f() {\n    ping();\n}\n", b"void f() {\n    pong();\n}\n")
+
+
+def test_fixes_deferred_one_per_pass_run_to_the_fixed_point():
+    # 25 fixes sharing an isolation key (as WRP006's inserted #define does): one per pass, 25 passes,
+    # all applied. A constant bound (10 passes) used to stop short and report "did not converge".
+    src = b"void f() {\n" + b"".join(b"    step(%d);\n" % i for i in range(25)) + b"}\n"
+    out = fix(src, pack.OnePerPass)
+    assert out.converged
+    assert len(out.applied) == 25 and b"step(" not in out.data.replace(b"stepped(", b"")
+    assert out.passes == 25 <= pass_limit(25)
+
+
+def test_fixes_that_keep_creating_fixable_findings_stop_at_the_bound():
+    # Each pass leaves the finding it fixed (and never repeats a result): the bound stops it, and
+    # something fixable really remains, so it is "not converged".
+    out = fix(b"void f() {\n    grow();\n}\n", pack.Breeder)
+    assert not out.converged
+    assert out.passes == pass_limit(1)
+    assert [f.code for f in out.remaining] == ["TST070"]
 
 
 def test_edits_outside_the_file_are_dropped_not_applied():
@@ -215,3 +234,15 @@ def test_insertions_at_the_top_go_after_a_byte_order_mark():
     out = apply_edits(data, [Fix.safe("a", Edit(0, 0, "// one\n")), Fix.safe("b", Edit(0, 0, "// two\n")),
                              Fix.safe("c", Edit(7, 8, "y"))])
     assert out == BOM + b"// one\n// two\nint y;\n"
+
+
+def test_full_mask_fixes_wait_for_each_other_only_while_the_define_is_inserted():
+    # WRP006 isolates the fix that inserts HIPLINT_FULL_WARP_MASK's #define (one per pass); once it is
+    # there, every other mask is replaced in the next pass, not one per pass.
+    from hiplint.testing import linter_for
+    lin = linter_for(Settings(root=Path.cwd()).with_overrides(select=("WRP006",)))
+    src = "".join(f"__global__ void k{i}(float* p) {{ p[0] = __shfl_sync(0xffffffff, p[0], 0); }}\n"
+                  for i in range(6)).encode()
+    out = fix_bytes(lambda d: lin.lint_bytes("t.cu", d, "cuda").findings, src, "cuda", Applicability.SAFE)
+    assert out.converged and len(out.applied) == 6
+    assert out.passes == 2

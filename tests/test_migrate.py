@@ -10,6 +10,7 @@ import pytest
 from conftest import FIXTURES, ROOT
 from hiplint.config import load_settings
 from hiplint.languages import language_of
+from hiplint.model import Applicability
 from hiplint.migrate import (BACKUP_SUFFIX, CHECKLIST_NAME, MigrateError, MigrateOptions, Migrator,
                              parse_error_count, protected_texts, rewrite_source)
 from hiplint.registry import load_registry, select_rules
@@ -408,3 +409,209 @@ def test_related_locations_move_with_inserted_lines():
     (out,) = _shift([f], [1, 5], "out/k.hip")
     assert (out.path, out.line) == ("out/k.hip", 3)
     assert out.related == (RelatedLocation("out/k.hip", 11, 3, 12, 4, "use"),)
+
+
+# What is left, and why -------------------------------------------------------------------------
+
+MANY_KERNELS = "".join(f"""
+__global__ void scan{i}(const float* in, float* out) {{
+    int lane = threadIdx.x & 31;
+    float v = in[threadIdx.x];
+    float first = __shfl_sync(0xffffffff, v, 0);
+    out[threadIdx.x] = v + first + lane;
+}}
+""" for i in range(30))
+PARTIAL_MASK = "__global__ void half(float* x) {\n    x[0] = __shfl_xor_sync(0xffff, x[0], 1);\n}\n"
+BREAKS = "void f() {\n    break_me();\n}\n"
+
+
+def _left_tree(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "many.cu").write_text(MANY_KERNELS)
+    (src / "half.cu").write_text(PARTIAL_MASK)
+    (src / "breaks.cu").write_text(BREAKS)
+    shutil.copy(FIXTURES / "python" / "torch_version.py", src / "torch_version.py")
+    return src
+
+
+def _migrate_with_pack(src, out, **opts):
+    import sys
+    sys.path.insert(0, str(ROOT / "tests" / "packs"))
+    import hiplint_testpack as pack
+    settings = load_settings([str(src)], None, True)
+    rules = select_rules(settings, load_registry()) + [pack.ParseBreaker]
+    return Migrator(settings, rules, MigrateOptions(out=str(out), **opts)).run(str(src))
+
+
+def test_every_safe_fix_is_applied_and_the_summary_says_what_is_left_and_why(tmp_path):
+    src = _left_tree(tmp_path)
+    result = _migrate_with_pack(src, tmp_path / "out")
+    many = (tmp_path / "out" / "many.cu").read_text()
+    # 30 kernels, 60 safe fixes (WRP006 mask, WRP008 width): all of them, none left as hand work.
+    assert many.count("__shfl_sync(HIPLINT_FULL_WARP_MASK, v, 0, 32)") == 30
+    left = result.findings
+    assert not [f for f in left if f.code in ("WRP006", "WRP008") and f.path == "many.cu"]
+    unsafe = [f for f in left if f.fix is not None and f.fix.applicability == Applicability.UNSAFE]
+    assert {f.code for f in unsafe} >= {"WRP006", "PY001"}  # the partial mask, the torch checks
+    dropped = [f for f in left if f.code == "TST020"]
+    assert len(dropped) == 1 and dropped[0].fix.applicability == Applicability.DISPLAY_ONLY
+    assert "not applied: it would add a parse error" in dropped[0].fix.title
+    summary = result.summary()
+    manual = len(left) - len(unsafe) - 1
+    assert (f"{len(left)} finding(s) left ({manual} need a manual step, {len(unsafe)} with only unsafe fixes "
+            "(review them: migrate again with --unsafe-fixes), 1 whose fix could not be applied, listed below)") in summary
+    assert "1 fix(es) not applied: it would add a parse error" in summary
+    checklist = (tmp_path / "out" / CHECKLIST_NAME).read_text()
+    # No promise of a command that would not make the fix: the dropped one has no hint, the unsafe
+    # ones point at another migration (their fixes were computed on the CUDA text, before renames).
+    assert "`hiplint fix`" not in checklist and "`hiplint fix --unsafe-fixes`" not in checklist
+    breaks_item = next(line for line in checklist.splitlines() if "breaks.cu" in line and "TST020" in line)
+    assert "*(fix" not in breaks_item
+    assert "*(fix, review it: migrate again with `--unsafe-fixes`)*" in checklist
+    assert "60 fixed automatically" in checklist  # the migration's own fixes, not "0"
+    plain = _migrate_with_pack(src, tmp_path / "plain", apply_fixes=False)
+    assert "with safe fixes (migrate again without --no-fix)" in plain.summary()
+
+
+def test_unsafe_fixes_are_applied_on_request_also_to_python_files(tmp_path):
+    src = _left_tree(tmp_path)
+    result = _migrate_with_pack(src, tmp_path / "out", unsafe_fixes=True)
+    assert "__shfl_xor_sync(0xffffull," in (tmp_path / "out" / "half.cu").read_text()
+    py = (tmp_path / "out" / "torch_version.py").read_bytes()
+    assert py == (FIXTURES / "python" / "torch_version.unsafe.fixed.py").read_bytes()
+    by_name = {f.src: f for f in result.files}
+    assert by_name["torch_version.py"].action == "changed" and by_name["torch_version.py"].fixes > 0
+    assert not [f for f in result.findings if f.fix is not None and f.fix.applicability >= Applicability.UNSAFE]
+    assert "with only unsafe fixes" not in result.summary()
+    assert "safe and unsafe fix(es) applied" in result.summary()
+
+
+# The table against the HIP headers ------------------------------------------------------------------
+
+# Families whose HIP headers the ROCm 7.2 chroot has (shared/oracle/rocm72_chroot.sh installs HIP,
+# hipBLAS, hipBLASLt, hipCUB, hipSOLVER, hipRAND, hipSPARSE, hipFFT), and the header directories.
+# NVTX -> roctx is not checked: roctracer is not among the chroot's packages.
+ROCM72_FAMILIES = frozenset({"runtime", "driver", "device", "nvrtc", "cub", "cublas", "curand", "cusolver",
+                             "cusparse", "cufft"})
+ROCM72_HEADER_DIRS = ("hip", "hipblas", "hipblas-common", "hipblaslt", "hipcub", "hipsolver", "hiprand",
+                      "rocrand", "hipsparse", "hipfft", "rocprim")
+
+
+def _rocm72_include() -> Path:
+    root = os.environ.get("HIPLINT_ROCM72_ROOT") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "hiplint-oracle", "sid-rocm72")
+    inc = Path(root) / "usr" / "include"
+    if not (inc / "hip" / "hip_version.h").is_file() or "HIP_VERSION_MINOR 2" not in (inc / "hip" / "hip_version.h").read_text():
+        pytest.skip(f"the ROCm 7.2 chroot is absent ({root}: make it with shared/oracle/rocm72_chroot.sh setup, "
+                    "or set HIPLINT_ROCM72_ROOT)")
+    return inc
+
+
+def test_every_rename_target_for_rocm_7_2_is_declared_in_its_headers():
+    import re
+    inc = _rocm72_include()
+    words = set()
+    for d in ROCM72_HEADER_DIRS:
+        for p in (inc / d).rglob("*"):
+            if p.is_file():
+                words |= set(re.findall(r"[A-Za-z_]\w*", p.read_text(errors="replace")))
+    table = load_table().for_rocm((7, 2))
+    checked = {c: h for c, h in table.names.items() if table.family_of[c] in ROCM72_FAMILIES}
+    assert len(checked) > 500
+    missing = sorted(f"{table.family_of[c]}: {c} -> {h}" for c, h in checked.items() if h not in words)
+    assert not missing, "not declared in the ROCm 7.2 headers:\n" + "\n".join(missing)
+    headers = sorted(f"{c} -> {h}" for c, h in table.headers.items()
+                     if table.family_of[c] in ROCM72_FAMILIES and not (inc / h).is_file())
+    assert not headers, headers
+
+
+def test_renames_follow_the_rocm_version():
+    table = load_table()
+    # hipBLAS 3 (ROCm 7.0) removed the _v2 functions; its unsuffixed ones take hipDataType/hipComplex.
+    assert table.names["cublasGemmEx"] == "hipblasGemmEx"  # the default, ROCm 7.0
+    assert table.for_rocm((7, 2)).names["cublasGemmEx"] == "hipblasGemmEx"
+    assert table.for_rocm((6, 2)).names["cublasGemmEx"] == "hipblasGemmEx_v2"
+    assert table.for_rocm((6, 2)).names["cublasCgemm"] == "hipblasCgemm_v2"
+    assert table.for_rocm((5, 7)).names["cublasZgemm"] == "hipblasZgemm_v2"  # older than every entry
+    for cuda, hip in [("curandCreatePoissonDistribution", "hiprandCreatePoissonDistribution"),
+                      ("CURAND_RNG_QUASI_SCRAMBLED_SOBOL64", "HIPRAND_RNG_QUASI_SCRAMBLED_SOBOL64"),
+                      ("curandGenerateLongLong", "hiprandGenerateLongLong"),
+                      ("cublasGetStatusString", "hipblasStatusToString"), ("cublasCreate_v2", "hipblasCreate")]:
+        assert table.names[cuda] == hip
+
+
+def test_migrate_renames_for_the_configured_rocm_version(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "g.cu").write_text("#include <cublas_v2.h>\nvoid g(cublasHandle_t h) { cublasCreate_v2(&h);\n"
+                              "  const char* s = cublasGetStatusString(CUBLAS_STATUS_SUCCESS);\n"
+                              "  cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, 0, 0, CUDA_R_32F, 1, 0, CUDA_R_32F, 1,"
+                              " 0, 0, CUDA_R_32F, 1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT); (void)s; }\n")
+    for version, gemm in (("7.2", "hipblasGemmEx("), ("6.2", "hipblasGemmEx_v2(")):
+        settings = load_settings([str(src)], None, True).with_overrides(rocm_version=tuple(map(int, version.split("."))))
+        out = tmp_path / version
+        Migrator(settings, [], MigrateOptions(out=str(out), report_unknown_names=False)).run(str(src))
+        text = (out / "g.cu").read_text()
+        assert gemm in text and "hipblasCreate(&h)" in text and "hipblasStatusToString(" in text, text
+
+
+def test_table_rejects_a_bad_versioned_entry(tmp_path):
+    (tmp_path / "x.toml").write_text('[family]\ntitle = "x"\nsource = "y"\n[versioned]\ncudaX = { "six" = "hipX" }\n')
+    with pytest.raises(TableError, match="invalid ROCm version"):
+        load_from(tmp_path)
+
+
+BLAS_RAND = """#include <cublas_v2.h>
+#include <curand.h>
+#include <cstdio>
+int main() {
+    cublasHandle_t h;
+    cublasCreate_v2(&h);
+    printf("%s\\n", cublasGetStatusString(CUBLAS_STATUS_SUCCESS));
+    float *A = 0, *B = 0, *C = 0, alpha = 1.f, beta = 0.f;
+    cuComplex ca{1.f, 0.f}, *cA = 0;
+    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &alpha, A, CUDA_R_32F, 4, B, CUDA_R_32F, 4, &beta, C,
+                 CUDA_R_32F, 4, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    cublasCgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &ca, cA, 4, cA, 4, &ca, cA, 4);
+    cublasDestroy_v2(h);
+    curandGenerator_t g;
+    curandCreateGenerator(&g, CURAND_RNG_QUASI_SCRAMBLED_SOBOL64);
+    unsigned long long* out = 0;
+    curandGenerateLongLong(g, out, 16);
+    curandDiscreteDistribution_t d;
+    curandCreatePoissonDistribution(3.0, &d);
+    curandDestroyDistribution(d);
+    return 0;
+}
+"""
+
+
+@pytest.mark.oracle
+def test_migrated_blas_and_rand_code_compiles_against_rocm_7_2(tmp_path):
+    # The renames this table gained (hipBLAS 3's GemmEx/Cgemm, StatusToString, _v2 spellings, compute
+    # types; hipRAND's Poisson distribution, Sobol64, GenerateLongLong): the migration compiles.
+    import subprocess
+    inc = _rocm72_include()
+    root = inc.parent.parent
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "blas_rand.cu").write_text(BLAS_RAND)
+    settings = load_settings([str(src)], None, True).with_overrides(rocm_version=(7, 2))
+    result = Migrator(settings, [], MigrateOptions(out=str(tmp_path / "out"))).run(str(src))
+    assert not result.findings, [f.message for f in result.findings]  # API003: no unknown name left
+    work = root / "src" / f"hiplint-test-{os.getpid()}"
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        shutil.copy(tmp_path / "out" / "blas_rand.cu", work / "blas_rand.hip")
+        # As shared/oracle/rocm72_chroot.sh runs it: the chroot's clang 22 with its ROCm 7.2 device libraries.
+        libs = sorted(root.glob("usr/lib/llvm-22/lib/clang/*/amdgcn/bitcode"))
+        if not libs or os.geteuid() != 0:
+            pytest.skip("the ROCm 7.2 chroot has no clang 22 device libraries, or chroot needs root here")
+        r = subprocess.run(["chroot", str(root), "/usr/lib/llvm-22/bin/clang++", "-x", "hip", "--rocm-path=/usr",
+                            f"--rocm-device-lib-path=/{libs[0].relative_to(root)}", "-std=c++17",
+                            "--offload-arch=gfx942", "-fsyntax-only", f"/src/{work.name}/blas_rand.hip"],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-3000:]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -32,6 +32,8 @@ class Report:
     fixed: list[Finding] = field(default_factory=list)  # findings whose fixes were applied
     settings: object = None
     show_fix_hint: bool = True
+    # What the checklist says to get a safe fix, and an unsafe one (`hiplint migrate` says its own).
+    fix_hints: tuple[str, str] = ("`hiplint fix`", "review it: `hiplint fix --unsafe-fixes`")
     color: bool = False
     sources: dict = field(default_factory=dict)  # path -> Source, for code frames
     root: str | None = None  # paths in CI formats are relative to this; default: the git work tree

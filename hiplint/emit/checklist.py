@@ -43,12 +43,13 @@ def _lines(group: list[Finding]) -> str:
     return shown
 
 
-def _fixable(group: list[Finding]) -> str:
+def _fixable(group: list[Finding], hints: tuple[str, str]) -> str:
+    """The way to the group's fix (none for a suggestion, including a fix a migration could not make)."""
     levels = {f.fix.applicability for f in group if f.fix is not None}
     if Applicability.SAFE in levels:
-        return " *(fix: `hiplint fix`)*"
+        return f" *(fix: {hints[0]})*"
     if Applicability.UNSAFE in levels:
-        return " *(fix, review it: `hiplint fix --unsafe-fixes`)*"
+        return f" *(fix, {hints[1]})*"
     return ""
 
 
@@ -64,13 +65,13 @@ def _also(group: list[Finding]) -> list[str]:
     return out
 
 
-def _item(group: list[Finding]) -> str:
+def _item(group: list[Finding], hints: tuple[str, str]) -> str:
     f = group[0]
     if len(group) == 1:
         where = f"`{f.path}:{f.line}`"
     else:
         where = f"`{f.path}` lines {_lines(group)} ({len(group)}×)"
-    head = f"- [ ] {where} [{f.code}]({rule_url(f.code)}) {f.severity.value}: {_todo(group)}{_fixable(group)}"
+    head = f"- [ ] {where} [{f.code}]({rule_url(f.code)}) {f.severity.value}: {_todo(group)}{_fixable(group, hints)}"
     return "\n".join([head] + _also(group))
 
 
@@ -118,6 +119,6 @@ def checklist(report: Report) -> str:
         groups = _groups(part)
         out.append(f"## {impact.title} ({_plural(len(part), 'finding')}, {_plural(len(groups), 'item')})")
         out.append("")
-        out.extend(_item(g) for g in groups)
+        out.extend(_item(g, report.fix_hints) for g in groups)
         out.append("")
     return "\n".join(out)

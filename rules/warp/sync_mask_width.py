@@ -145,13 +145,17 @@ class SyncMaskNot64Bit(CudaRule):
         fix = None
         if is_full_mask_32(ctx, mask):
             edits = [ctx.replace(mask, FULL_MASK_MACRO)]
+            isolation = None
             if FULL_MASK_MACRO not in file_macros(ctx):
                 anchor = top_level_ancestor(ctx.unit.macro, ctx.units[0].root) if ctx.unit.is_macro else \
                     top_level_ancestor(call, ctx.unit.root)
                 start = ctx.file_range(anchor)[0] if not ctx.unit.is_macro else anchor.start_byte
                 edits.append(_insert_at_line_start(ctx, start, FULL_MASK_BLOCK))
+                # One definition per file: one fix that inserts it per pass. Once it is there, the
+                # fixes only replace masks and are all applied together.
+                isolation = f"define:{FULL_MASK_MACRO}"
             fix = Fix.safe(f"Use `{FULL_MASK_MACRO}` (`__activemask()` on AMD, unchanged on NVIDIA)", *edits,
-                           isolation=f"define:{FULL_MASK_MACRO}")
+                           isolation=isolation)
         elif mask.type == "number_literal" and literal_width(text) == 32:
             lit = int_literal(text)
             new = text.rstrip("uUlL") + "ull"

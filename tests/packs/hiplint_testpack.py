@@ -163,8 +163,34 @@ class AddLine(CudaRule):
                                     ctx.replace(fn, "with_note")))
 
 
+class OnePerPass(CudaRule):
+    """step -> stepped, all fixes sharing one isolation key: one applied per pass."""
+    __doc__ = _DOC
+    code = "TST060"
+    name = "test-one-per-pass"
+    summary = "step one at a time"
+    query = _calls("step")
+
+    def check(self, ctx, captures):
+        fn = captures["fn"][0]
+        ctx.report(fn, fix=Fix.safe("stepped", ctx.replace(fn, "stepped"), isolation="one-per-pass"))
+
+
+class Breeder(CudaRule):
+    """grow() -> sprout(); grow(): a fix that never removes its own finding, and never repeats a result."""
+    __doc__ = _DOC
+    code = "TST070"
+    name = "test-breeder"
+    summary = "grows forever"
+    query = _calls("grow")
+
+    def check(self, ctx, captures):
+        call = captures["call"][0]
+        ctx.report(call, fix=Fix.safe("sprout", ctx.insert_before(call, "sprout(); ")))
+
+
 PACK = [RenameOldApi, ModernRng, Mystery]
-MISBEHAVING = [OverlappingWrap, ArgV2, ParseBreaker, PingPong, OutOfRange, AddLine]
+MISBEHAVING = [OverlappingWrap, ArgV2, ParseBreaker, PingPong, OutOfRange, AddLine, OnePerPass, Breeder]
 
 
 def rules():

@@ -1,0 +1,95 @@
+import os
+import re
+
+from hiplint import CudaRule, Edit, Fix, Impact, Severity
+
+# A GNU explicit register variable (`register int r asm("ebx");`) needs the keyword, and clang accepts
+# it in C++17: left alone, and never fixed (without `register` the asm label means something else).
+_ASM_LABEL = re.compile(rb"\b(?:asm|__asm|__asm__)\s*(?:volatile\s*)?\(")
+# C, where `register` is valid (and forbids taking the address): not reported.
+C_EXTENSIONS = frozenset({".c"})
+
+
+class RegisterStorageClass(CudaRule):
+    """The `register` storage class, which C++17 removed: a compile error under hip-clang.
+
+    ## What it does
+    Finds the `register` storage class specifier in declarations and parameters
+    (`register int i = ...;`, `for (register int j = 0; ...)`, `void f(register float x)`), in
+    device and host code alike.
+
+    ## Why it breaks on AMD
+    C++17 removed `register` as a storage class (P0001R1); the keyword stays reserved. HIP code is
+    compiled by clang, whose default language is C++17 (`gnu++17` since Clang 16), and clang makes
+    "ISO C++17 does not allow 'register' storage class specifier" (`-Wregister`) an error by
+    default. Checked here: clang 19 with HIP 5.2 headers (`clang++ -x hip`, with and without
+    `-std=c++17`) and ROCm 7.2's clang 22 both stop with that error, in the device pass and in the
+    host pass. nvcc accepts the same file: its device front end says nothing, and GCC, as the host
+    compiler, only warns (`-Wregister`), so CUDA projects carry the keyword for years unnoticed.
+    Only with an explicit older dialect (`-std=c++14`; HIP 5.x's Perl `hipcc` passed `-std=c++11`)
+    is it a deprecation warning (`-Wdeprecated-register`).
+
+    The keyword has had no effect in C++ for a long time (compilers allocate registers themselves,
+    and C++11 deprecated it), so the fix is to drop it.
+
+    Not reported: the word in comments, strings and other identifiers (`registers`, `__register`);
+    GNU explicit register variables (`register int r asm("ebx");`), which need the keyword and which
+    clang accepts in C++17; and `.c` files, where `register` is valid C. Headers are reported: a HIP
+    source that includes one compiles it as C++17.
+
+    ## Example
+    ```cuda
+    __global__ void scale(float* out, const float* in, int n) {
+        register int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) out[i] = 2.0f * in[i];
+    }
+    ```
+
+    ## Use instead
+    ```cuda
+    __global__ void scale(float* out, const float* in, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) out[i] = 2.0f * in[i];
+    }
+    ```
+
+    ## Fix
+    Removes the keyword and the blanks after it. Safe: in C++ `register` never changed what a
+    program means (unlike C, even taking the variable's address is allowed), and nvcc and GCC ignore
+    it, so the code means the same on NVIDIA and compiles on AMD. Never offered for an explicit
+    register variable (those are not reported).
+
+    ## References
+    - P0001R1, "Remove Deprecated Use of the register Keyword" (C++17): https://www.open-std.org/jtc1/sc22/wg21/docs/papers/2015/p0001r1.html
+    - cppreference, storage class specifiers (`register` removed in C++17, keyword reserved): https://en.cppreference.com/w/cpp/language/storage_duration
+    - Clang diagnostics reference, `-Wregister` (an error by default): https://clang.llvm.org/docs/DiagnosticsReference.html#wregister
+    - Clang 16 release notes (default C++ language mode is `gnu++17`): https://releases.llvm.org/16.0.0/tools/clang/docs/ReleaseNotes.html
+    - GCC, explicit register variables (`register int r asm("reg")`): https://gcc.gnu.org/onlinedocs/gcc/Explicit-Register-Variables.html
+    - HIP porting guide (HIP code is compiled by clang, hipcc wraps it): https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_porting_guide.html
+    """
+
+    code = "NV008"
+    name = "register-storage-class"
+    summary = "`register` storage class: removed in C++17, an error under hip-clang (nvcc only warns)"
+    severity = Severity.ERROR
+    impact = Impact.COMPILE
+    fix_availability = "always"
+    report_in_hip_branches = True  # an error wherever AMD compiles it
+    checklist = "Remove the `register` keyword (C++17 removed it; clang rejects it, nvcc ignored it)."
+    query = """((storage_class_specifier) @spec (#eq? @spec "register"))"""
+
+    def check(self, ctx, captures):
+        spec = captures["spec"][0]
+        if os.path.splitext(ctx.path)[1].lower() in C_EXTENSIONS:
+            return
+        decl = spec.parent
+        if decl is not None and _ASM_LABEL.search(ctx.unit.data[decl.start_byte:decl.end_byte]):
+            return  # an explicit register variable: valid, and needs the keyword
+        start, end = ctx.file_range(spec)
+        data = ctx.source.data
+        while end < len(data) and data[end] in b" \t":
+            end += 1
+        fix = Fix.safe("Remove `register`", Edit(start, end, ""))
+        ctx.report(spec, "`register` storage class: C++17 removed it, and hip-clang rejects it "
+                         "(\"ISO C++17 does not allow 'register' storage class specifier\"); nvcc only warns. "
+                         "Remove the keyword", fix=fix)
