@@ -223,3 +223,17 @@ def _mark(base: str) -> None:
                 fh.write("Signature: 8a477f597d28d172789f06886806bc55\n# hiplint cache: https://bford.info/cachedir/\n")
     except OSError:
         pass
+
+
+CACHE_DIR_NAME = ".hiplint_cache"
+
+
+def is_cache_dir(path: str) -> bool:
+    """A directory hiplint made for its cache: the default name, or its CACHEDIR.TAG."""
+    if os.path.basename(path) == CACHE_DIR_NAME:
+        return True
+    try:
+        with open(os.path.join(path, "CACHEDIR.TAG"), encoding="utf-8", errors="replace") as fh:
+            return "hiplint" in fh.read(512)
+    except OSError:
+        return False

@@ -408,7 +408,7 @@ def rules_cmd(output_format):
 @cli.command("migrate")
 @click.argument("src", type=click.Path(exists=True, file_okay=False))
 @click.option("--out", "out", type=click.Path(file_okay=False), help="Write the HIP tree here (must be empty unless --force).")
-@click.option("--in-place", is_flag=True, help="Rewrite SRC itself, after a full backup to SRC.hiplint-backup/.")
+@click.option("--in-place", is_flag=True, help="Rewrite SRC itself, after a verified full backup to SRC.hiplint-backup/ beside it.")
 @click.option("--force", is_flag=True, help="Write into a non-empty --out directory.")
 @click.option("--hip-extension", is_flag=True, help="Name migrated .cu files .hip (default: keep .cu).")
 @click.option("--launch-syntax", type=click.Choice(["chevron", "ggl"]), default="chevron", show_default=True,
