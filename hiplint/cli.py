@@ -187,6 +187,8 @@ def _do_scan(paths, kw, force_fix: bool = False):
     if not quiet:
         for note in scan.notes:
             click.echo(f"hiplint: {note}", err=True)
+    for error in scan.write_errors:  # a fix that was not written is an error, whatever -q says
+        click.echo(f"hiplint: error: {error}", err=True)
     if mode.diff:
         text = "".join(scan.diffs)
         _write(text, out_file)
@@ -216,7 +218,7 @@ def _do_scan(paths, kw, force_fix: bool = False):
     _write(text, out_file)
     for fmt, path in reports:
         _write(emit.render(fmt, replace(report, color=False)), path)
-    if scan.internal_error or missing:
+    if scan.internal_error or missing or scan.write_errors:
         return EXIT_ERROR
     if wrote_baseline or kw.get("exit_zero"):
         return EXIT_CLEAN
@@ -441,7 +443,9 @@ def migrate_cmd(src, out, in_place, force, hip_extension, launch_syntax, no_fix,
         for note in result.notes:
             click.echo(f"hiplint: {note}", err=True)
         click.echo(result.summary())
-    sys.exit(EXIT_CLEAN)
+    for error in result.errors:  # files left unmigrated: an error, whatever -q says
+        click.echo(f"hiplint: error: {error}", err=True)
+    sys.exit(EXIT_ERROR if result.errors else EXIT_CLEAN)
 
 
 @cli.command("version")

@@ -35,6 +35,7 @@ class FileResult:
     fixed: list[Finding] = field(default_factory=list)  # findings whose fixes were applied
     diff: str = ""
     depends: dict = field(default_factory=dict)  # other files the findings depend on: path -> digest
+    write_error: str = ""  # the fixed file could not be written (an error: exit 2, shown even with -q)
 
 
 def _splitter_digest() -> str:

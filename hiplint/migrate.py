@@ -17,6 +17,7 @@ caches are never walked. `--out` refuses a non-empty directory unless forced. Ev
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -26,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from hiplint.cparse import error_ranges, iter_nodes, new_parser, parse_file
-from hiplint.fix import fix_bytes, replace_file, write_atomic
+from hiplint.fix import fix_bytes, is_read_only, replace_file, write_atomic
 from hiplint.languages import language_of
 from hiplint.model import Applicability, Finding
 from hiplint.headers import platform_map
@@ -75,6 +76,7 @@ class FileOutcome:
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     build_file: bool = False
+    error: str = ""  # it could not be written: the migration is incomplete (exit 2)
 
 
 @dataclass
@@ -85,6 +87,10 @@ class MigrationResult:
     backup: str = ""
     checklist: str = ""
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[str]:
+        return [f"{os.path.join(self.src, f.src)}: {f.error}" for f in self.files if f.error]
 
     def count(self, action: str) -> int:
         return sum(1 for f in self.files if f.action == action)
@@ -582,12 +588,15 @@ class Migrator:
             return out
         mode = stat.S_IMODE(os.stat(spath).st_mode)
         try:
+            if opts.in_place and (new != data or dst_rel != rel) and is_read_only(spath):
+                raise PermissionError(errno.EACCES, "read-only file; not rewritten", spath)
             if not opts.in_place or new != data or dst_rel != rel:
                 _write_file(dpath, new, mode)
             if opts.in_place and dst_rel != rel:
                 os.unlink(spath)
         except OSError as exc:
-            return FileOutcome(rel, "", "skipped", f"cannot write ({exc.strerror or exc})")
+            reason = f"cannot write ({exc.strerror or exc})"
+            return FileOutcome(rel, "", "skipped", reason, error=reason)
         return outcome
 
     def _copied(self, spath: str, dst: str, rel: str, reason: str) -> FileOutcome:
@@ -598,7 +607,8 @@ class Migrator:
         try:
             _copy_file(spath, dpath)
         except OSError as exc:
-            return FileOutcome(rel, "", "skipped", f"{reason}; cannot copy ({exc.strerror or exc})")
+            problem = f"cannot copy ({exc.strerror or exc})"
+            return FileOutcome(rel, "", "skipped", f"{reason}; {problem}", error=problem)
         return FileOutcome(rel, rel, "copied", reason)
 
 

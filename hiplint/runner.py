@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from hiplint.discovery import SourcePath, discover
 from hiplint.engine import FileResult, Linter, is_binary, lint_file
-from hiplint.fix import fix_bytes, unified_diff, write_atomic
+from hiplint.fix import SymlinkRefused, fix_bytes, unified_diff, write_atomic
 from hiplint.model import Applicability, Finding
 
 PARALLEL_MIN_FILES = 48  # below this a process pool costs more than it saves
@@ -47,6 +47,10 @@ class ScanResult:
         return any(r.internal_error for r in self.results)
 
     @property
+    def write_errors(self) -> list[str]:
+        return [r.write_error for r in self.results if getattr(r, "write_error", "")]
+
+    @property
     def diffs(self) -> list[str]:
         return [r.diff for r in self.results if getattr(r, "diff", "")]
 
@@ -72,8 +76,12 @@ def process_file(linter: Linter, sp: SourcePath, mode: FixMode) -> FileResult:
         else:
             try:
                 write_atomic(sp.path, outcome.data, expected=data)
+            except SymlinkRefused as exc:
+                result.notes.append(f"{sp.display}: not written: {exc}")
+                result.fixed = []
+                result.findings = first.findings
             except OSError as exc:
-                result.notes.append(f"{sp.display}: not written: {exc.strerror or exc}")
+                result.write_error = f"{sp.display}: not written: {exc.strerror or exc}"
                 result.fixed = []
                 result.findings = first.findings
     return result

@@ -493,3 +493,33 @@ def test_out_keeps_empty_directories_and_directory_links(tmp_path):
     assert (out / "linked" / "helper.cu").read_text() == (out / "sub" / "helper.cu").read_text()
     assert any(f.src == "linked" and f.action == "copied" and "symbolic link" in f.reason for f in result.files)
 
+
+def test_in_place_leaves_read_only_files_alone_and_fails(tmp_path, cli):
+    work = tmp_path / "proj"
+    _small_tree(work)
+    kernel = work / "kernel.cu"
+    before = kernel.read_bytes()
+    kernel.chmod(0o444)
+    r = cli("migrate", work, "--in-place", "-q")
+    assert r.returncode == 2
+    assert f"hiplint: error: {kernel}: cannot write (read-only file; not rewritten)" in r.stderr.decode()
+    assert kernel.read_bytes() == before and kernel.stat().st_mode & 0o777 == 0o444
+    assert "hipDeviceSynchronize" in (work / "sub" / "helper.cu").read_text()  # the others are migrated
+
+
+def test_a_failed_write_fails_the_migration(tmp_path, monkeypatch):
+    import hiplint.migrate as m
+    src = tmp_path / "src"
+    _small_tree(src)
+    (src / "script.cu").write_text("void s() { cudaFree(0); }\n")
+    (src / "script.cu").chmod(0o751)
+    real = m.replace_file
+
+    def full_disk(path, data, *args, **kw):
+        if os.path.basename(path) == "kernel.cu":
+            raise OSError(28, "No space left on device")
+        return real(path, data, *args, **kw)
+    monkeypatch.setattr(m, "replace_file", full_disk)
+    result = migrate(src, tmp_path / "out")
+    assert result.errors == [f"{src / 'kernel.cu'}: cannot write (No space left on device)"]
+    assert (tmp_path / "out" / "script.cu").stat().st_mode & 0o777 == 0o751  # modes are kept
