@@ -6,6 +6,7 @@ something to change), 2 usage, configuration or internal error.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from dataclasses import replace
 
@@ -164,7 +165,8 @@ def _do_scan(paths, kw, force_fix: bool = False):
             return EXIT_FINDINGS if result.diff and not kw.get("exit_zero") else EXIT_CLEAN
         report = Report(result.findings, 1, result.fixed, settings, sources={name: result.source} if result.source else {},
                         incomplete=result.internal_error)
-        _write(emit.render(settings.output_format, report), out_file)
+        if not _write(emit.render(settings.output_format, report), out_file):
+            return EXIT_ERROR
         return EXIT_FINDINGS if (result.findings and not kw.get("exit_zero")) else (EXIT_ERROR if result.internal_error else EXIT_CLEAN)
 
     # A named path that does not exist is a usage error (exit 2, after scanning the others): a CI gate
@@ -180,6 +182,7 @@ def _do_scan(paths, kw, force_fix: bool = False):
     progress = (not kw.get("no_progress")) and sys.stderr.isatty()
     try:
         reports = gate.parse_report_specs(kw.get("reports"))
+        _check_outputs(paths, settings, kw)
         use_cache = not kw.get("no_cache") and settings.extra.get("cache", True)
         scan = run(paths, settings, rules, mode, progress=progress, use_cache=use_cache)
     except ConfigError as exc:
@@ -191,11 +194,11 @@ def _do_scan(paths, kw, force_fix: bool = False):
         click.echo(f"hiplint: error: {error}", err=True)
     if mode.diff:
         text = "".join(scan.diffs)
-        _write(text, out_file)
+        written = _write(text, out_file)
         if not quiet:
             n = len(scan.fixed)
             click.echo(f"Would fix {n} finding{'s' if n != 1 else ''}.", err=True)
-        if scan.internal_error or missing:
+        if scan.internal_error or missing or not written:
             return EXIT_ERROR
         return EXIT_FINDINGS if text and not kw.get("exit_zero") else EXIT_CLEAN
     findings = scan.findings
@@ -215,10 +218,10 @@ def _do_scan(paths, kw, force_fix: bool = False):
         text = emit.render(settings.output_format, report)
         if quiet and settings.output_format in ("full", "concise"):
             text = "\n".join(l for l in text.splitlines() if not _is_summary(l)) + ("\n" if findings else "")
-    _write(text, out_file)
+    written = _write(text, out_file)
     for fmt, path in reports:
-        _write(emit.render(fmt, replace(report, color=False)), path)
-    if scan.internal_error or missing or scan.write_errors:
+        written &= _write(emit.render(fmt, replace(report, color=False)), path, f"--report {fmt}")
+    if scan.internal_error or missing or scan.write_errors or not written:
         return EXIT_ERROR
     if wrote_baseline or kw.get("exit_zero"):
         return EXIT_CLEAN
@@ -294,15 +297,61 @@ class _Sources(dict):
         return default if value is None else value
 
 
-def _write(text: str, out_file: str | None) -> None:
-    if out_file:
-        try:
-            with open(out_file, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            _fail(f"--output-file: {out_file}: {exc.strerror}")
-    else:
+def _write(text: str, out_file: str | None, what: str = "--output-file") -> bool:
+    """The report on stdout, or in `out_file`, written atomically. False (after one line on stderr,
+    which -q does not hide) when it could not be written: the caller exits 2."""
+    if not out_file:
         click.echo(text, nl=False)
+        return True
+    try:
+        write_report(out_file, text)
+    except OSError as exc:
+        click.echo(f"hiplint: error: {what}: {out_file}: not written: {exc.strerror or exc}", err=True)
+        return False
+    return True
+
+
+def write_report(path: str, text: str) -> None:
+    """A regular file is replaced atomically (a temporary file beside it, then a rename): a full disk
+    leaves the previous report as it was, never an empty or half one that CI would publish. A device
+    or pipe (`-o /dev/stdout`) is written as it is."""
+    from hiplint.fix import replace_file
+
+    data = text.encode("utf-8")
+    target = os.path.realpath(path)  # a link to a report: replace what it points to, keep the link
+    if os.path.exists(target) and not os.path.isfile(target):
+        if os.path.isdir(target):
+            raise IsADirectoryError(21, "is a directory", path)
+        with open(target, "wb") as fh:
+            fh.write(data)
+        return
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0o22)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    replace_file(target, data, mode)
+
+
+def _check_outputs(paths: list[str], settings: Settings, kw) -> None:
+    """Refuse a report path that is one of the inputs, or a file a scanned directory would include:
+    `--report sarif=kernel.cu` must not overwrite the source it scans."""
+    from hiplint import gate
+
+    targets = [("--output-file", kw.get("output_file"))]
+    targets += [(f"--report {fmt}=", path) for fmt, path in gate.parse_report_specs(kw.get("reports"))]
+    inputs = [os.path.realpath(p) for p in paths if p != "-" and os.path.exists(p)]
+    for opt, target in targets:
+        if not target:
+            continue
+        real = os.path.realpath(target)
+        for inp in inputs:
+            inside = os.path.isdir(inp) and os.path.commonpath([inp, real]) == inp and real != inp
+            if real == inp or (inside and language_of(real, settings.include) is not None):
+                sep = "" if opt.endswith("=") else " "
+                raise ConfigError(f"{opt}{sep}{target}: is a file this scan reads; refusing to overwrite it "
+                                  f"with a report (write the report somewhere else)")
 
 
 @cli.command("scan")
