@@ -379,29 +379,40 @@ def fix_cmd(paths, **kw):
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--config", "config_path", type=click.Path(), help="Use this configuration file.")
 def clean_cmd(paths, config_path):
-    """Remove the scan cache (`cache-dir`, `.hiplint_cache/` by default) of PATHS' projects."""
-    import shutil
+    """Remove the scan cache (`cache-dir`, `.hiplint_cache/` by default) of PATHS' projects.
 
-    removed = set()
+    Only what hiplint made goes: the tagged directory's version subdirectories and its own files, and
+    the directory itself when nothing else is in it (hiplint.cache.clean_cache)."""
+    from hiplint.cache import cache_root, clean_cache, is_cache_dir
+
+    removed, failed = set(), False
     for p in list(paths) or ["."]:
         if not os.path.lexists(p):
             click.echo(f"hiplint: warning: {p}: no such file or directory", err=True)
             continue
         try:
-            settings = load_settings([p], config_path)
+            base = cache_root(load_settings([p], config_path))
         except ConfigError as exc:
-            _fail(str(exc))
-        base = settings.cache_dir if os.path.isabs(settings.cache_dir) else os.path.join(str(settings.root), settings.cache_dir)
-        base = os.path.abspath(base)
-        # Only a directory hiplint made (it tags its cache root) is removed.
-        if base in removed or not os.path.isfile(os.path.join(base, "CACHEDIR.TAG")):
+            click.echo(f"hiplint: error: {exc}", err=True)
+            failed = True
             continue
-        shutil.rmtree(base, ignore_errors=True)
+        if base in removed or not os.path.isdir(base) or not is_cache_dir(base):
+            continue
         removed.add(base)
-        click.echo(f"Removed {os.path.relpath(base)}")
-    if not removed:
+        try:
+            kept = clean_cache(base)
+        except OSError as exc:
+            click.echo(f"hiplint: error: {os.path.relpath(base)}: not removed: {exc.strerror or exc}", err=True)
+            failed = True
+            continue
+        if kept:
+            click.echo(f"Removed the cache entries in {os.path.relpath(base)}; kept the directory: it also holds "
+                       f"{', '.join(kept[:5])}{' ...' if len(kept) > 5 else ''}, which hiplint did not make")
+        else:
+            click.echo(f"Removed {os.path.relpath(base)}")
+    if not removed and not failed:
         click.echo("No cache to remove.")
-    sys.exit(EXIT_CLEAN)
+    sys.exit(EXIT_ERROR if failed else EXIT_CLEAN)
 
 
 @cli.command("rule")

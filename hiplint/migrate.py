@@ -315,8 +315,8 @@ def _skipped_dir(name: str, path: str) -> bool:
     backups (`X.hiplint-backup`, `X.hiplint-backup-N`, a `.partial` one) and scan caches."""
     if name in VCS_DIRS or BACKUP_RE.search(name):
         return True
-    from hiplint.cache import is_cache_dir
-    return is_cache_dir(path)
+    from hiplint.cache import CACHE_DIR_NAME, is_cache_dir
+    return name == CACHE_DIR_NAME or is_cache_dir(path)
 
 
 def _walk(src: str, skipped: list[str] | None = None):

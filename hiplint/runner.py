@@ -172,7 +172,8 @@ def run(paths: list[str], settings, rule_classes, mode: FixMode, progress: bool 
         plan_dir = linter.plan_dir = Cache.plans_directory(settings)
         if not (mode.enabled or mode.diff):
             cache = Cache.for_run(settings, rule_classes)
-            scan.results, files = _cached(cache, files)
+            if cache is not None:
+                scan.results, files = _cached(cache, files)
     jobs = jobs if jobs is not None else (settings.jobs or os.cpu_count() or 1)
     bar = Progress(len(files), progress)
     if jobs > 1 and len(files) >= PARALLEL_MIN_FILES:
