@@ -31,6 +31,8 @@ import hmac
 import json
 import secrets
 import os
+import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -166,22 +168,22 @@ class Cache:
         self.secret = secret
 
     @classmethod
-    def for_run(cls, settings, rule_classes) -> "Cache":
-        base = settings.cache_dir
-        if not os.path.isabs(base):
-            base = os.path.join(str(settings.root), base)
-        _mark(base)
-        return cls(os.path.join(base, __version__, run_key(settings, rule_classes)), user_key())
+    def for_run(cls, settings, rule_classes) -> "Cache | None":
+        """The cache of this run, or None when hiplint cannot keep one where configured (the scan then
+        lints everything). Raises ConfigError for a `cache-dir` hiplint must not use (cache_root)."""
+        version_dir = _version_dir(settings)
+        if version_dir is None:
+            return None
+        return cls(os.path.join(version_dir, run_key(settings, rule_classes)), user_key())
 
     @staticmethod
-    def plans_directory(settings) -> str:
+    def plans_directory(settings) -> str | None:
         """Where the engine saves the split of the rules' query patterns (hiplint.engine): shared by
         every run key, since the file name hashes the patterns themselves."""
-        base = settings.cache_dir
-        if not os.path.isabs(base):
-            base = os.path.join(str(settings.root), base)
-        _mark(base)
-        return os.path.join(base, __version__, "plans")
+        version_dir = _version_dir(settings)
+        if version_dir is None or os.path.islink(os.path.join(version_dir, "plans")):
+            return None
+        return os.path.join(version_dir, "plans")
 
     @staticmethod
     def entry_key(display: str, language: str, data: bytes, path: str | None = None) -> str:
@@ -194,6 +196,18 @@ class Cache:
         h.update(b"cuda-backend\0" if path is not None and hip_twin(path) else b"\0")
         h.update(data)
         return h.hexdigest()
+
+    def _inside(self, directory: str) -> bool:
+        """`directory` really lies under this cache's directory (no symbolic link leads elsewhere)."""
+        checked = self.__dict__.setdefault("_checked", set())
+        if directory not in checked:
+            top = os.path.realpath(os.path.dirname(self.directory))
+            if not os.path.lexists(directory):
+                return os.path.realpath(os.path.dirname(directory)) == top  # a run directory still to make
+            if os.path.commonpath([top, os.path.realpath(directory)]) != top:
+                return False
+            checked.add(directory)
+        return True
 
     def _path(self, key: str) -> str:
         return os.path.join(self.directory, key[:2], key + ".json")
@@ -240,7 +254,11 @@ class Cache:
             body["depends"] = [list(x) for x in sorted(depends.items())]
         blob = json.dumps({"format": _FORMAT, "mac": self._mac(key, body), "body": body})
         try:
+            if not self._inside(self.directory):
+                return  # a link planted in the cache: never write through it
             os.makedirs(os.path.dirname(path), exist_ok=True)
+            if not self._inside(os.path.dirname(path)):
+                return
             replace_file(path, blob.encode("utf-8"), durable=False)
         except OSError:
             pass  # a read-only or full disk makes the next scan slower, never wrong
@@ -306,17 +324,117 @@ def _unchanged(path: str, digest: str) -> bool:
         return False
 
 
-def _mark(base: str) -> None:
-    """Create the cache root with a .gitignore and CACHEDIR.TAG so it is never committed or backed up."""
+# Where the cache lives, and cleaning it ---------------------------------------------------------
+#
+# A repository's configuration chooses `cache-dir`, and `hiplint clean` deletes the cache: so hiplint
+# only ever writes and deletes inside a directory it made and marked for itself.
+#   - `cache-dir` must resolve (links followed) to a directory strictly inside the project root (the
+#     configuration file's directory, or the working directory): never the root itself, an ancestor,
+#     or anything outside (cache_root; a ConfigError, exit 2).
+#   - An existing directory is used only when it is empty or carries hiplint's CACHEDIR.TAG; hiplint
+#     writes that tag only into a directory it has just created or found empty (_claim).
+#   - Entries live under `<cache-dir>/<version>/`, itself tagged; a link there, or anywhere under it,
+#     is never written through (the cache is then not used, or the entry not stored).
+#   - `clean` deletes only the tagged (or version-named) subdirectories, never following links, then
+#     its own two files and the directory itself if nothing else is left in it (clean_cache).
+
+TAG_NAME = "CACHEDIR.TAG"
+TAG_TEXT = "Signature: 8a477f597d28d172789f06886806bc55\n# hiplint cache: https://bford.info/cachedir/\n"
+GITIGNORE_TEXT = "# Created by hiplint\n*\n"
+CACHE_DIR_NAME = ".hiplint_cache"
+_VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([.+-][0-9A-Za-z.+-]*)?$")
+
+
+def cache_root(settings) -> str:
+    """The cache directory of `settings`, resolved; a ConfigError when it is not inside the project."""
+    from hiplint.config import ConfigError
+
+    root = os.path.realpath(str(settings.root))
+    base = settings.cache_dir
+    real = os.path.realpath(base if os.path.isabs(base) else os.path.join(root, base))
+    if real == root or os.path.commonpath([root, real]) != root:
+        where = "is the project root" if real == root else (
+            "contains the project root" if os.path.commonpath([root, real]) == real else "lies outside the project root")
+        raise ConfigError(f"cache-dir {base!r} resolves to {real}, which {where} {root}: hiplint keeps its cache "
+                          f"in a directory of its own inside the project (e.g. {CACHE_DIR_NAME!r})")
+    return real
+
+
+def is_cache_dir(path: str) -> bool:
+    """A directory hiplint made for its cache: its own CACHEDIR.TAG (links not followed)."""
+    tag = os.path.join(path, TAG_NAME)
+    if os.path.islink(path) or os.path.islink(tag):
+        return False
     try:
-        os.makedirs(base, exist_ok=True)
-        gi = os.path.join(base, ".gitignore")
-        if not os.path.exists(gi):
-            with open(gi, "w") as fh:
-                fh.write("# Created by hiplint\n*\n")
-        tag = os.path.join(base, "CACHEDIR.TAG")
-        if not os.path.exists(tag):
-            with open(tag, "w") as fh:
-                fh.write("Signature: 8a477f597d28d172789f06886806bc55\n# hiplint cache: https://bford.info/cachedir/\n")
+        with open(tag, encoding="utf-8", errors="replace") as fh:
+            return "hiplint cache" in fh.read(512)
     except OSError:
-        pass
+        return False
+
+
+def _create(path: str, text: str) -> None:
+    """A new file; never through an existing name or link (O_EXCL)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+
+
+def _claim(directory: str) -> bool:
+    """Make `directory` hiplint's (create it, tag it), or find it hiplint's already. ConfigError for an
+    existing directory (or file) that is not; False when it cannot be made (read-only disk)."""
+    from hiplint.config import ConfigError
+
+    if os.path.islink(directory) or (os.path.lexists(directory) and not os.path.isdir(directory)):
+        raise ConfigError(f"cache-dir: {directory} exists and is not a directory hiplint made; refusing to use it")
+    if os.path.isdir(directory):
+        if is_cache_dir(directory):
+            return True
+        if os.listdir(directory):
+            raise ConfigError(f"cache-dir: {directory} is an existing directory that hiplint did not make "
+                              f"(it holds other files and no hiplint {TAG_NAME}); refusing to use it as the "
+                              f"cache: name a new or empty directory")
+    try:
+        os.makedirs(directory, exist_ok=True)
+        _create(os.path.join(directory, TAG_NAME), TAG_TEXT)
+        _create(os.path.join(directory, ".gitignore"), GITIGNORE_TEXT)
+    except OSError:
+        return False
+    return is_cache_dir(directory)
+
+
+def _version_dir(settings) -> str | None:
+    """`<cache-dir>/<version>`, claimed, or None when no cache can be kept there."""
+    base = cache_root(settings)
+    if not _claim(base):
+        return None
+    version_dir = os.path.join(base, __version__)
+    try:
+        if not _claim(version_dir):
+            return None
+    except Exception:
+        return None  # a link or a stray file where the version directory goes: no cache this run
+    return version_dir
+
+
+def clean_cache(base: str) -> list[str]:
+    """Delete what hiplint keeps in the tagged directory `base`; the names it left there (not hiplint's).
+    `base` itself goes only when nothing else is left in it."""
+    kept = []
+    for name in sorted(os.listdir(base)):
+        full = os.path.join(base, name)
+        if name in (TAG_NAME, ".gitignore"):
+            continue
+        if not os.path.islink(full) and os.path.isdir(full) and (is_cache_dir(full) or _VERSION_RE.match(name)):
+            shutil.rmtree(full)  # rmtree removes links inside, never what they point to
+        else:
+            kept.append(name)
+    if not kept:
+        for name in (".gitignore", TAG_NAME):
+            full = os.path.join(base, name)
+            if os.path.lexists(full) and not os.path.isdir(full):
+                os.unlink(full)
+        os.rmdir(base)
+    return kept

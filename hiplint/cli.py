@@ -7,6 +7,7 @@ or internal error.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from dataclasses import replace
 
@@ -178,7 +179,8 @@ def _do_scan(paths, kw, force_fix: bool = False):
             return EXIT_FINDINGS if (result.diff or (fail_skipped and result.skipped)) and not kw.get("exit_zero") else EXIT_CLEAN
         report = Report(result.findings, 1, result.fixed, settings, sources={name: result.source} if result.source else {},
                         incomplete=result.internal_error, skipped=int(result.skipped))
-        _write(emit.render(settings.output_format, report), out_file)
+        if not _write(emit.render(settings.output_format, report), out_file):
+            return EXIT_ERROR
         if result.internal_error:
             return EXIT_ERROR
         return EXIT_FINDINGS if ((result.findings or (fail_skipped and result.skipped)) and not kw.get("exit_zero")) else EXIT_CLEAN
@@ -196,6 +198,7 @@ def _do_scan(paths, kw, force_fix: bool = False):
     progress = (not kw.get("no_progress")) and sys.stderr.isatty()
     try:
         reports = gate.parse_report_specs(kw.get("reports"))
+        _check_outputs(paths, settings, kw)
         use_cache = not kw.get("no_cache") and settings.extra.get("cache", True)
         scan = run(paths, settings, rules, mode, progress=progress, use_cache=use_cache)
     except ConfigError as exc:
@@ -203,15 +206,17 @@ def _do_scan(paths, kw, force_fix: bool = False):
     if not quiet:
         for note in scan.notes:
             click.echo(f"hiplint: {note}", err=True)
+    for error in scan.write_errors:  # a fix that was not written is an error, whatever -q says
+        click.echo(f"hiplint: error: {error}", err=True)
     if mode.diff:
         text = "".join(scan.diffs)
-        _write(text, out_file)
+        written = _write(text, out_file)
         if not quiet:
             n = len(scan.fixed)
             click.echo(f"Would fix {n} finding{'s' if n != 1 else ''}.", err=True)
         if scan.skipped and not quiet:
             click.echo(f"Skipped, not checked: {scan.skipped} file(s) or path(s) (see the notes above).", err=True)
-        if scan.internal_error or missing:
+        if scan.internal_error or missing or not written:
             return EXIT_ERROR
         return EXIT_FINDINGS if (text or (fail_skipped and scan.skipped)) and not kw.get("exit_zero") else EXIT_CLEAN
     findings = scan.findings
@@ -231,10 +236,10 @@ def _do_scan(paths, kw, force_fix: bool = False):
         text = emit.render(settings.output_format, report)
         if quiet and settings.output_format in ("full", "concise"):
             text = "\n".join(l for l in text.splitlines() if not _is_summary(l)) + ("\n" if findings else "")
-    _write(text, out_file)
+    written = _write(text, out_file)
     for fmt, path in reports:
-        _write(emit.render(fmt, replace(report, color=False)), path)
-    if scan.internal_error or missing:
+        written &= _write(emit.render(fmt, replace(report, color=False)), path, f"--report {fmt}")
+    if scan.internal_error or missing or scan.write_errors or not written:
         return EXIT_ERROR
     if wrote_baseline or kw.get("exit_zero"):
         return EXIT_CLEAN
@@ -311,15 +316,61 @@ class _Sources(dict):
         return default if value is None else value
 
 
-def _write(text: str, out_file: str | None) -> None:
-    if out_file:
-        try:
-            with open(out_file, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            _fail(f"--output-file: {out_file}: {exc.strerror}")
-    else:
+def _write(text: str, out_file: str | None, what: str = "--output-file") -> bool:
+    """The report on stdout, or in `out_file`, written atomically. False (after one line on stderr,
+    which -q does not hide) when it could not be written: the caller exits 2."""
+    if not out_file:
         click.echo(text, nl=False)
+        return True
+    try:
+        write_report(out_file, text)
+    except OSError as exc:
+        click.echo(f"hiplint: error: {what}: {out_file}: not written: {exc.strerror or exc}", err=True)
+        return False
+    return True
+
+
+def write_report(path: str, text: str) -> None:
+    """A regular file is replaced atomically (a temporary file beside it, then a rename): a full disk
+    leaves the previous report as it was, never an empty or half one that CI would publish. A device
+    or pipe (`-o /dev/stdout`) is written as it is."""
+    from hiplint.fix import replace_file
+
+    data = text.encode("utf-8")
+    target = os.path.realpath(path)  # a link to a report: replace what it points to, keep the link
+    if os.path.exists(target) and not os.path.isfile(target):
+        if os.path.isdir(target):
+            raise IsADirectoryError(21, "is a directory", path)
+        with open(target, "wb") as fh:
+            fh.write(data)
+        return
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0o22)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    replace_file(target, data, mode)
+
+
+def _check_outputs(paths: list[str], settings: Settings, kw) -> None:
+    """Refuse a report path that is one of the inputs, or a file a scanned directory would include:
+    `--report sarif=kernel.cu` must not overwrite the source it scans."""
+    from hiplint import gate
+
+    targets = [("--output-file", kw.get("output_file"))]
+    targets += [(f"--report {fmt}=", path) for fmt, path in gate.parse_report_specs(kw.get("reports"))]
+    inputs = [os.path.realpath(p) for p in paths if p != "-" and os.path.exists(p)]
+    for opt, target in targets:
+        if not target:
+            continue
+        real = os.path.realpath(target)
+        for inp in inputs:
+            inside = os.path.isdir(inp) and os.path.commonpath([inp, real]) == inp and real != inp
+            if real == inp or (inside and language_of(real, settings.include) is not None):
+                sep = "" if opt.endswith("=") else " "
+                raise ConfigError(f"{opt}{sep}{target}: is a file this scan reads; refusing to overwrite it "
+                                  f"with a report (write the report somewhere else)")
 
 
 @cli.command("scan")
@@ -347,29 +398,40 @@ def fix_cmd(paths, **kw):
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--config", "config_path", type=click.Path(), help="Use this configuration file.")
 def clean_cmd(paths, config_path):
-    """Remove the scan cache (`cache-dir`, `.hiplint_cache/` by default) of PATHS' projects."""
-    import shutil
+    """Remove the scan cache (`cache-dir`, `.hiplint_cache/` by default) of PATHS' projects.
 
-    removed = set()
+    Only what hiplint made goes: the tagged directory's version subdirectories and its own files, and
+    the directory itself when nothing else is in it (hiplint.cache.clean_cache)."""
+    from hiplint.cache import cache_root, clean_cache, is_cache_dir
+
+    removed, failed = set(), False
     for p in list(paths) or ["."]:
         if not os.path.lexists(p):
             click.echo(f"hiplint: warning: {p}: no such file or directory", err=True)
             continue
         try:
-            settings = load_settings([p], config_path)
+            base = cache_root(load_settings([p], config_path))
         except ConfigError as exc:
-            _fail(str(exc))
-        base = settings.cache_dir if os.path.isabs(settings.cache_dir) else os.path.join(str(settings.root), settings.cache_dir)
-        base = os.path.abspath(base)
-        # Only a directory hiplint made (it tags its cache root) is removed.
-        if base in removed or not os.path.isfile(os.path.join(base, "CACHEDIR.TAG")):
+            click.echo(f"hiplint: error: {exc}", err=True)
+            failed = True
             continue
-        shutil.rmtree(base, ignore_errors=True)
+        if base in removed or not os.path.isdir(base) or not is_cache_dir(base):
+            continue
         removed.add(base)
-        click.echo(f"Removed {os.path.relpath(base)}")
-    if not removed:
+        try:
+            kept = clean_cache(base)
+        except OSError as exc:
+            click.echo(f"hiplint: error: {os.path.relpath(base)}: not removed: {exc.strerror or exc}", err=True)
+            failed = True
+            continue
+        if kept:
+            click.echo(f"Removed the cache entries in {os.path.relpath(base)}; kept the directory: it also holds "
+                       f"{', '.join(kept[:5])}{' ...' if len(kept) > 5 else ''}, which hiplint did not make")
+        else:
+            click.echo(f"Removed {os.path.relpath(base)}")
+    if not removed and not failed:
         click.echo("No cache to remove.")
-    sys.exit(EXIT_CLEAN)
+    sys.exit(EXIT_ERROR if failed else EXIT_CLEAN)
 
 
 @cli.command("rule")
@@ -427,7 +489,7 @@ def rules_cmd(output_format):
 @cli.command("migrate")
 @click.argument("src", type=click.Path(exists=True, file_okay=False))
 @click.option("--out", "out", type=click.Path(file_okay=False), help="Write the HIP tree here (must be empty unless --force).")
-@click.option("--in-place", is_flag=True, help="Rewrite SRC itself, after a full backup to SRC.hiplint-backup/.")
+@click.option("--in-place", is_flag=True, help="Rewrite SRC itself, after a verified full backup to SRC.hiplint-backup/ beside it.")
 @click.option("--force", is_flag=True, help="Write into a non-empty --out directory.")
 @click.option("--hip-extension", is_flag=True, help="Name migrated .cu files .hip (default: keep .cu).")
 @click.option("--launch-syntax", type=click.Choice(["chevron", "ggl"]), default="chevron", show_default=True,
@@ -462,7 +524,9 @@ def migrate_cmd(src, out, in_place, force, hip_extension, launch_syntax, no_fix,
         for note in result.notes:
             click.echo(f"hiplint: {note}", err=True)
         click.echo(result.summary())
-    sys.exit(EXIT_CLEAN)
+    for error in result.errors:  # files left unmigrated: an error, whatever -q says
+        click.echo(f"hiplint: error: {error}", err=True)
+    sys.exit(EXIT_ERROR if result.errors else EXIT_CLEAN)
 
 
 @cli.command("version")

@@ -36,6 +36,7 @@ class FileResult:
     depends: dict = field(default_factory=dict)  # other files the findings depend on: path -> digest
     skipped: bool = False  # not checked (too large, binary, nested too deep...): a note says why
     encoding: Encoding = field(default_factory=Encoding)  # how the file's bytes became source.data
+    write_error: str = ""  # the fixed file could not be written (an error: exit 2, shown even with -q)
 
 
 def _splitter_digest() -> str:

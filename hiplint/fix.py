@@ -16,6 +16,7 @@ are never decoded, so any encoding (Latin-1 comments, say) survives.
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 import stat
 import tempfile
@@ -243,20 +244,39 @@ def unified_diff(path: str, before: bytes, after: bytes) -> str:
     return "".join(l if l.endswith("\n") else l + "\n\\ No newline at end of file\n" for l in lines)
 
 
+class SymlinkRefused(OSError):
+    """A symbolic link is never written through: by design, not a failure."""
+
+
 def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
     """Temporary file in the same directory, permissions copied, then rename over the original.
 
     With `expected`, the file must still hold those bytes (it was not edited while we linted it).
     """
     if os.path.islink(path):
-        raise OSError(f"{path}: refusing to write through a symbolic link")
+        raise SymlinkRefused(f"{path}: refusing to write through a symbolic link")
     if not os.path.isfile(path):
         raise OSError(f"{path}: not a regular file")
+    st = os.stat(path)
+    if is_read_only(path, st):
+        # Renaming over the file would succeed (it replaces the directory entry): honour the mode.
+        raise PermissionError(errno.EACCES, "read-only file; not rewritten", path)
     if expected is not None:
         with open(path, "rb") as fh:
             if fh.read() != expected:
                 raise OSError(f"{path}: changed on disk while it was being fixed; left alone")
-    replace_file(path, data, stat.S_IMODE(os.stat(path).st_mode))
+    replace_file(path, data, stat.S_IMODE(st.st_mode))
+
+
+def is_read_only(path: str, st: os.stat_result | None = None) -> bool:
+    """No write permission for us in the file's mode bits. Decided from the bits, not os.access:
+    root may write anything, but a file someone made read-only must still not be rewritten."""
+    st = st or os.stat(path)
+    if os.name == "posix" and hasattr(os, "geteuid") and st.st_uid == os.geteuid():
+        return not st.st_mode & stat.S_IWUSR
+    if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        return True
+    return hasattr(os, "geteuid") and os.geteuid() != 0 and not os.access(path, os.W_OK)
 
 
 def replace_file(path: str, data: bytes, mode: int | None = None, durable: bool = True) -> None:

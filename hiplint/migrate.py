@@ -9,20 +9,25 @@ copied unchanged and the summary says so). Other files are copied; build files a
 checklist. What is left for hand work (findings, including API001/API002 for names without a HIP
 equivalent) goes into the checklist beside the output.
 
-Safety: the source tree is only written with `in_place`, after a full copy to `SRC.hiplint-backup/`
-(kept, never overwritten, if it already exists: it holds the original). `--out` refuses a non-empty
-directory unless forced. Every write is atomic (temporary file + rename).
+Safety: the source tree is only written with `in_place`, after a full copy to a sibling of its resolved
+path, `<parent>/<name>.hiplint-backup/` (`-2`, `-3`... when earlier backups exist: those are kept, the
+first holds the original), checked file by file before anything is rewritten. hiplint's backups and
+caches are never walked. `--out` refuses a non-empty directory unless forced. Every write is atomic
+(temporary file + rename).
 """
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
+import re
 import shutil
 import stat
 from collections import Counter
 from dataclasses import dataclass, field
 
 from hiplint.cparse import error_ranges, iter_nodes, new_parser, parse_file
-from hiplint.fix import fix_bytes, replace_file, write_atomic
+from hiplint.fix import fix_bytes, is_read_only, replace_file, write_atomic
 from hiplint.languages import language_of
 from hiplint.model import Applicability, Finding, Fix
 from hiplint.headers import platform_map
@@ -34,6 +39,7 @@ PROJECT_DECLARED_KEY = "migrate.declared_names"  # read by rules/api/unknown_nam
 
 CHECKLIST_NAME = "HIPLINT_MIGRATION.md"
 BACKUP_SUFFIX = ".hiplint-backup"
+BACKUP_RE = re.compile(re.escape(BACKUP_SUFFIX) + r"(-\d+)?(\.partial)?$")
 MAX_SOURCE_BYTES = 16 * 1024 * 1024  # larger "sources" are generated data: copied as they are
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 # nvcc includes cuda_runtime.h into every .cu file by itself; the HIP version must say it.
@@ -72,6 +78,7 @@ class FileOutcome:
     notes: list[str] = field(default_factory=list)
     build_file: bool = False
     unapplied: Counter = field(default_factory=Counter)  # why a fix the migration tried was not applied -> count
+    error: str = ""  # it could not be written: the migration is incomplete (exit 2)
 
 
 @dataclass
@@ -82,6 +89,10 @@ class MigrationResult:
     backup: str = ""
     checklist: str = ""
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[str]:
+        return [f"{os.path.join(self.src, f.src)}: {f.error}" for f in self.files if f.error]
 
     def count(self, action: str) -> int:
         return sum(1 for f in self.files if f.action == action)
@@ -331,12 +342,79 @@ def _copy_file(src: str, dst: str) -> None:
     _write_file(dst, data, stat.S_IMODE(os.stat(src).st_mode))
 
 
-def _walk(src: str):
-    """Relative paths of every file under src, sorted, without version-control metadata."""
+def _skipped_dir(name: str, path: str) -> bool:
+    """Directories a migration never walks, copies or backs up into: version control, hiplint's own
+    backups (`X.hiplint-backup`, `X.hiplint-backup-N`, a `.partial` one) and scan caches."""
+    if name in VCS_DIRS or BACKUP_RE.search(name):
+        return True
+    from hiplint.cache import CACHE_DIR_NAME, is_cache_dir
+    return name == CACHE_DIR_NAME or is_cache_dir(path)
+
+
+def _walk(src: str, skipped: list[str] | None = None):
+    """Relative paths of every file under src, sorted, without version-control metadata, hiplint's
+    backups and caches. Symbolic links to directories count as files (they are copied as links,
+    never followed). Directories left out are added to `skipped` (relative paths)."""
     for dirpath, dirnames, filenames in os.walk(src):
-        dirnames[:] = sorted(d for d in dirnames if d not in VCS_DIRS)
-        for name in sorted(filenames):
+        keep, links = [], []
+        for d in sorted(dirnames):
+            full = os.path.join(dirpath, d)
+            if os.path.islink(full):
+                links.append(d)
+            elif _skipped_dir(d, full):
+                if skipped is not None and d not in VCS_DIRS:
+                    skipped.append(os.path.relpath(full, src))
+            else:
+                keep.append(d)
+        dirnames[:] = keep
+        for name in sorted(filenames + links):
             yield os.path.relpath(os.path.join(dirpath, name), src)
+
+
+def _walk_dirs(src: str):
+    """Relative paths of every directory under src that _walk enters (so empty ones too)."""
+    for dirpath, dirnames, _ in os.walk(src):
+        dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))
+                             and not _skipped_dir(d, os.path.join(dirpath, d)))
+        for d in dirnames:
+            yield os.path.relpath(os.path.join(dirpath, d), src)
+
+
+def _tree_listing(root: str) -> dict[str, tuple]:
+    """relative path -> what a backup must reproduce: ("dir",), ("link", target) or ("file", size, sha256)."""
+    out: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, root)
+            if os.path.islink(full):
+                out[rel] = ("link", os.readlink(full))
+            elif os.path.isdir(full):
+                out[rel] = ("dir",)
+            elif os.path.isfile(full):
+                h = hashlib.sha256()
+                with open(full, "rb") as fh:
+                    for block in iter(lambda: fh.read(1 << 20), b""):
+                        h.update(block)
+                out[rel] = ("file", os.path.getsize(full), h.hexdigest())
+            else:
+                out[rel] = ("other",)
+    return out
+
+
+def _compare_trees(original: str, copy: str) -> str:
+    """'' when `copy` holds every directory, link and file of `original` with the same bytes."""
+    a, b = _tree_listing(original), _tree_listing(copy)
+    missing = sorted(set(a) - set(b))
+    if missing:
+        return f"{len(missing)} entries missing, e.g. {missing[0]}"
+    differ = sorted(k for k in a if a[k] != b[k])
+    if differ:
+        return f"{len(differ)} entries differ, e.g. {differ[0]}"
+    files = sum(1 for v in a.values() if v[0] == "file")
+    if files != sum(1 for v in b.values() if v[0] == "file") or len(a) != len(b):
+        return "the copy holds more entries than the original"
+    return ""
 
 
 def _shift(findings: list[Finding], inserted: list[int], path: str) -> list[Finding]:
@@ -489,16 +567,21 @@ class Migrator:
             result.backup = self._backup(src, result)
         else:
             real_src, real_dst = os.path.realpath(src), os.path.realpath(dst)
-            if real_dst == real_src or real_dst.startswith(real_src + os.sep) or real_src.startswith(real_dst + os.sep):
+            if os.path.commonpath([real_src, real_dst]) in (real_src, real_dst):
                 raise MigrateError(f"--out {dst} overlaps the source tree {src}; choose a directory outside it")
             if os.path.exists(dst) and not os.path.isdir(dst):
                 raise MigrateError(f"--out {dst}: exists and is not a directory")
             if os.path.isdir(dst) and os.listdir(dst) and not opts.force:
                 raise MigrateError(f"--out {dst}: directory is not empty (use --force to write into it)")
             os.makedirs(dst, exist_ok=True)
+            for rel in _walk_dirs(src):  # empty directories too: a build may expect them
+                os.makedirs(os.path.join(dst, rel), exist_ok=True)
         self._build_linter(src)
-        for rel in _walk(src):
+        left_out: list[str] = []
+        for rel in _walk(src, left_out):
             result.files.append(self._one(src, dst, rel))
+        for rel in left_out:
+            result.notes.append(f"{os.path.join(src, rel)}: not migrated: hiplint's own backup or cache directory")
         result.checklist = os.path.join(dst, CHECKLIST_NAME)
         text = render_checklist(result, self.settings)
         _write_file(result.checklist, text.encode("utf-8"), 0o644)
@@ -507,15 +590,31 @@ class Migrator:
         return result
 
     def _backup(self, src: str, result: MigrationResult) -> str:
-        backup = src.rstrip(os.sep) + BACKUP_SUFFIX
-        if os.path.exists(backup):
-            result.notes.append(f"{backup} exists: kept as the backup of the original tree (not overwritten)")
-            return backup
+        """Copy the whole tree to a new sibling of its resolved path, `<parent>/<name>.hiplint-backup`
+        (`-2`, `-3`... when earlier ones exist: they are kept, the first holds the original), and check
+        the copy file by file before anything is rewritten. Never inside the tree it backs up."""
+        real = os.path.realpath(src)
+        parent, name = os.path.dirname(real), os.path.basename(real)
+        if not name or parent == real:
+            raise MigrateError(f"{src}: cannot back up {real} outside itself (it has no parent directory); "
+                               f"migrate a copy with --out instead")
+        backup = os.path.join(parent, name + BACKUP_SUFFIX)
+        n = 1
+        while os.path.lexists(backup) or os.path.lexists(backup + ".partial"):
+            if n == 1:
+                result.notes.append(f"{backup} exists: kept (an earlier backup, not overwritten)")
+            n += 1
+            backup = os.path.join(parent, f"{name}{BACKUP_SUFFIX}-{n}")
         tmp = backup + ".partial"
-        if os.path.exists(tmp):
-            shutil.rmtree(tmp)
-        shutil.copytree(src, tmp, symlinks=True)
-        os.replace(tmp, backup)
+        try:
+            shutil.copytree(real, tmp, symlinks=True)
+            problem = _compare_trees(real, tmp)
+            if problem:
+                raise MigrateError(f"backup {tmp} does not match {src} ({problem}); nothing was rewritten")
+            os.replace(tmp, backup)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         return backup
 
     def _one(self, src: str, dst: str, rel: str) -> FileOutcome:
@@ -558,12 +657,15 @@ class Migrator:
             return out
         mode = stat.S_IMODE(os.stat(spath).st_mode)
         try:
+            if opts.in_place and (new != data or dst_rel != rel) and is_read_only(spath):
+                raise PermissionError(errno.EACCES, "read-only file; not rewritten", spath)
             if not opts.in_place or new != data or dst_rel != rel:
                 _write_file(dpath, new, mode)
             if opts.in_place and dst_rel != rel:
                 os.unlink(spath)
         except OSError as exc:
-            return FileOutcome(rel, "", "skipped", f"cannot write ({exc.strerror or exc})")
+            reason = f"cannot write ({exc.strerror or exc})"
+            return FileOutcome(rel, "", "skipped", reason, error=reason)
         return outcome
 
     def _analysed(self, spath: str, dst: str, rel: str, data: bytes, lang: str, reason: str) -> FileOutcome:
@@ -603,7 +705,8 @@ class Migrator:
         try:
             _copy_file(spath, dpath)
         except OSError as exc:
-            return FileOutcome(rel, "", "skipped", f"{reason}; cannot copy ({exc.strerror or exc})")
+            problem = f"cannot copy ({exc.strerror or exc})"
+            return FileOutcome(rel, "", "skipped", f"{reason}; {problem}", error=problem)
         return FileOutcome(rel, rel, "copied", reason)
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from hiplint.config import available_cores
 from hiplint.discovery import SourcePath, discover
 from hiplint.engine import FileResult, Linter, is_binary, lint_file
-from hiplint.fix import fix_bytes, unified_diff, write_atomic
+from hiplint.fix import SymlinkRefused, fix_bytes, unified_diff, write_atomic
 from hiplint.model import Applicability, Finding
 from hiplint.source import Skip, decode_input, read_bounded, restore
 
@@ -57,6 +57,10 @@ class ScanResult:
         return any(r.internal_error for r in self.results)
 
     @property
+    def write_errors(self) -> list[str]:
+        return [r.write_error for r in self.results if getattr(r, "write_error", "")]
+
+    @property
     def diffs(self) -> list[str]:
         return [r.diff for r in self.results if getattr(r, "diff", "")]
 
@@ -83,8 +87,12 @@ def process_file(linter: Linter, sp: SourcePath, mode: FixMode) -> FileResult:
             try:
                 # In the file's own encoding and line endings (UTF-16, lone `\r`): source.decode_input.
                 write_atomic(sp.path, restore(outcome.data, first.encoding), expected=restore(data, first.encoding))
+            except SymlinkRefused as exc:
+                result.notes.append(f"{sp.display}: not written: {exc}")
+                result.fixed = []
+                result.findings = first.findings
             except OSError as exc:
-                result.notes.append(f"{sp.display}: not written: {exc.strerror or exc}")
+                result.write_error = f"{sp.display}: not written: {exc.strerror or exc}"
                 result.fixed = []
                 result.findings = first.findings
     return result
@@ -226,7 +234,8 @@ def run(paths: list[str], settings, rule_classes, mode: FixMode, progress: bool 
         plan_dir = linter.plan_dir = Cache.plans_directory(settings)
         if not (mode.enabled or mode.diff):
             cache = Cache.for_run(settings, rule_classes)
-            scan.results, files = _cached(cache, files)
+            if cache is not None:
+                scan.results, files = _cached(cache, files)
     jobs = jobs if jobs is not None else (settings.jobs or available_cores())
     bar = Progress(len(files), progress)
     if jobs > 1 and len(files) >= PARALLEL_MIN_FILES:

@@ -1,5 +1,6 @@
 """The scan cache: served only for unchanged files under the same settings; never for --fix/--diff."""
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -174,3 +175,96 @@ def test_findings_with_related_locations_are_cached(tmp_path):
     tamper(tmp_path, "from the cache")
     _, warm = scan_json(tmp_path)
     assert warm[0]["message"] == "from the cache" and warm[0]["related"] == cold[0]["related"]
+
+
+TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# hiplint cache: https://bford.info/cachedir/\n"
+
+
+def tree_files(root: Path) -> dict:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_repository_cache_dir_cannot_point_at_the_project_or_outside(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    make_tree(repo)
+    (repo / ".git").mkdir()
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("mine\n")
+    (tmp_path / "link").symlink_to(victim)
+    (repo / "inlink").symlink_to(victim)
+    for setting in [".", "..", "../victim", str(victim), "inlink", "src/../..", str(tmp_path)]:
+        (repo / "hiplint.toml").write_text(f"cache-dir = {json.dumps(setting)}\n")
+        before, outside = tree_files(repo), tree_files(tmp_path / "victim")
+        scan = run_cli("scan", "src", cwd=repo)
+        assert scan.returncode == 2 and b"cache-dir" in scan.stderr and b"project root" in scan.stderr, setting
+        clean = run_cli("clean", cwd=repo)
+        assert clean.returncode == 2 and b"project root" in clean.stderr, setting
+        assert tree_files(repo) == before and tree_files(victim) == outside, setting
+        assert not (repo / "CACHEDIR.TAG").exists() and not (victim / "CACHEDIR.TAG").exists()
+    # A tag planted outside (by an older hiplint, say) does not make it hiplint's either.
+    (victim / "CACHEDIR.TAG").write_text(TAG)
+    (repo / "hiplint.toml").write_text('cache-dir = "../victim"\n')
+    assert run_cli("clean", cwd=repo).returncode == 2 and (victim / "precious.txt").exists()
+
+
+def test_an_existing_directory_hiplint_did_not_make_is_not_the_cache(tmp_path):
+    make_tree(tmp_path)
+    (tmp_path / "hiplint.toml").write_text('cache-dir = "src"\n')
+    before = tree_files(tmp_path)
+    scan = run_cli("scan", "src", cwd=tmp_path)
+    assert scan.returncode == 2 and b"did not make" in scan.stderr
+    assert tree_files(tmp_path) == before
+    assert run_cli("scan", "src", "--no-cache", cwd=tmp_path).returncode == 1  # the scan itself still works
+    assert b"No cache to remove" in run_cli("clean", cwd=tmp_path).stdout and tree_files(tmp_path) == before
+    # An empty directory is fine: hiplint makes it its own.
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "hiplint.toml").write_text('cache-dir = "cache"\n')
+    assert run_cli("scan", "src", cwd=tmp_path).returncode == 1
+    assert (tmp_path / "cache" / "CACHEDIR.TAG").is_file() and list((tmp_path / "cache").rglob("*.json"))
+
+
+def test_clean_removes_only_what_hiplint_made(tmp_path):
+    make_tree(tmp_path)
+    assert run_cli("scan", "src", cwd=tmp_path).returncode == 1
+    cache = tmp_path / ".hiplint_cache"
+    (cache / "notes.txt").write_text("someone else's\n")
+    proc = run_cli("clean", cwd=tmp_path)
+    assert proc.returncode == 0 and b"kept the directory" in proc.stdout and b"notes.txt" in proc.stdout
+    assert sorted(p.name for p in cache.iterdir()) == [".gitignore", "CACHEDIR.TAG", "notes.txt"]
+    (cache / "notes.txt").unlink()
+    assert b"Removed .hiplint_cache" in run_cli("clean", cwd=tmp_path).stdout and not cache.exists()
+
+
+def test_links_planted_in_a_cache_are_never_written_or_deleted_through(tmp_path):
+    from hiplint import __version__
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("mine\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    make_tree(repo)
+    cache = repo / ".hiplint_cache"
+    cache.mkdir()
+    (cache / "CACHEDIR.TAG").write_text(TAG)
+    (cache / ".gitignore").symlink_to(victim / "gitignore-through-link")
+    (cache / __version__).symlink_to(victim, target_is_directory=True)
+    assert run_cli("scan", "src", cwd=repo).returncode == 1
+    assert sorted(p.name for p in victim.iterdir()) == ["precious.txt"]
+    assert run_cli("clean", cwd=repo).returncode == 0
+    assert sorted(p.name for p in victim.iterdir()) == ["precious.txt"]
+    # A link deeper down (a run key's directory) is not written through either.
+    (cache / __version__).unlink()
+    assert run_cli("scan", "src", cwd=repo).returncode == 1
+    [run_dir] = [p for p in (cache / __version__).iterdir() if p.is_dir() and p.name != "plans"]
+    [sub] = list(run_dir.iterdir())
+    shutil.rmtree(sub)
+    sub.symlink_to(victim, target_is_directory=True)  # the entry's own directory
+    assert run_cli("scan", "src", cwd=repo).returncode == 1
+    assert sorted(p.name for p in victim.iterdir()) == ["precious.txt"]
+    shutil.rmtree(run_dir)
+    run_dir.symlink_to(victim, target_is_directory=True)  # the run key's directory
+    assert run_cli("scan", "src", cwd=repo).returncode == 1
+    assert sorted(p.name for p in victim.iterdir()) == ["precious.txt"]

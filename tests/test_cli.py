@@ -278,3 +278,51 @@ def test_configuration_errors_name_the_problem(cli, tmp_path, content, message):
     (tmp_path / "k.cu").write_text("int x;\n")
     proc = cli("scan", "k.cu", "--no-cache", cwd=tmp_path)
     assert proc.returncode == 2 and message in proc.stderr and b"internal error" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("args", [["--report", "sarif=src/bad.cu"], ["-o", "src/bad.cu"], ["-o", "./src/../src/bad.cu"],
+                                  ["--report", "json=src/new.cuh"], ["-o", "src"]])
+def test_a_report_never_overwrites_what_it_scans(cli, proj, args):
+    r = cli("scan", "src", "-q", "--isolated", *args, cwd=proj)
+    assert r.returncode == 2, r.stderr
+    assert b"is a file this scan reads; refusing to overwrite it" in r.stderr
+    assert (proj / "src" / "bad.cu").read_bytes() == BAD and not (proj / "src" / "new.cuh").exists()
+    # A name the scan would not read is fine, inside the tree too; so is a named file's neighbour.
+    assert cli("scan", "src", "--isolated", "-o", "src/hiplint.sarif", "--output-format", "sarif", cwd=proj).returncode == 1
+    assert cli("scan", "src/good.cu", "--isolated", "-o", "src/bad.txt", cwd=proj).returncode == 0
+
+
+def test_a_report_that_cannot_be_written_is_an_error(cli, proj):
+    r = cli("scan", "src", "-q", "--isolated", "-o", "/dev/full", cwd=proj)
+    assert r.returncode == 2 and b"hiplint: error: --output-file: /dev/full: not written" in r.stderr
+    r = cli("scan", "src", "-q", "--isolated", "--report", "json=/dev/full", cwd=proj)
+    assert r.returncode == 2 and b"hiplint: error: --report json: /dev/full: not written" in r.stderr
+
+
+def test_a_report_is_replaced_atomically_or_left_alone(proj, monkeypatch):
+    import os
+    from click.testing import CliRunner
+    from hiplint.cli import cli as main
+
+    old = proj / "old.sarif"
+    old.write_text("the previous report\n")
+    monkeypatch.chdir(proj)
+    r = CliRunner().invoke(main, ["scan", "src", "--isolated", "--no-cache", "-o", "new.json", "--output-format", "json"])
+    assert r.exit_code == 1 and json.loads((proj / "new.json").read_text())
+    assert (proj / "new.json").stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+    def full_disk(src, dst):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(os, "replace", full_disk)
+    r = CliRunner().invoke(main, ["scan", "src", "-q", "--isolated", "--no-cache", "--report", "sarif=old.sarif"])
+    assert r.exit_code == 2
+    assert "hiplint: error: --report sarif: old.sarif: not written: No space left on device" in r.stderr
+    assert old.read_text() == "the previous report\n"
+    assert sorted(p.name for p in proj.iterdir()) == ["new.json", "old.sarif", "src"]  # no temporary left
+
+
+def _umask() -> int:
+    import os
+    mask = os.umask(0o22)
+    os.umask(mask)
+    return mask

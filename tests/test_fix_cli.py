@@ -126,6 +126,14 @@ def test_stdin_fix_keeps_crlf_and_latin1():
     assert r.stdout == src.replace(b"old_api", b"new_api")
 
 
+def test_fix_leaves_a_read_only_file_alone_and_says_so_even_with_quiet(kernel):
+    kernel.chmod(0o444)
+    r = hl("fix", "-q", kernel)
+    assert r.returncode == 2
+    assert f"hiplint: error: {kernel}: not written: read-only file" in r.stderr.decode()
+    assert kernel.read_bytes() == SRC and kernel.stat().st_mode & 0o777 == 0o444
+
+
 def test_fix_keeps_file_permissions(kernel):
     kernel.chmod(0o751)
     hl("fix", kernel)

@@ -220,7 +220,7 @@ def test_a_file_edited_during_the_scan_is_not_overwritten(tmp_path, monkeypatch)
     monkeypatch.setattr(runner, "fix_bytes", fix_then_user_edits)
     scan = _scan_fix([p], tmp_path)
     assert p.read_bytes() == b"void f() { old_api(1); /* edited meanwhile */ }\n"
-    assert any("changed on disk" in n for n in scan.notes)
+    assert any("changed on disk" in n for n in scan.write_errors)
     assert not scan.fixed
 
 
@@ -246,3 +246,32 @@ def test_full_mask_fixes_wait_for_each_other_only_while_the_define_is_inserted()
     out = fix_bytes(lambda d: lin.lint_bytes("t.cu", d, "cuda").findings, src, "cuda", Applicability.SAFE)
     assert out.converged and len(out.applied) == 6
     assert out.passes == 2
+
+
+def test_a_read_only_file_is_not_rewritten(tmp_path):
+    p = tmp_path / "a.cu"
+    p.write_bytes(b"void f() { old_api(1); }\n")
+    p.chmod(0o444)  # root may write it; its mode says no, and that is what counts
+    with pytest.raises(PermissionError, match="read-only"):
+        write_atomic(str(p), b"new")
+    scan = _scan_fix([p], tmp_path)
+    assert p.read_bytes() == b"void f() { old_api(1); }\n" and stat.S_IMODE(p.stat().st_mode) == 0o444
+    assert scan.write_errors == [f"{p}: not written: read-only file; not rewritten"]
+    assert not scan.fixed
+
+
+def test_a_failed_write_is_an_error_even_with_quiet(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+    import hiplint.runner as runner
+    from hiplint.cli import cli
+    p = tmp_path / "a.cu"
+    p.write_bytes(b"void f() { old_api(1); }\n")
+
+    def full_disk(*args, **kw):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(runner, "write_atomic", full_disk)
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(cli, ["fix", "-q", "--isolated", "--select", "TST", "--no-cache", "a.cu"])
+    assert r.exit_code == 2, (r.stdout, r.stderr)
+    assert "hiplint: error: a.cu: not written: No space left on device" in r.stderr
+    assert p.read_bytes() == b"void f() { old_api(1); }\n"

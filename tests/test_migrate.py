@@ -615,3 +615,131 @@ def test_migrated_blas_and_rand_code_compiles_against_rocm_7_2(tmp_path):
         assert r.returncode == 0, r.stderr[-3000:]
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _small_tree(root: Path) -> None:
+    (root / "sub").mkdir(parents=True)
+    (root / "kernel.cu").write_text("#include <cuda_runtime.h>\nvoid f(float** p) { cudaMalloc(p, 4); }\n")
+    (root / "sub" / "helper.cu").write_text("void g() { cudaDeviceSynchronize(); }\n")
+    (root / "notes.txt").write_text("keep me\n")
+
+
+@pytest.mark.parametrize("how", ["dot", "dotdot"])
+def test_in_place_backup_lives_outside_the_tree(tmp_path, cli, how):
+    work = tmp_path / "proj"
+    _small_tree(work)
+    original = tree_digest(work)
+    if how == "dot":
+        r = cli("migrate", ".", "--in-place", cwd=work)
+    else:
+        r = cli("migrate", "..", "--in-place", cwd=work / "sub")
+    assert r.returncode == 0, r.stderr
+    backup = tmp_path / ("proj" + BACKUP_SUFFIX)
+    assert backup.is_dir() and tree_digest(backup) == original
+    # Nothing of hiplint's lands inside the migrated tree but its checklist.
+    assert sorted(os.listdir(work)) == sorted(["kernel.cu", "sub", "notes.txt", CHECKLIST_NAME])
+    assert "hipMalloc" in (work / "kernel.cu").read_text()
+    assert str(backup) in r.stdout.decode()
+
+
+def test_in_place_backup_gets_a_new_name_and_is_verified(tmp_path, monkeypatch):
+    import hiplint.migrate as m
+    work = tmp_path / "proj"
+    _small_tree(work)
+    original = tree_digest(work)
+    migrator(work, in_place=True).run(str(work))
+    first = tmp_path / ("proj" + BACKUP_SUFFIX)
+    migrated = tree_digest(work)
+    result = migrator(work, in_place=True).run(str(work))
+    second = tmp_path / ("proj" + BACKUP_SUFFIX + "-2")
+    assert result.backup == str(second)
+    assert tree_digest(first) == original and tree_digest(second) == migrated
+    # A copy that does not match (a short write, say) stops the migration before any rewrite.
+    (work / "kernel.cu").write_text("void f(float** p) { cudaMalloc(p, 4); }\n")
+    before = tree_digest(work)
+    real_copytree = shutil.copytree
+
+    def bad_copytree(a, b, *args, **kw):
+        real_copytree(a, b, *args, **kw)
+        if str(b).endswith(".partial"):
+            (Path(b) / "kernel.cu").write_bytes(b"")
+
+    monkeypatch.setattr(m.shutil, "copytree", bad_copytree)
+    with pytest.raises(MigrateError, match="does not match"):
+        migrator(work, in_place=True).run(str(work))
+    assert tree_digest(work) == before
+    assert not (tmp_path / ("proj" + BACKUP_SUFFIX + "-3")).exists()
+    assert not (tmp_path / ("proj" + BACKUP_SUFFIX + "-3.partial")).exists()
+
+
+def test_in_place_refuses_a_tree_without_a_parent(tmp_path, monkeypatch):
+    import hiplint.migrate as m
+    work = tmp_path / "proj"
+    _small_tree(work)
+    # As if the tree were `/`: its backup cannot be placed outside it (never copy the real `/`).
+    monkeypatch.setattr(m.os.path, "realpath", lambda p: "/")
+    with pytest.raises(MigrateError, match="outside itself"):
+        migrator(work, in_place=True)._backup(str(work), m.MigrationResult(str(work), str(work)))
+    assert not list(tmp_path.glob("*" + BACKUP_SUFFIX + "*"))
+
+
+def test_earlier_backups_and_caches_inside_a_tree_are_never_walked(tmp_path):
+    work = tmp_path / "proj"
+    _small_tree(work)
+    (work / ("old" + BACKUP_SUFFIX)).mkdir()
+    (work / ("old" + BACKUP_SUFFIX) / "orig.cu").write_text("void h() { cudaFree(0); }\n")
+    (work / ".hiplint_cache").mkdir()
+    (work / ".hiplint_cache" / "entry.cpp").write_text("cudaFree(0);\n")
+    (work / "build" / "lint").mkdir(parents=True)
+    (work / "build" / "lint" / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n# hiplint cache\n")
+    out = tmp_path / "out"
+    result = migrate(work, out)
+    assert not (out / ("old" + BACKUP_SUFFIX)).exists() and not (out / ".hiplint_cache").exists()
+    assert not (out / "build" / "lint" / "CACHEDIR.TAG").exists()
+    assert any("backup or cache" in n for n in result.notes)
+    migrator(work, in_place=True).run(str(work))
+    assert "cudaFree" in (work / ("old" + BACKUP_SUFFIX) / "orig.cu").read_text()
+
+
+def test_out_keeps_empty_directories_and_directory_links(tmp_path):
+    src = tmp_path / "src"
+    _small_tree(src)
+    (src / "empty" / "deeper").mkdir(parents=True)
+    (src / "linked").symlink_to("sub", target_is_directory=True)
+    out = tmp_path / "out"
+    result = migrate(src, out)
+    assert (out / "empty" / "deeper").is_dir()
+    assert (out / "linked").is_symlink() and os.readlink(out / "linked") == "sub"
+    assert (out / "linked" / "helper.cu").read_text() == (out / "sub" / "helper.cu").read_text()
+    assert any(f.src == "linked" and f.action == "copied" and "symbolic link" in f.reason for f in result.files)
+
+
+def test_in_place_leaves_read_only_files_alone_and_fails(tmp_path, cli):
+    work = tmp_path / "proj"
+    _small_tree(work)
+    kernel = work / "kernel.cu"
+    before = kernel.read_bytes()
+    kernel.chmod(0o444)
+    r = cli("migrate", work, "--in-place", "-q")
+    assert r.returncode == 2
+    assert f"hiplint: error: {kernel}: cannot write (read-only file; not rewritten)" in r.stderr.decode()
+    assert kernel.read_bytes() == before and kernel.stat().st_mode & 0o777 == 0o444
+    assert "hipDeviceSynchronize" in (work / "sub" / "helper.cu").read_text()  # the others are migrated
+
+
+def test_a_failed_write_fails_the_migration(tmp_path, monkeypatch):
+    import hiplint.migrate as m
+    src = tmp_path / "src"
+    _small_tree(src)
+    (src / "script.cu").write_text("void s() { cudaFree(0); }\n")
+    (src / "script.cu").chmod(0o751)
+    real = m.replace_file
+
+    def full_disk(path, data, *args, **kw):
+        if os.path.basename(path) == "kernel.cu":
+            raise OSError(28, "No space left on device")
+        return real(path, data, *args, **kw)
+    monkeypatch.setattr(m, "replace_file", full_disk)
+    result = migrate(src, tmp_path / "out")
+    assert result.errors == [f"{src / 'kernel.cu'}: cannot write (No space left on device)"]
+    assert (tmp_path / "out" / "script.cu").stat().st_mode & 0o777 == 0o751  # modes are kept
