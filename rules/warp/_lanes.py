@@ -129,7 +129,7 @@ def declared_types(ctx, scope) -> dict[str, str]:
     cache = ctx.cache.get(key)
     if cache is None:
         cache = {}
-        for node in iter_nodes(scope, {"declaration", "parameter_declaration"}):
+        for node in iter_nodes(scope, {"declaration", "parameter_declaration", "optional_parameter_declaration"}):
             t = type_text(ctx, node)
             if not t:
                 continue
@@ -137,7 +137,8 @@ def declared_types(ctx, scope) -> dict[str, str]:
                 ident = d
                 while ident is not None and ident.type not in ("identifier",):
                     ident = ident.child_by_field_name("declarator")
-                if ident is not None and d.type in ("identifier", "init_declarator"):
+                if ident is not None and (d.type in ("identifier", "init_declarator") or
+                                          node.type == "optional_parameter_declaration"):
                     cache.setdefault(ctx.text(ident), t)
         ctx.cache[key] = cache
     return cache
@@ -294,8 +295,9 @@ def thread_derived(ctx, scope) -> set[str]:
         return cache
     assigns = []
     names: set[str] = set()
-    for node in iter_nodes(scope, {"init_declarator", "assignment_expression", "parameter_declaration"}):
-        if node.type == "parameter_declaration":
+    for node in iter_nodes(scope, {"init_declarator", "assignment_expression", "parameter_declaration",
+                                   "optional_parameter_declaration"}):
+        if node.type in ("parameter_declaration", "optional_parameter_declaration"):
             d = node.child_by_field_name("declarator")
             if d is not None and d.type == "identifier" and THREAD_PARAM_NAME.match(ctx.text(d)):
                 names.add(ctx.text(d))
@@ -549,7 +551,7 @@ def _local_constants(ctx, scope) -> dict:
     found = ctx.cache.get(key)
     if found is None:
         found = {}
-        for d in iter_nodes(scope, {"declaration", "parameter_declaration"}):
+        for d in iter_nodes(scope, {"declaration", "parameter_declaration", "optional_parameter_declaration"}):
             constant = d.type == "declaration" and _is_constant_declaration(ctx, d)
             for c in d.children_by_field_name("declarator"):
                 ident = c.child_by_field_name("declarator") if c.type == "init_declarator" else c
@@ -612,8 +614,9 @@ def is_lane_number(ctx, node, scope) -> bool:
         return False
     name = ctx.text(node)
     values, is_param = [], False
-    for n in iter_nodes(scope, {"init_declarator", "assignment_expression", "parameter_declaration"}):
-        if n.type == "parameter_declaration":
+    for n in iter_nodes(scope, {"init_declarator", "assignment_expression", "parameter_declaration",
+                                "optional_parameter_declaration"}):
+        if n.type in ("parameter_declaration", "optional_parameter_declaration"):
             d = n.child_by_field_name("declarator")
             is_param = is_param or (d is not None and ctx.text(d) == name)
             continue
