@@ -50,7 +50,9 @@ class ShuffleLoop32(CudaRule):
     ## What it does
     Finds loops that shuffle with offsets starting at 16 and halving (`for (o = 16; o > 0; o /= 2)`),
     or doubling while below 32 (`for (o = 1; o < 32; o *= 2)`), and unrolled shuffles with a literal
-    offset of 16, when the shuffles have no explicit `width`. A shuffle in an NVIDIA-only branch
+    offset of 16, when the shuffles have no explicit `width` (also inside an outer loop over rows or
+    items: `for (int r = 0; r < ROWS; ++r) { v[r] += __shfl_xor_sync(m, v[r], 16); ... }`; not inside a
+    loop that halves or doubles an offset, which is reported as a loop). A shuffle in an NVIDIA-only branch
     (the `#else` of `#ifdef __HIP_PLATFORM_AMD__`) does not count: the AMD branch's shuffle does.
     Not reported where the code treats the wave as 32-lane groups throughout: the function (or every
     function of the file that calls it) numbers its lanes in 32s (`threadIdx.x & 31`) and all its
@@ -113,16 +115,12 @@ class ShuffleLoop32(CudaRule):
             self._unrolled(ctx, captures["call"][0])
 
     def _loop(self, ctx, loop):
-        init = loop.child_by_field_name("initializer")
-        cond = loop.child_by_field_name("condition")
-        update = loop.child_by_field_name("update")
-        if init is None or cond is None or update is None:
+        kind = _tree_kind(ctx, loop)
+        if kind is None:
             return
-        init_t, cond_t, upd_t = ctx.text(init), ctx.text(cond), ctx.text(update)
-        starts_16 = _STARTS_16.search(init_t) and _HALVING.search(upd_t)
-        below_32 = _BELOW_32.search(cond_t) and _DOUBLING.search(upd_t)
-        if not (starts_16 or below_32):
-            return
+        init, cond, init_t = loop.child_by_field_name("initializer"), loop.child_by_field_name("condition"), \
+            ctx.text(loop.child_by_field_name("initializer"))
+        starts_16, below_32 = kind == "starts_16", kind == "below_32"
         var = re.match(r"^(?:\w[\w\s:<>]*\s+)?(\w+)\s*=", init_t.strip())
         var_name = var.group(1) if var else None
         body = loop.child_by_field_name("body")
@@ -140,8 +138,8 @@ class ShuffleLoop32(CudaRule):
                        f"shuffle loop {what}: it combines 32 lanes, half of a 64-lane wave on gfx90a/gfx942")
 
     def _unrolled(self, ctx, call):
-        if ctx.enclosing(call, {"for_statement"}) is not None or _has_width(ctx, call):
-            return
+        if _has_width(ctx, call) or any(_is_tree_loop(ctx, loop) for loop in _enclosing_loops(ctx, call)):
+            return  # inside a shuffle loop of its own: `_loop` reports the loop
         args = call.child_by_field_name("arguments").named_children
         name = ctx.text(call.child_by_field_name("function"))
         offset = args[-1] if args else None
@@ -151,6 +149,37 @@ class ShuffleLoop32(CudaRule):
         if lit is not None and lit[0] == 16 and not _has_step_32(ctx, call) and not in_32_lane_groups(ctx, call):
             ctx.report(offset, f"`{name}` with offset 16 is the widest step of a 32-lane tree; a 64-lane wave "
                                "needs a step with offset 32 as well")
+
+
+def _tree_kind(ctx, loop):
+    """'starts_16' (`for (o = 16; ...; o /= 2)`), 'below_32' (`for (o = 1; o < 32; o *= 2)`) or None."""
+    init = loop.child_by_field_name("initializer")
+    cond = loop.child_by_field_name("condition")
+    update = loop.child_by_field_name("update")
+    if init is None or cond is None or update is None:
+        return None
+    init_t, cond_t, upd_t = ctx.text(init), ctx.text(cond), ctx.text(update)
+    if _STARTS_16.search(init_t) and _HALVING.search(upd_t):
+        return "starts_16"
+    if _BELOW_32.search(cond_t) and _DOUBLING.search(upd_t):
+        return "below_32"
+    return None
+
+
+def _is_tree_loop(ctx, loop) -> bool:
+    """A loop over halving or doubling offsets (any start): a shuffle in it is a step of its tree."""
+    update = loop.child_by_field_name("update")
+    if update is None:
+        return False
+    upd_t = ctx.text(update)
+    return bool(_HALVING.search(upd_t) or _DOUBLING.search(upd_t))
+
+
+def _enclosing_loops(ctx, node):
+    loop = ctx.enclosing(node, {"for_statement"})
+    while loop is not None:
+        yield loop
+        loop = ctx.enclosing(loop, {"for_statement"})
 
 
 def _has_step_32(ctx, call) -> bool:
