@@ -3,7 +3,7 @@ import re
 from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
 
-from ._lanes import SHUFFLES, SHUFFLE_ARGS_WITHOUT_WIDTH, in_32_lane_groups, int_literal
+from ._lanes import SHUFFLES, SHUFFLE_ARGS_WITHOUT_WIDTH, in_32_lane_groups, int_literal, warp_constant_value
 
 _HALVING = re.compile(r"(/=\s*2\b|>>=\s*1\b|=\s*\w+\s*/\s*2\b|=\s*\w+\s*>>\s*1\b)")
 _DOUBLING = re.compile(r"(\*=\s*2\b|<<=\s*1\b|=\s*\w+\s*\*\s*2\b|=\s*\w+\s*<<\s*1\b)")
@@ -49,7 +49,9 @@ class ShuffleLoop32(CudaRule):
 
     ## What it does
     Finds loops that shuffle with offsets starting at 16 and halving (`for (o = 16; o > 0; o /= 2)`),
-    or doubling while below 32 (`for (o = 1; o < 32; o *= 2)`), and unrolled shuffles with a literal
+    or doubling while below 32 (`for (o = 1; o < 32; o *= 2)`), also where 16 or 32 is a named
+    warp-width constant of the file as WRP001 resolves it (`for (o = WS / 2; ...)` with
+    `static const int WS = 32;`, `o < warp_size()`; `WARP_SIZE`-like names are WRP002's), and unrolled shuffles with a literal
     offset of 16, when the shuffles have no explicit `width` (also inside an outer loop over rows or
     items: `for (int r = 0; r < ROWS; ++r) { v[r] += __shfl_xor_sync(m, v[r], 16); ... }`; not inside a
     loop that halves or doubles an offset, which is reported as a loop). A shuffle in an NVIDIA-only branch
@@ -159,11 +161,43 @@ def _tree_kind(ctx, loop):
     if init is None or cond is None or update is None:
         return None
     init_t, cond_t, upd_t = ctx.text(init), ctx.text(cond), ctx.text(update)
-    if _STARTS_16.search(init_t) and _HALVING.search(upd_t):
+    if _HALVING.search(upd_t) and (_STARTS_16.search(init_t) or _named_start(ctx, loop, init) == 16):
         return "starts_16"
-    if _BELOW_32.search(cond_t) and _DOUBLING.search(upd_t):
+    if _DOUBLING.search(upd_t) and (_BELOW_32.search(cond_t) or _named_bound(ctx, loop, cond)):
         return "below_32"
     return None
+
+
+def _named_start(ctx, loop, init):
+    """The start of `for (int o = WS / 2; ...)` with WS a named warp-width constant of the file
+    (`static const int WS = 32;`, `warp_size()` returning 32; not WARP_SIZE-like names, which WRP002
+    reports), or None."""
+    value = None
+    for n in iter_nodes(init, {"init_declarator", "assignment_expression"}):
+        value = n.child_by_field_name("value" if n.type == "init_declarator" else "right")
+        break
+    if value is None:
+        return None
+    scope = ctx.function_scope(loop)
+    if value.type == "binary_expression":
+        op, right = ctx.text(value.child_by_field_name("operator")), value.child_by_field_name("right")
+        divisor = int_literal(ctx.text(right)) if right is not None and right.type == "number_literal" else None
+        if divisor is not None and (op, divisor[0]) in (("/", 2), (">>", 1)):
+            width = warp_constant_value(ctx, value.child_by_field_name("left"), scope)
+            return width // 2 if width is not None else None
+        return None
+    return warp_constant_value(ctx, value, scope) if value.type != "number_literal" else None
+
+
+def _named_bound(ctx, loop, cond) -> bool:
+    """`o < WS` with WS a named warp-width constant of 32 (as for `_named_start`)."""
+    while cond.type == "parenthesized_expression" and cond.named_children:
+        cond = cond.named_children[0]
+    if cond.type != "binary_expression" or ctx.text(cond.child_by_field_name("operator")) != "<":
+        return False
+    right = cond.child_by_field_name("right")
+    return right is not None and right.type != "number_literal" and \
+        warp_constant_value(ctx, right, ctx.function_scope(loop)) == 32
 
 
 def _is_tree_loop(ctx, loop) -> bool:
