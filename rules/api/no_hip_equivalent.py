@@ -11,7 +11,13 @@ class ApiWithoutHipEquivalent(CudaRule):
     Finds uses of CUDA runtime, driver, device and library names that the project's rename table
     (`rules/rename/*.toml`, section `[unsupported]`) lists as having no HIP counterpart: for example
     `cudaDeviceFlushGPUDirectRDMAWrites`, `cusolverDnDHgesv` (mixed-precision iterative refinement),
-    the cuBLASXt multi-GPU API, NVTX domains, `__nv_fp8_e4m3`. Only exact names are reported: a
+    the cuBLASXt multi-GPU API, NVTX domains, `__nv_fp8_e4m3`, the SIMD video intrinsics (`__vadd4`,
+    `__vmaxs4`, `__vabsdiffu4`, every `__v*2`/`__v*4` of CUDA's `device_functions.h`), the Hopper DPX
+    intrinsics (`__viaddmax_s32`, `__vimax3_u32`, ...) and the address-space predicates (`__isGlobal`,
+    `__isShared`, ...), none of which ROCm 7.2's HIP headers declare (checked by compiling them with
+    clang 22 for gfx942). Math functions that CUDA declares device-only are not reported on the host:
+    `rsqrtf` in host code compiles on ROCm 7.2 (clang's HIP math header declares it for both sides).
+    Only exact names are reported: a
     member `obj.cudaInitDevice`, a name in a comment or string, a name in an `#if` condition (a version
     test), or code in an `#if` branch that only compiles for NVIDIA are not. It is the fallback for
     names no specialist rule knows: when a RND, SLV, LIB, MEM or other rule reports the same name in
@@ -42,6 +48,7 @@ class ApiWithoutHipEquivalent(CudaRule):
     ## References
     - HIP runtime API reference: https://rocm.docs.amd.com/projects/HIP/en/latest/doxygen/html/modules.html
     - hipSOLVER, hipBLAS, hipRAND, hipFFT, hipSPARSE API references: https://rocm.docs.amd.com/en/latest/reference/api-libraries.html
+    - CUDA Math API, SIMD intrinsics: https://docs.nvidia.com/cuda/cuda-math-api/cuda_math_api/group__CUDA__MATH__INTRINSIC__SIMD.html
     - The table and its sources: `rules/rename/*.toml` (`[family] source`)
     """
 

@@ -129,7 +129,7 @@ def declared_types(ctx, scope) -> dict[str, str]:
     cache = ctx.cache.get(key)
     if cache is None:
         cache = {}
-        for node in iter_nodes(scope, {"declaration", "parameter_declaration"}):
+        for node in iter_nodes(scope, {"declaration", "parameter_declaration", "optional_parameter_declaration"}):
             t = type_text(ctx, node)
             if not t:
                 continue
@@ -137,7 +137,8 @@ def declared_types(ctx, scope) -> dict[str, str]:
                 ident = d
                 while ident is not None and ident.type not in ("identifier",):
                     ident = ident.child_by_field_name("declarator")
-                if ident is not None and d.type in ("identifier", "init_declarator"):
+                if ident is not None and (d.type in ("identifier", "init_declarator") or
+                                          node.type == "optional_parameter_declaration"):
                     cache.setdefault(ctx.text(ident), t)
         ctx.cache[key] = cache
     return cache
@@ -294,8 +295,9 @@ def thread_derived(ctx, scope) -> set[str]:
         return cache
     assigns = []
     names: set[str] = set()
-    for node in iter_nodes(scope, {"init_declarator", "assignment_expression", "parameter_declaration"}):
-        if node.type == "parameter_declaration":
+    for node in iter_nodes(scope, {"init_declarator", "assignment_expression", "parameter_declaration",
+                                   "optional_parameter_declaration"}):
+        if node.type in ("parameter_declaration", "optional_parameter_declaration"):
             d = node.child_by_field_name("declarator")
             if d is not None and d.type == "identifier" and THREAD_PARAM_NAME.match(ctx.text(d)):
                 names.add(ctx.text(d))
@@ -439,16 +441,163 @@ def lane_arith_32(ctx, node, scope) -> bool:
     op = node.child_by_field_name("operator")
     right = node.child_by_field_name("right")
     left = node.child_by_field_name("left")
-    if op is None or right is None or left is None or right.type != "number_literal":
+    if op is None or right is None or left is None:
         return False
-    lit = int_literal(ctx.text(right))
-    if lit is None or (ctx.text(op), lit[0]) not in LANE_ARITH:
+    value = int_literal(ctx.text(right))[0] if right.type == "number_literal" and int_literal(ctx.text(right)) \
+        else warp_constant_value(ctx, right, scope)
+    if value is None or (ctx.text(op), value) not in LANE_ARITH:
         return False
     if ctx.text(op) in ("/", ">>") and BLOCK_DIM.match(ctx.text(left)):
         return True  # warps per block
     if ctx.text(op) in ("/", ">>") and is_lane_number(ctx, left, scope):
         return False  # a lane is below 32 on NVIDIA (`lane / 32` is 0 there): this code was written for 64
     return is_simple_index(left) and mentions_thread_index(ctx, left, scope)
+
+
+# Named constants that hold 32 for another reason than the warp: a tile of a transpose (`TILE_DIM`),
+# threads of a block, a vector or a chunk. `tid % TILE_DIM` is not taken for a lane number.
+NOT_WARP_CONSTANT = re.compile(r"tile|block|blk|dim|row|col|chunk|vec|pack|item|elem|batch|head|bank|pad|"
+                               r"smem|shared|cta|bytes|bits|^[MNK]$|^[BT][MNK]$", re.I)
+_CONSTANT_TYPES = ("declaration", "field_declaration")
+
+
+def _constant_expr_value(ctx, node, scope, depth=0):
+    """The value of a small integer constant expression: literals, + - of them, and the names
+    `warp_constant_value` resolves."""
+    if node is None or depth > 6:
+        return None
+    t = node.type
+    if t == "number_literal":
+        lit = int_literal(ctx.text(node))
+        return lit[0] if lit else None
+    if t in ("parenthesized_expression", "initializer_list"):
+        inner = node.named_children
+        return _constant_expr_value(ctx, inner[0], scope, depth + 1) if len(inner) == 1 else None
+    if t == "binary_expression":
+        op = ctx.text(node.child_by_field_name("operator"))
+        a = _constant_expr_value(ctx, node.child_by_field_name("left"), scope, depth + 1)
+        b = _constant_expr_value(ctx, node.child_by_field_name("right"), scope, depth + 1)
+        if a is None or b is None:
+            return None
+        return {"+": a + b, "-": a - b, "*": a * b}.get(op)
+    if t in ("identifier", "qualified_identifier", "call_expression"):
+        return _named_constant(ctx, node, scope, depth + 1)
+    return None
+
+
+def warp_constant_value(ctx, node, scope):
+    """The value of a named compile-time constant used as a warp width: a macro (`#define NT 32`), a
+    `const`/`constexpr` variable or static member (`static const int WS = 32;`, `Cfg::kThreads`), an
+    enumerator, a call of a function of the file without arguments that returns one
+    (`constexpr int warp_size() { return 32; }`), or `NAME - 1`. None for names WRP002 reports at
+    their definition (WARP_SIZE_NAME) and names of tiles, blocks and vectors (NOT_WARP_CONSTANT)."""
+    names = [ctx.text(n) for n in iter_nodes(node, {"identifier", "field_identifier"})]
+    if not names or any(WARP_SIZE_NAME.match(n.split("::")[-1]) or NOT_WARP_CONSTANT.search(n)
+                        for n in names if n != "warpSize"):
+        if not (node.type == "call_expression" and names and all(not NOT_WARP_CONSTANT.search(n) for n in names)):
+            return None  # a call of `warp_size()`: no definition WRP002 reports
+    return _constant_expr_value(ctx, node, scope)
+
+
+def _named_constant(ctx, node, scope, depth):
+    if ctx.unit is not ctx.units[0] and node.type == "call_expression":
+        return None  # a macro body: the file's functions are in another unit
+    if node.type == "call_expression":
+        args = node.child_by_field_name("arguments")
+        fn = node.child_by_field_name("function")
+        if fn is None or args is None or args.named_children or fn.type not in ("identifier", "qualified_identifier"):
+            return None
+        bodies = _definitions(ctx).get(ctx.text(fn).split("::")[-1].strip(), [])
+        values = {_returned_constant(ctx, b, depth) for b in bodies}
+        return values.pop() if len(values) == 1 else None
+    name = ctx.text(node).split("::")[-1].strip()
+    if scope is not None and node.type == "identifier":
+        local = _local_constants(ctx, scope).get(name)
+        if local is not None:
+            return _constant_expr_value(ctx, local, scope, depth) if local is not False else None
+    bodies = set(_macro_definitions(ctx).get(name, ()))
+    if bodies:
+        if len(bodies) != 1 or None in bodies:
+            return None  # defined one way for NVIDIA and another for AMD: no single value
+        lit = int_literal(macro_value(bodies.pop()).strip("() "))
+        return lit[0] if lit else None
+    value = _file_named_constants(ctx).get(name)
+    if value is None:
+        return None
+    unit, expr = value
+    return _constant_expr_value(ctx, expr, None, depth) if unit is ctx.unit else None
+
+
+def _returned_constant(ctx, fn, depth):
+    """`{ return 32; }` (the only statement of a function without parameters) -> 32."""
+    body = fn.child_by_field_name("body")
+    decl = fn.child_by_field_name("declarator")
+    params = decl.child_by_field_name("parameters") if decl is not None else None
+    if body is None or params is None or params.named_children or len(body.named_children) != 1:
+        return None
+    ret = body.named_children[0]
+    if ret.type != "return_statement" or not ret.named_children:
+        return None
+    return _constant_expr_value(ctx, ret.named_children[0], None, depth + 1)
+
+
+def _is_constant_declaration(ctx, decl) -> bool:
+    return any(c.type == "type_qualifier" and ctx.text(c) in ("const", "constexpr") for c in decl.children)
+
+
+def _local_constants(ctx, scope) -> dict:
+    """Constants of a function: name -> value node; False for a name also declared otherwise."""
+    key = ("wrp_local_consts", id(ctx.unit), scope.id)
+    found = ctx.cache.get(key)
+    if found is None:
+        found = {}
+        for d in iter_nodes(scope, {"declaration", "parameter_declaration", "optional_parameter_declaration"}):
+            constant = d.type == "declaration" and _is_constant_declaration(ctx, d)
+            for c in d.children_by_field_name("declarator"):
+                ident = c.child_by_field_name("declarator") if c.type == "init_declarator" else c
+                if ident is None or ident.type != "identifier":
+                    continue
+                name = ctx.text(ident)
+                value = c.child_by_field_name("value") if constant and c.type == "init_declarator" else None
+                found[name] = value if value is not None and name not in found else False
+        ctx.cache[key] = found
+    return found
+
+
+def _file_named_constants(ctx) -> dict:
+    """Constants outside functions (namespace scope, static members, enumerators): name -> (unit,
+    value node). A name given two values is dropped."""
+    found = ctx.cache.get("wrp_named_consts")
+    if found is None:
+        found, seen = {}, {}
+        unit = ctx.units[0]
+        for d in iter_nodes(unit.root, {"declaration", "field_declaration", "enumerator"}):
+            if ctx.enclosing(d, {"function_definition", "lambda_expression"}) is not None:
+                continue
+            pairs = []
+            if d.type == "enumerator":
+                name, value = d.child_by_field_name("name"), d.child_by_field_name("value")
+                if name is not None and value is not None:
+                    pairs.append((unit.text(name), value))
+            elif _is_constant_declaration(ctx, d):
+                if d.type == "field_declaration":
+                    name, value = d.child_by_field_name("declarator"), d.child_by_field_name("default_value")
+                    if name is not None and value is not None and name.type == "field_identifier":
+                        pairs.append((unit.text(name), value))
+                for c in d.children_by_field_name("declarator"):
+                    if c.type == "init_declarator":
+                        ident, value = c.child_by_field_name("declarator"), c.child_by_field_name("value")
+                        if ident is not None and ident.type == "identifier" and value is not None:
+                            pairs.append((unit.text(ident), value))
+            for name, value in pairs:
+                text = " ".join(unit.text(value).split())
+                if seen.setdefault(name, text) != text:
+                    found[name] = None
+                elif name not in found:
+                    found[name] = (unit, value)
+        found = {k: v for k, v in found.items() if v is not None}
+        ctx.cache["wrp_named_consts"] = found
+    return found
 
 
 LANE_NAME = re.compile(r"^_*lane_?(id|idx|index)?$", re.I)
@@ -465,8 +614,9 @@ def is_lane_number(ctx, node, scope) -> bool:
         return False
     name = ctx.text(node)
     values, is_param = [], False
-    for n in iter_nodes(scope, {"init_declarator", "assignment_expression", "parameter_declaration"}):
-        if n.type == "parameter_declaration":
+    for n in iter_nodes(scope, {"init_declarator", "assignment_expression", "parameter_declaration",
+                                "optional_parameter_declaration"}):
+        if n.type in ("parameter_declaration", "optional_parameter_declaration"):
             d = n.child_by_field_name("declarator")
             is_param = is_param or (d is not None and ctx.text(d) == name)
             continue

@@ -1,5 +1,5 @@
 from hiplint import CudaRule, Impact, Severity
-from ._lanes import int_literal, is_32_lane_index
+from ._lanes import is_32_lane_index, warp_constant_value
 
 
 class HardcodedWarpSize(CudaRule):
@@ -9,7 +9,12 @@ class HardcodedWarpSize(CudaRule):
     Finds `threadIdx.x & 31`, `tid % 32`, `tid / 32`, `tid >> 5` and the same on thread indices
     (`tid = threadIdx.x`, `blockIdx.x * blockDim.x + threadIdx.x`, `__lane_id()`; not on a quotient
     such as `token = threadIdx.x / kThreadsPerToken`, which numbers groups of threads), and
-    `blockDim.x / 32` (warps per block), in functions that do warp-level work: shuffles, votes,
+    `blockDim.x / 32` (warps per block), also where the 32 (31, 5) is a named constant of the file:
+    `static const int WS = 32;`, `constexpr int kThreads = 32;`, `#define NT 32` (one definition),
+    an enumerator, a `static constexpr` member, a local `constexpr`, `NT - 1`, or a call of a function
+    without parameters whose body is `return 32;` (`warp_size()`). Names like `WARP_SIZE` are left
+    to WRP002, which reports their definition; names of tiles, blocks and vectors (`TILE_DIM`,
+    `kBlockRows`) are not taken for a warp width. All this in functions that do warp-level work: shuffles, votes,
     ballots, `__syncwarp`, tiles, or calls to functions of the file that do. Elsewhere `tid / 32`
     only splits data among threads and is correct for any wave size. A function whose collectives
     all go through `tiled_partition<32>` tiles (or a macro of 32; `tile.shfl_xor`) is left alone too: its lanes
@@ -79,7 +84,8 @@ class HardcodedWarpSize(CudaRule):
     query = """
     (binary_expression
       operator: ["&" "%" "/" ">>"]
-      right: (number_literal) @lit) @expr
+      right: [(number_literal) (identifier) (qualified_identifier) (call_expression)
+              (parenthesized_expression)] @lit) @expr
     """
 
     def check(self, ctx, captures):
@@ -89,9 +95,11 @@ class HardcodedWarpSize(CudaRule):
                 continue  # `tid / 32` splitting data among threads (no warp work) is not about warps
             op = ctx.text(expr.child_by_field_name("operator"))
             left = ctx.text(expr.child_by_field_name("left"))
-            value = int_literal(ctx.text(expr.child_by_field_name("right")))[0]
+            right = expr.child_by_field_name("right")
+            named = "" if right.type == "number_literal" else \
+                f" (`{ctx.text(right)}` is {warp_constant_value(ctx, right, scope)})"
             kind = "warp index" if op in ("/", ">>") else "lane index"
             if "blockDim" in left and op in ("/", ">>"):
                 kind = "warps per block"
-            ctx.report(expr, f"{kind} `{ctx.text(expr)}` assumes 32-lane warps; on wave64 (gfx90a, gfx942) "
+            ctx.report(expr, f"{kind} `{ctx.text(expr)}`{named} assumes 32-lane warps; on wave64 (gfx90a, gfx942) "
                              f"a wave holds 64 lanes: use warpSize, or keep every collective 32 wide")

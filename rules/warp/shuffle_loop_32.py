@@ -3,7 +3,7 @@ import re
 from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
 
-from ._lanes import SHUFFLES, SHUFFLE_ARGS_WITHOUT_WIDTH, in_32_lane_groups, int_literal
+from ._lanes import SHUFFLES, SHUFFLE_ARGS_WITHOUT_WIDTH, in_32_lane_groups, int_literal, warp_constant_value
 
 _HALVING = re.compile(r"(/=\s*2\b|>>=\s*1\b|=\s*\w+\s*/\s*2\b|=\s*\w+\s*>>\s*1\b)")
 _DOUBLING = re.compile(r"(\*=\s*2\b|<<=\s*1\b|=\s*\w+\s*\*\s*2\b|=\s*\w+\s*<<\s*1\b)")
@@ -49,8 +49,12 @@ class ShuffleLoop32(CudaRule):
 
     ## What it does
     Finds loops that shuffle with offsets starting at 16 and halving (`for (o = 16; o > 0; o /= 2)`),
-    or doubling while below 32 (`for (o = 1; o < 32; o *= 2)`), and unrolled shuffles with a literal
-    offset of 16, when the shuffles have no explicit `width`. A shuffle in an NVIDIA-only branch
+    or doubling while below 32 (`for (o = 1; o < 32; o *= 2)`), also where 16 or 32 is a named
+    warp-width constant of the file as WRP001 resolves it (`for (o = WS / 2; ...)` with
+    `static const int WS = 32;`, `o < warp_size()`; `WARP_SIZE`-like names are WRP002's), and unrolled shuffles with a literal
+    offset of 16, when the shuffles have no explicit `width` (also inside an outer loop over rows or
+    items: `for (int r = 0; r < ROWS; ++r) { v[r] += __shfl_xor_sync(m, v[r], 16); ... }`; not inside a
+    loop that halves or doubles an offset, which is reported as a loop). A shuffle in an NVIDIA-only branch
     (the `#else` of `#ifdef __HIP_PLATFORM_AMD__`) does not count: the AMD branch's shuffle does.
     Not reported where the code treats the wave as 32-lane groups throughout: the function (or every
     function of the file that calls it) numbers its lanes in 32s (`threadIdx.x & 31`) and all its
@@ -113,16 +117,12 @@ class ShuffleLoop32(CudaRule):
             self._unrolled(ctx, captures["call"][0])
 
     def _loop(self, ctx, loop):
-        init = loop.child_by_field_name("initializer")
-        cond = loop.child_by_field_name("condition")
-        update = loop.child_by_field_name("update")
-        if init is None or cond is None or update is None:
+        kind = _tree_kind(ctx, loop)
+        if kind is None:
             return
-        init_t, cond_t, upd_t = ctx.text(init), ctx.text(cond), ctx.text(update)
-        starts_16 = _STARTS_16.search(init_t) and _HALVING.search(upd_t)
-        below_32 = _BELOW_32.search(cond_t) and _DOUBLING.search(upd_t)
-        if not (starts_16 or below_32):
-            return
+        init, cond, init_t = loop.child_by_field_name("initializer"), loop.child_by_field_name("condition"), \
+            ctx.text(loop.child_by_field_name("initializer"))
+        starts_16, below_32 = kind == "starts_16", kind == "below_32"
         var = re.match(r"^(?:\w[\w\s:<>]*\s+)?(\w+)\s*=", init_t.strip())
         var_name = var.group(1) if var else None
         body = loop.child_by_field_name("body")
@@ -140,8 +140,8 @@ class ShuffleLoop32(CudaRule):
                        f"shuffle loop {what}: it combines 32 lanes, half of a 64-lane wave on gfx90a/gfx942")
 
     def _unrolled(self, ctx, call):
-        if ctx.enclosing(call, {"for_statement"}) is not None or _has_width(ctx, call):
-            return
+        if _has_width(ctx, call) or any(_is_tree_loop(ctx, loop) for loop in _enclosing_loops(ctx, call)):
+            return  # inside a shuffle loop of its own: `_loop` reports the loop
         args = call.child_by_field_name("arguments").named_children
         name = ctx.text(call.child_by_field_name("function"))
         offset = args[-1] if args else None
@@ -151,6 +151,69 @@ class ShuffleLoop32(CudaRule):
         if lit is not None and lit[0] == 16 and not _has_step_32(ctx, call) and not in_32_lane_groups(ctx, call):
             ctx.report(offset, f"`{name}` with offset 16 is the widest step of a 32-lane tree; a 64-lane wave "
                                "needs a step with offset 32 as well")
+
+
+def _tree_kind(ctx, loop):
+    """'starts_16' (`for (o = 16; ...; o /= 2)`), 'below_32' (`for (o = 1; o < 32; o *= 2)`) or None."""
+    init = loop.child_by_field_name("initializer")
+    cond = loop.child_by_field_name("condition")
+    update = loop.child_by_field_name("update")
+    if init is None or cond is None or update is None:
+        return None
+    init_t, cond_t, upd_t = ctx.text(init), ctx.text(cond), ctx.text(update)
+    if _HALVING.search(upd_t) and (_STARTS_16.search(init_t) or _named_start(ctx, loop, init) == 16):
+        return "starts_16"
+    if _DOUBLING.search(upd_t) and (_BELOW_32.search(cond_t) or _named_bound(ctx, loop, cond)):
+        return "below_32"
+    return None
+
+
+def _named_start(ctx, loop, init):
+    """The start of `for (int o = WS / 2; ...)` with WS a named warp-width constant of the file
+    (`static const int WS = 32;`, `warp_size()` returning 32; not WARP_SIZE-like names, which WRP002
+    reports), or None."""
+    value = None
+    for n in iter_nodes(init, {"init_declarator", "assignment_expression"}):
+        value = n.child_by_field_name("value" if n.type == "init_declarator" else "right")
+        break
+    if value is None:
+        return None
+    scope = ctx.function_scope(loop)
+    if value.type == "binary_expression":
+        op, right = ctx.text(value.child_by_field_name("operator")), value.child_by_field_name("right")
+        divisor = int_literal(ctx.text(right)) if right is not None and right.type == "number_literal" else None
+        if divisor is not None and (op, divisor[0]) in (("/", 2), (">>", 1)):
+            width = warp_constant_value(ctx, value.child_by_field_name("left"), scope)
+            return width // 2 if width is not None else None
+        return None
+    return warp_constant_value(ctx, value, scope) if value.type != "number_literal" else None
+
+
+def _named_bound(ctx, loop, cond) -> bool:
+    """`o < WS` with WS a named warp-width constant of 32 (as for `_named_start`)."""
+    while cond.type == "parenthesized_expression" and cond.named_children:
+        cond = cond.named_children[0]
+    if cond.type != "binary_expression" or ctx.text(cond.child_by_field_name("operator")) != "<":
+        return False
+    right = cond.child_by_field_name("right")
+    return right is not None and right.type != "number_literal" and \
+        warp_constant_value(ctx, right, ctx.function_scope(loop)) == 32
+
+
+def _is_tree_loop(ctx, loop) -> bool:
+    """A loop over halving or doubling offsets (any start): a shuffle in it is a step of its tree."""
+    update = loop.child_by_field_name("update")
+    if update is None:
+        return False
+    upd_t = ctx.text(update)
+    return bool(_HALVING.search(upd_t) or _DOUBLING.search(upd_t))
+
+
+def _enclosing_loops(ctx, node):
+    loop = ctx.enclosing(node, {"for_statement"})
+    while loop is not None:
+        yield loop
+        loop = ctx.enclosing(loop, {"for_statement"})
 
 
 def _has_step_32(ctx, call) -> bool:

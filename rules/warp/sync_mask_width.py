@@ -32,7 +32,8 @@ class SyncMaskNot64Bit(CudaRule):
     Finds `__shfl_*_sync`, `__ballot_sync`, `__any_sync`, `__all_sync`, `__match_*_sync`,
     `__reduce_*_sync` and `__syncwarp` calls whose mask argument is 32 bits wide: an unsuffixed
     literal (`0xffffffff`, `0xffffu`), `~0u`, `-1`, a 32-bit cast, a 32-bit local variable or
-    parameter, or a 32-bit constant of the file (`constexpr unsigned kFullMask = ~0u;`, also used as
+    parameter (also one with a default value: `unsigned mask = 0xffffffff`, reported at the
+    parameter), or a 32-bit constant of the file (`constexpr unsigned kFullMask = ~0u;`, also used as
     `ns::kFullMask`), which is reported once, at its declaration, with its uses as related locations. A mask macro defined in the file is reported at its definition instead (WRP004).
     Not reported where the project defines the intrinsic itself as a macro for AMD, in the file
     before the call or in a project header it includes (`#ifdef USE_ROCM` /
@@ -134,6 +135,13 @@ class SyncMaskNot64Bit(CudaRule):
             if local is not None:
                 # A mask variable of the function (`const unsigned activeMask = ...;`): reported once,
                 # where it is declared, not at each of its uses (GROMACS passes one to 15 shuffles).
+                if ("wrp006_local", local.start_byte) not in ctx.cache and \
+                        local.parent is not None and local.parent.type == "optional_parameter_declaration":
+                    default = local.parent.child_by_field_name("default_value")
+                    ctx.cache[("wrp006_local", local.start_byte)] = ctx.report(
+                        local.parent, f"`{name}` is a 32-bit parameter (default `{ctx.text(default)}`) passed as "
+                                      f"the mask of `{fn}`: ROCm requires a 64-bit mask (static_assert); declare it "
+                                      "unsigned long long, and default it to `__activemask()` on AMD")
                 if ("wrp006_local", local.start_byte) not in ctx.cache:
                     ctx.cache[("wrp006_local", local.start_byte)] = ctx.report(
                         local, f"`{name}` is a 32-bit variable passed as the mask of `{fn}` (and any other "
@@ -173,7 +181,8 @@ class SyncMaskNot64Bit(CudaRule):
 def _local_declarator(ctx, scope, name: str, before: int):
     """The last declaration of variable or parameter `name` in function `scope` before byte `before`."""
     found = None
-    for node in iter_nodes(scope, {"init_declarator", "parameter_declaration", "declaration"}):
+    for node in iter_nodes(scope, {"init_declarator", "parameter_declaration", "optional_parameter_declaration",
+                                   "declaration"}):
         if node.start_byte >= before:
             break
         declarator = node.child_by_field_name("declarator")

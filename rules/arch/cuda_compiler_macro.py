@@ -1,0 +1,134 @@
+import re
+
+from hiplint import CudaRule, Fix, Impact, Severity
+from hiplint.cparse import iter_nodes
+from hiplint.model import Edit
+from hiplint.preproc import is_hip_macro
+
+MACROS = ("__CUDACC__", "__NVCC__")
+_CHAIN = ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else")
+# The branches must hold GPU code, or what stands in for it on a host compiler: CUDA's function and
+# variable qualifiers (or their empty stand-ins), kernel launches, built-in indices, or min/max helpers.
+GPU_CODE = re.compile(r"__(host|device|global|forceinline|shared|constant|managed|launch_bounds)__|<<<|"
+                      r"\b(threadIdx|blockIdx|blockDim|__syncthreads)\b|\b(min|max|fminf|fmaxf)\s*\(")
+
+
+class CudaCompilerMacroTest(CudaRule):
+    """`#ifdef __CUDACC__` / `#ifdef __NVCC__` used to mean "compiled by the GPU compiler".
+
+    ## What it does
+    Finds `#ifdef`, `#ifndef`, `#if defined(...)` and `#elif defined(...)` tests of `__CUDACC__` or
+    `__NVCC__` whose branches hold GPU code or its host stand-ins: `__host__ __device__` qualifiers
+    (or macros defined empty for the host compiler), `__forceinline__`, kernel launches, `threadIdx`,
+    `__syncthreads`, or `min`/`max` helpers. Not reported when the condition, or another branch of
+    the same `#if` chain, tests a HIP macro (`__HIPCC__`, `__HIP__`, `__HIP_PLATFORM_AMD__`,
+    `USE_ROCM`, ...): the project already says what AMD takes. Tests of `__CUDACC_VER_MAJOR__` and
+    the other version macros are ARC001's.
+
+    ## Why it breaks on AMD
+    hip-clang defines neither `__CUDACC__` nor `__NVCC__`: it defines `__HIPCC__` and `__HIP__`
+    (checked with `clang++-19 -x hip -E -dM --offload-arch=gfx942`, host and device passes; ROCm's
+    HIP headers do not define them either). hipify renames `__CUDACC__` to `__HIPCC__`, but a port by
+    hand keeps the test, and a HIP build then takes the host-compiler branch:
+    `#ifdef __CUDACC__ / #define HD __host__ __device__ / #else / #define HD / #endif` makes every
+    `HD` helper host-only ("no matching function for call" from a kernel, checked with ROCm 7.2 and
+    clang 22), and `#ifndef __CUDACC__ / inline int min(int, int)` redefines HIP's own `min`
+    ("redefinition of 'min'"). Every AMD target, every ROCm version.
+
+    ## Example
+    ```cuda
+    #ifdef __CUDACC__
+    #define HD __host__ __device__
+    #else
+    #define HD
+    #endif
+    ```
+
+    ## Use instead
+    ```cuda
+    #if defined(__CUDACC__) || defined(__HIPCC__)
+    #define HD __host__ __device__
+    #else
+    #define HD
+    #endif
+    ```
+
+    ## Fix
+    Unsafe: `#ifdef __CUDACC__` becomes `#if defined(__CUDACC__) || defined(__HIPCC__)`, `#ifndef`
+    its negation, and `defined(__CUDACC__)` in a condition `(defined(__CUDACC__) || defined(__HIPCC__))`.
+    nvcc never defines `__HIPCC__`, so the NVIDIA build is unchanged; on AMD the GPU branch is
+    taken from then on, and whatever CUDA-only code it holds must be ported too.
+
+    ## References
+    - HIP porting guide, compiler defines (`__HIPCC__`, `__HIP__`; `__CUDACC__` is nvcc's): https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_porting_guide.html#compiler-defines-summary
+    - NVCC documentation, `__CUDACC__` and `__NVCC__`: https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#nvcc-identification-macro
+    """
+
+    code = "ARC006"
+    name = "cuda-compiler-macro-test"
+    summary = "__CUDACC__/__NVCC__ tested as the GPU build; hip-clang defines neither"
+    severity = Severity.WARNING
+    impact = Impact.COMPILE
+    in_macros = False
+    report_in_hip_branches = False
+    fix_availability = "sometimes"
+    checklist = "Test `defined(__CUDACC__) || defined(__HIPCC__)` where the code means the GPU compiler (hip-clang defines __HIPCC__, not __CUDACC__ or __NVCC__)."
+    query = """
+    ([(preproc_ifdef name: (identifier) @macro)
+      (preproc_elifdef name: (identifier) @macro)
+      (preproc_defined (identifier) @macro)] (#any-of? @macro "__CUDACC__" "__NVCC__"))
+    """
+
+    def check(self, ctx, captures):
+        for node in captures.get("macro", ()):
+            self._one(ctx, node)
+
+    def _one(self, ctx, node):
+        name = ctx.text(node)
+        directive = node.parent
+        while directive is not None and directive.type not in _CHAIN:
+            directive = directive.parent
+        if directive is None:
+            return
+        top = directive
+        while top.parent is not None and top.type in ("preproc_elif", "preproc_elifdef", "preproc_else") \
+                and top.parent.type in _CHAIN:
+            top = top.parent
+        chain = list(_chain(top))
+        hip = ctx.settings.hip_macros
+        for d in chain:
+            test = d.child_by_field_name("condition") or d.child_by_field_name("name")
+            if test is not None and any(is_hip_macro(ctx.text(i), hip) for i in [*iter_nodes(test, {"identifier"}), *_self(test)]):
+                return  # AMD has its own branch, or is tested with it
+        if not GPU_CODE.search(ctx.text(top)):
+            return  # `#ifdef __NVCC__ / #pragma nv_diag_suppress`: about the compiler, not the GPU build
+        defined = node.parent if node.parent is not None and node.parent.type == "preproc_defined" else None
+        negated = (defined is not None and defined.parent is not None and defined.parent.type == "unary_expression"
+                   and ctx.text(defined.parent).lstrip().startswith("!")) or \
+            (defined is None and ctx.text(directive).startswith("#ifndef"))
+        fix = None
+        if defined is not None:
+            fix = Fix.unsafe(f"Test `__HIPCC__` with `{name}`",
+                             ctx.replace(defined, f"(defined({name}) || defined(__HIPCC__))"))
+        elif directive.type == "preproc_ifdef":
+            start = ctx.file_range(directive.children[0])[0]
+            end = ctx.file_range(node)[1]
+            text = f"#if !defined({name}) && !defined(__HIPCC__)" if negated else \
+                f"#if defined({name}) || defined(__HIPCC__)"
+            fix = Fix.unsafe(f"Test `__HIPCC__` with `{name}`", Edit(start, end, text))
+        ctx.report(node, f"`{name}` is nvcc's: hip-clang defines neither __CUDACC__ nor __NVCC__ (it defines "
+                         f"__HIPCC__), so a HIP build {'takes' if negated else 'skips'} this branch meant for "
+                         f"{'host compilers' if negated else 'the GPU compiler'}; test `__HIPCC__` too",
+                   fix=fix)
+
+
+def _self(node):
+    return {node} if node.type == "identifier" else set()
+
+
+def _chain(top):
+    """The directive and its #elif/#else alternatives."""
+    d = top
+    while d is not None:
+        yield d
+        d = d.child_by_field_name("alternative")
