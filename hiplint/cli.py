@@ -17,7 +17,7 @@ from hiplint.languages import language_of
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 # The report formats (hiplint.emit registers them; named here so `--help` needs no import of it).
-OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit", "checklist")
+OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit", "checklist", "html")
 
 
 def _split(values) -> tuple[str, ...]:
@@ -200,12 +200,15 @@ def _do_scan(paths, kw, force_fix: bool = False):
     report = Report(findings, scan.files, scan.fixed, settings, show_fix_hint=not quiet,
                     color=(out_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ),
                     incomplete=scan.internal_error)
+    record: dict = {}
     try:
         findings, wrote_baseline = gate.apply_gates(findings, scan.paths, settings, report.relpath, kw,
-                                                    note=None if quiet else lambda m: click.echo(m, err=True))
+                                                    note=None if quiet else lambda m: click.echo(m, err=True),
+                                                    record=record)
     except ConfigError as exc:
         _fail(str(exc))
     report.findings = findings
+    report.baseline = record.get("baseline")
     report.sources = _Sources()  # code frames, and fix edits as line/column in json
     if kw.get("statistics"):
         text = gate.statistics(findings)

@@ -46,12 +46,13 @@ def statistics(findings) -> str:
     return "\n".join(lines) + "\n"
 
 
-def apply_gates(findings, scanned: list[str], settings, relpath, options: dict, note=None):
+def apply_gates(findings, scanned: list[str], settings, relpath, options: dict, note=None, record=None):
     """--write-baseline, --baseline / --prune-baseline, then --diff-base.
 
     `options` holds the command-line values (write_baseline, baseline_path, prune_baseline,
     diff_base); `note` prints a line for the user (None: quiet). Returns (findings to report,
-    whether a baseline was written: that run exits 0).
+    whether a baseline was written: that run exits 0). `record`, a dict, receives what the baseline
+    changed: record["baseline"] = {path, new, fixed, unchanged} (the html report shows it).
     """
     import os
 
@@ -71,8 +72,11 @@ def apply_gates(findings, scanned: list[str], settings, relpath, options: dict, 
         raise ConfigError("--prune-baseline needs --baseline FILE (or `baseline` in the configuration)")
     if path:
         match = bl.apply(bl.load(path), findings, relpath, {relpath(p) for p in scanned})
-        findings = match.new
         stale = sum(k for _, _, k in match.stale)
+        if record is not None:
+            record["baseline"] = {"path": path, "new": len(match.new), "fixed": stale,
+                                  "unchanged": len(findings) - len(match.new)}
+        findings = match.new
         if options.get("prune_baseline"):
             match.matched.write(path)
             note(f"hiplint: pruned {stale} stale entr{'y' if stale == 1 else 'ies'} from {path}")
