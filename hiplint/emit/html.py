@@ -17,7 +17,7 @@ from html import escape
 
 from hiplint import __version__
 from hiplint.emit import Report, emitter, rule_url
-from hiplint.emit.summary import Row, Summary, summarize, target_label
+from hiplint.emit.summary import IMPACT_SHORT as _IMPACT_SHORT, Row, Summary, summarize, target_label
 from hiplint.model import Applicability, Impact
 
 TOP_PROBLEMS = 15
@@ -63,14 +63,6 @@ var r=(!isNaN(n)&&!isNaN(m))?n-m:a.localeCompare(c);return d==='a'?r:-r;});
 rows.concat(tot).forEach(function(r){b.appendChild(r)});});});
 """
 
-_IMPACT_SHORT = {
-    Impact.COMPILE: "compile",
-    Impact.SILENT: "silent wrong",
-    Impact.HANG: "hang",
-    Impact.RUNTIME: "run-time",
-    Impact.PERFORMANCE: "performance",
-    Impact.PORTABILITY: "portability",
-}
 
 
 def _e(text) -> str:

@@ -103,5 +103,15 @@ def summarize(report, relpath=None) -> Summary:
                    {i: len(s) for i, s in files_by_impact.items()})
 
 
+IMPACT_SHORT = {
+    Impact.COMPILE: "compile",
+    Impact.SILENT: "silent wrong",
+    Impact.HANG: "hang",
+    Impact.RUNTIME: "run-time",
+    Impact.PERFORMANCE: "performance",
+    Impact.PORTABILITY: "portability",
+}
+
+
 def target_label(target: str) -> str:
     return f"{target} (wave{wave_size_of(target)})"
