@@ -67,6 +67,9 @@ def scan_options(fn):
         click.option("--no-cache", is_flag=True, help="Lint every file afresh; neither read nor write the cache."),
         click.option("--jobs", "-j", type=int, help="Worker processes (default: all cores)."),
         click.option("--no-progress", is_flag=True, help="Never show the progress line."),
+        click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto",
+                     help="Color the full and concise formats: auto (default: on a terminal, unless NO_COLOR is set; "
+                          "FORCE_COLOR turns it on), always or never."),
         click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary, no notes."),
         click.option("--show-files", is_flag=True, help="List the files a scan would read (after excludes), and exit."),
         click.option("--show-settings", is_flag=True,
@@ -198,7 +201,7 @@ def _do_scan(paths, kw, force_fix: bool = False):
         return EXIT_FINDINGS if text and not kw.get("exit_zero") else EXIT_CLEAN
     findings = scan.findings
     report = Report(findings, scan.files, scan.fixed, settings, show_fix_hint=not quiet,
-                    color=(out_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ),
+                    color=_use_color(kw.get("color"), out_file),
                     incomplete=scan.internal_error)
     record: dict = {}
     try:
@@ -216,7 +219,7 @@ def _do_scan(paths, kw, force_fix: bool = False):
         text = emit.render(settings.output_format, report)
         if quiet and settings.output_format in ("full", "concise"):
             text = "\n".join(l for l in text.splitlines() if not _is_summary(l)) + ("\n" if findings else "")
-    _write(text, out_file)
+    _write(text, out_file, color=report.color)
     for fmt, path in reports:
         _write(emit.render(fmt, replace(report, color=False)), path)
     if scan.internal_error or missing:
@@ -275,6 +278,23 @@ def _settings_text(settings: Settings, rules) -> str:
     return "".join(f"{k:<{width}} = {v}\n" for k, v in rows)
 
 
+def _use_color(choice: str | None, out_file: str | None) -> bool:
+    """--color always|never wins; auto: NO_COLOR (set, not empty) turns color off, then FORCE_COLOR (set,
+    not empty, not 0/false) turns it on for standard output, else color only on a terminal."""
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    if os.environ.get("NO_COLOR"):
+        return False
+    if out_file is not None:
+        return False
+    force = os.environ.get("FORCE_COLOR")
+    if force is not None and force.strip().lower() not in ("", "0", "false", "no"):
+        return True
+    return sys.stdout.isatty()
+
+
 def _is_summary(line: str) -> bool:
     return line.startswith(("Found ", "All checks passed", "[*] ", "Fixed ")) or " more fixable with " in line
 
@@ -295,7 +315,7 @@ class _Sources(dict):
         return default if value is None else value
 
 
-def _write(text: str, out_file: str | None) -> None:
+def _write(text: str, out_file: str | None, color: bool = False) -> None:
     if out_file:
         try:
             with open(out_file, "w", encoding="utf-8") as fh:
@@ -303,7 +323,8 @@ def _write(text: str, out_file: str | None) -> None:
         except OSError as exc:
             _fail(f"--output-file: {out_file}: {exc.strerror}")
     else:
-        click.echo(text, nl=False)
+        # click strips escape sequences off a pipe unless told the color is wanted (--color, FORCE_COLOR).
+        click.echo(text, nl=False, color=True if color else None)
 
 
 @cli.command("scan")
