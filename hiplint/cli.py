@@ -213,8 +213,14 @@ def _do_scan(paths, kw, force_fix: bool = False):
     report.findings = findings
     report.baseline = record.get("baseline")
     report.sources = _Sources()  # code frames, and fix edits as line/column in json
+    if wrote_baseline:
+        n, files = len(findings), len({f.path for f in findings})
+        if not quiet:
+            click.echo(f"hiplint: wrote {n} finding{'' if n == 1 else 's'} in {files} file{'' if files == 1 else 's'} "
+                       f"to baseline {kw['write_baseline']}")
+        return EXIT_ERROR if (scan.internal_error or missing) else EXIT_CLEAN
     if kw.get("statistics"):
-        text = gate.statistics(findings)
+        text = gate.statistics(findings, settings.output_format)
     else:
         text = emit.render(settings.output_format, report)
         if quiet and settings.output_format in ("full", "concise"):
@@ -382,7 +388,8 @@ def clean_cmd(paths, config_path):
 @click.option("--all", "show_all", is_flag=True, help="Print every rule.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
 def rule_cmd(code, show_all, output_format):
-    """Explain a rule: what it finds, why it breaks on AMD, what to write instead."""
+    """Explain a rule: what it finds, why it breaks on AMD, what to write instead. A family prefix
+    (`hiplint rule WRP`) lists the family's rules."""
     import json
     from hiplint.docs import rule_markdown, rule_metadata
     from hiplint.registry import load_registry
@@ -395,6 +402,16 @@ def rule_cmd(code, show_all, output_format):
         rules = list(registry.rules)
     elif code:
         r = registry.by_name_or_code(code)
+        family = [x for x in registry.rules if x.code.upper().startswith(code.upper())] if r is None and code.isalpha() else []
+        if r is None and family:
+            # A family prefix (`hiplint rule WRP`): its codes and summaries, one a line.
+            if output_format == "json":
+                click.echo(json.dumps([rule_metadata(x) for x in family], indent=2))
+            else:
+                width = max(len(x.code) for x in family)
+                for x in family:
+                    click.echo(f"{x.code:<{width}}  {x.name:<32} {x.summary}")
+            return
         if r is None:
             _fail(f"unknown rule {code!r} (see `hiplint rules`)")
         rules = [r]

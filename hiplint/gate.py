@@ -31,18 +31,26 @@ def fails(findings, threshold: str) -> bool:
     return any(f.severity.rank >= rank for f in findings)
 
 
-def statistics(findings) -> str:
-    """`count  code  [*] name`, most frequent first; [*] when every finding of the code has a safe fix."""
+def statistics(findings, fmt: str = "full") -> str:
+    """`count  code  [*] name`, most frequent first, then the total; [*] when every finding of the code
+    has a safe fix. With fmt "json": {"total": N, "rules": [{code, name, count, fixable}]}."""
+    import json
+
     counts = Counter(f.code for f in findings)
-    if not counts:
-        return ""
     names = {f.code: f.name for f in findings}
     safe = {code: all(f.fix is not None and f.fix.applicability == Applicability.SAFE
                       for f in findings if f.code == code) for code in counts}
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    if fmt in ("json", "json-lines"):
+        return json.dumps({"total": len(findings), "rules": [
+            {"code": code, "name": names[code], "count": n, "fixable": safe[code]} for code, n in ranked]}, indent=2) + "\n"
+    if not counts:
+        return ""
     width = len(str(max(counts.values())))
     lines = []
-    for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+    for code, n in ranked:
         lines.append(f"{n:>{width}}  {code:<7} {'[*]' if safe[code] else '   '} {names[code]}")
+    lines.append(f"Found {len(findings)} finding{'' if len(findings) == 1 else 's'}.")
     return "\n".join(lines) + "\n"
 
 
@@ -61,8 +69,7 @@ def apply_gates(findings, scanned: list[str], settings, relpath, options: dict, 
     note = note or (lambda message: None)
     if options.get("write_baseline"):
         bl.Baseline.from_findings(findings, relpath).write(options["write_baseline"])
-        note(f"hiplint: wrote {len(findings)} finding(s) to baseline {options['write_baseline']}")
-        return findings, True
+        return findings, True  # the command line prints the one-line summary
     path = options.get("baseline_path")
     if not path and settings.extra.get("baseline"):
         path = settings.extra["baseline"]

@@ -45,3 +45,54 @@ def test_force_color_never_colors_machine_formats_or_files(proj):
     assert ESC not in proc.stdout and json.loads(proc.stdout)
     proc = run_cli("scan", "src", "--isolated", "--no-cache", "-o", "out.txt", cwd=proj, env={"FORCE_COLOR": "1"})
     assert ESC not in (proj / "out.txt").read_bytes()
+
+
+def test_rule_with_a_family_prefix_lists_the_family():
+    proc = run_cli("rule", "WRP")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().splitlines()
+    assert lines and all(l.startswith("WRP") for l in lines)
+    assert any(l.startswith("WRP006") and "sync-mask-not-64bit" in l for l in lines)
+    assert len(lines) >= 6
+    lower = run_cli("rule", "wrp").stdout.decode().splitlines()
+    assert lower == lines
+    data = json.loads(run_cli("rule", "WRP", "--output-format", "json").stdout)
+    assert [d["code"] for d in data] == [l.split()[0] for l in lines]
+    assert run_cli("rule", "ZZZ").returncode == 2  # no such family: still an error
+    one = run_cli("rule", "WRP006")
+    assert one.returncode == 0 and one.stdout.count(b"\n") > len(lines)  # a full code still explains that rule
+
+
+@pytest.mark.parametrize("key,suggestion", [("selct", "select"), ("taregts", "targets"), ("fail_on", "fail-on"),
+                                            ("extend-exlude", "extend-exclude")])
+def test_unknown_configuration_key_suggests_the_closest(proj, key, suggestion):
+    (proj / "pyproject.toml").write_text(f"[tool.hiplint]\n{key} = []\n")
+    proc = run_cli("scan", "src", "--no-cache", cwd=proj)
+    assert proc.returncode == 2
+    assert f"unknown key `{key}` in hiplint settings; did you mean `{suggestion}`?".encode() in proc.stderr
+
+
+def test_unknown_key_far_from_any_lists_the_known_keys(proj):
+    (proj / "pyproject.toml").write_text("[tool.hiplint]\nzzzzqqq = 1\n")
+    proc = run_cli("scan", "src", "--no-cache", cwd=proj)
+    assert proc.returncode == 2 and b"known keys:" in proc.stderr and b"did you mean" not in proc.stderr
+
+
+def test_statistics_as_json_with_a_total(proj):
+    proc = run_cli("scan", "src", "--isolated", "--no-cache", "--statistics", "--output-format", "json", cwd=proj)
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["total"] == sum(r["count"] for r in data["rules"]) >= 2
+    assert {"code", "name", "count", "fixable"} <= set(data["rules"][0])
+    text = run_cli("scan", "src", "--isolated", "--no-cache", "--statistics", cwd=proj).stdout.decode().splitlines()
+    assert text[-1] == f"Found {data['total']} findings."
+
+
+def test_write_baseline_prints_one_line(proj):
+    proc = run_cli("scan", "src", "--isolated", "--no-cache", "--write-baseline", "b.json", cwd=proj)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode().splitlines()
+    n = sum(e["count"] for codes in json.loads((proj / "b.json").read_text())["files"].values() for e in codes.values())
+    assert out == [f"hiplint: wrote {n} findings in 1 file to baseline b.json"]
+    assert b"WRP" not in proc.stdout and proc.stderr == b""
+    assert run_cli("scan", "src", "--isolated", "--no-cache", "--write-baseline", "b.json", "-q", cwd=proj).stdout == b""
