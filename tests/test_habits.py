@@ -96,3 +96,49 @@ def test_write_baseline_prints_one_line(proj):
     assert out == [f"hiplint: wrote {n} findings in 1 file to baseline b.json"]
     assert b"WRP" not in proc.stdout and proc.stderr == b""
     assert run_cli("scan", "src", "--isolated", "--no-cache", "--write-baseline", "b.json", "-q", cwd=proj).stdout == b""
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def _history(tmp_path: Path) -> Path:
+    """main: two commits, then a third after `feature` branched off; feature: one commit of its own."""
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    _git(origin, "init", "-q", "-b", "main")
+    for k, v in (("user.email", "dev@example.com"), ("user.name", "Dev"), ("commit.gpgsign", "false")):
+        _git(origin, "config", k, v)
+    (origin / "src").mkdir()
+    (origin / "src" / "k.cu").write_bytes(BAD)
+    _git(origin, "add", ".")
+    _git(origin, "commit", "-q", "-m", "one")
+    (origin / "README").write_text("x\n")
+    _git(origin, "add", ".")
+    _git(origin, "commit", "-q", "-m", "two")
+    _git(origin, "checkout", "-q", "-b", "feature")
+    (origin / "src" / "new.cu").write_bytes(BAD)
+    _git(origin, "add", ".")
+    _git(origin, "commit", "-q", "-m", "feature")
+    _git(origin, "checkout", "-q", "main")
+    (origin / "README").write_text("y\n")
+    _git(origin, "commit", "-q", "-am", "three")
+    return origin
+
+
+def test_diff_base_in_a_shallow_clone_explains_fetch_depth(tmp_path):
+    origin = _history(tmp_path)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--no-single-branch", "--branch", "feature",
+                    origin.as_uri(), str(clone)], check=True, capture_output=True)
+    assert _git(clone, "rev-parse", "--is-shallow-repository").strip() == "true"
+    proc = run_cli("scan", "src", "--isolated", "--no-cache", "--diff-base", "origin/main", cwd=clone)
+    assert proc.returncode == 2
+    err = proc.stderr.decode()
+    assert "shallow clone" in err and "fetch-depth: 0" in err and "Traceback" not in err
+    # A full clone resolves the same base.
+    full = tmp_path / "full"
+    subprocess.run(["git", "clone", "-q", "--branch", "feature", origin.as_uri(), str(full)], check=True, capture_output=True)
+    proc = run_cli("scan", "src", "--isolated", "--no-cache", "--diff-base", "origin/main", "--output-format", "json", cwd=full)
+    assert proc.returncode == 1, proc.stderr
+    assert {Path(f["path"]).name for f in json.loads(proc.stdout)} == {"new.cu"}
