@@ -128,6 +128,13 @@ def _do_scan(paths, kw, force_fix: bool = False):
         _fail(str(exc))
     fix_enabled = force_fix or bool(settings.fix)
     mode = FixMode(enabled=fix_enabled and not kw.get("diff"), unsafe=bool(settings.unsafe_fixes), diff=bool(kw.get("diff")))
+    if (mode.enabled or mode.diff) and kw.get("diff_base") and paths != ("-",) and list(paths) != ["-"]:
+        # --fix --diff-base: fix only what the change touched, like the findings it reports.
+        from hiplint.gitdiff import changed_lines
+        try:
+            mode.changed = changed_lines(kw["diff_base"])
+        except ConfigError as exc:
+            _fail(str(exc))
     paths = list(paths) or ["."]
     quiet = kw.get("quiet")
     out_file = kw.get("output_file")

@@ -101,8 +101,40 @@ def _errors(data: bytes, lang: str) -> int:
     return 0
 
 
-def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability) -> FixOutcome:
-    """`lint(data) -> list[Finding]`. Returns the fixed bytes and what was applied."""
+class ChangedLineSet:
+    """The lines a `--fix --diff-base` run may fix (1-based), followed through the fixes' edits: a
+    fix that adds or removes lines moves the changed lines below it, so the next pass still fixes
+    only what the diff touched."""
+
+    def __init__(self, lines):
+        self.lines = set(lines)
+
+    def allows(self, f) -> bool:
+        return any(n in self.lines for n in range(f.line, max(f.line, f.end_line) + 1))
+
+    def follow(self, data: bytes, fixes) -> None:
+        """Renumber the lines after `fixes` are applied to `data` (edits of lines count as the line)."""
+        edits = sorted((e for fx in fixes for e in fx.edits), key=lambda e: (e.start, e.end))
+        if not edits:
+            return
+        starts = [0]
+        for i, b in enumerate(data):
+            if b == 10:
+                starts.append(i + 1)
+        moved = set()
+        for n in self.lines:
+            if n - 1 >= len(starts):
+                moved.add(n)
+                continue
+            at = starts[n - 1]
+            delta = sum(e.content.count("\n") - data[e.start:e.end].count(b"\n") for e in edits if e.end <= at)
+            moved.add(n + delta)
+        self.lines = moved
+
+
+def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability, only=None) -> FixOutcome:
+    """`lint(data) -> list[Finding]`. Returns the fixed bytes and what was applied. `only`, a
+    ChangedLineSet, limits the fixes to findings on those lines (`--fix --diff-base`)."""
     outcome = FixOutcome(data)
     base_errors = _errors(data, lang)
     refused: set[tuple[str, str]] = set()
@@ -112,6 +144,8 @@ def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability) -> FixOutc
         candidates = []
         for f in findings:
             if f.fix is None or (f.code, f.fix.title + f.source_line) in refused or f.fix.applicability < threshold:
+                continue
+            if only is not None and not only.allows(f):
                 continue
             if not edits_valid(f.fix, len(outcome.data)):
                 refused.add((f.code, f.fix.title + f.source_line))
@@ -148,6 +182,8 @@ def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability) -> FixOutc
             outcome.passes = n + 1
             break
         seen.add(new)
+        if only is not None:
+            only.follow(outcome.data, [f.fix for f in chosen])
         outcome.data = new
         outcome.applied.extend(chosen)
     else:

@@ -66,6 +66,13 @@ class ChangedLines:
         places += [(r.path, r.line, r.end_line) for r in finding.related]
         return any(self._touches(*place) for place in places)
 
+    def lines_of(self, path: str, line_count: int) -> set[int]:
+        """The changed lines of `path` (every line of a file git does not track yet)."""
+        rel = self._rel(path)
+        if rel in self.untracked:
+            return set(range(1, line_count + 1))
+        return set(self.lines.get(rel, ()))
+
     def _touches(self, path: str, line: int, end_line: int) -> bool:
         rel = self._rel(path)
         if rel in self.untracked:

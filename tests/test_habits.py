@@ -142,3 +142,46 @@ def test_diff_base_in_a_shallow_clone_explains_fetch_depth(tmp_path):
     proc = run_cli("scan", "src", "--isolated", "--no-cache", "--diff-base", "origin/main", "--output-format", "json", cwd=full)
     assert proc.returncode == 1, proc.stderr
     assert {Path(f["path"]).name for f in json.loads(proc.stdout)} == {"new.cu"}
+
+
+def _kernel(name: str, i: int) -> str:
+    return f"__global__ void {name}(float* out) {{\n    out[{i}] = __shfl_down_sync(0xffffffff, out[{i}], 1);\n}}\n"
+
+
+def test_fix_with_diff_base_fixes_only_changed_lines(tmp_path):
+    repo = tmp_path / "r"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    for k, v in (("user.email", "dev@example.com"), ("user.name", "Dev"), ("commit.gpgsign", "false")):
+        _git(repo, "config", k, v)
+    (repo / "k.cu").write_text(_kernel("old1", 0) + _kernel("old2", 3))
+    (repo / "untouched.cu").write_text(_kernel("old3", 4))
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "base")
+    _git(repo, "checkout", "-q", "-b", "feature")
+    (repo / "k.cu").write_text(_kernel("old1", 0) + _kernel("new1", 1) + _kernel("new2", 2) + _kernel("old2", 3))
+    _git(repo, "commit", "-q", "-am", "new kernels")
+    (repo / "fresh.cu").write_text(_kernel("fresh", 5))  # untracked: wholly new
+    proc = run_cli("fix", ".", "--isolated", "--no-cache", "--diff-base", "main", cwd=repo)
+    assert proc.returncode in (0, 1), proc.stderr
+    text = (repo / "k.cu").read_text()
+    assert "__shfl_down_sync(0xffffffff, out[0], 1)" in text and "__shfl_down_sync(0xffffffff, out[3], 1)" in text
+    assert "0xffffffff, out[1]" not in text and "0xffffffff, out[2]" not in text  # the new lines are fixed
+    assert (repo / "untouched.cu").read_text() == _kernel("old3", 4)
+    assert "0xffffffff, out[5]" not in (repo / "fresh.cu").read_text()
+    # Without --diff-base every line is fixed.
+    proc = run_cli("fix", ".", "--isolated", "--no-cache", cwd=repo)
+    assert "0xffffffff" not in (repo / "untouched.cu").read_text().split("#endif")[-1]
+
+
+def test_changed_lines_follow_the_lines_a_fix_adds():
+    from hiplint.fix import ChangedLineSet
+    from hiplint.model import Edit, Finding, Fix, Severity
+
+    data = b"a\nb\nc\nd\n"
+    only = ChangedLineSet({2, 4})
+    # Two lines inserted before line 1, and line 3 ("c") replaced by nothing on its line.
+    only.follow(data, [Fix.safe("t", Edit(0, 0, "x\ny\n"), Edit(4, 5, "C"))])
+    assert only.lines == {4, 6}
+    at = lambda n: Finding("X001", "x", "m", Severity.WARNING, "f", n, 1, n, 2)
+    assert only.allows(at(4)) and not only.allows(at(5))
