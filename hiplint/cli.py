@@ -479,8 +479,11 @@ def migrate_cmd(src, out, in_place, force, hip_extension, launch_syntax, no_fix,
         _fail(str(exc))
     options = MigrateOptions(out=out, in_place=in_place, force=force, hip_extension=hip_extension,
                              launch_syntax=launch_syntax, apply_fixes=not no_fix)
+    migrator = Migrator(settings, rules, options)
+    if not quiet:
+        migrator.progress = _migrate_progress()
     try:
-        result = Migrator(settings, rules, options).run(src)
+        result = migrator.run(src)
     except MigrateError as exc:
         _fail(str(exc))
     except OSError as exc:
@@ -490,6 +493,29 @@ def migrate_cmd(src, out, in_place, force, hip_extension, launch_syntax, no_fix,
             click.echo(f"hiplint: {note}", err=True)
         click.echo(result.summary())
     sys.exit(EXIT_CLEAN)
+
+
+MIGRATE_PROGRESS_EVERY = 100  # files between two progress lines in a log (HIPLINT_PROGRESS_EVERY)
+
+
+def _migrate_progress():
+    """On a terminal, one counter rewritten in place; in a log (stderr not a terminal), a line every
+    MIGRATE_PROGRESS_EVERY files and one for the last, so a long CI job shows it is moving."""
+    tty = sys.stderr.isatty()
+    try:
+        every = max(1, int(os.environ.get("HIPLINT_PROGRESS_EVERY", MIGRATE_PROGRESS_EVERY)))
+    except ValueError:
+        every = MIGRATE_PROGRESS_EVERY
+
+    def show(done: int, total: int) -> None:
+        if tty:
+            end = "\n" if done == total else ""
+            click.echo(f"\rhiplint: migrating {done}/{total} files", err=True, nl=False)
+            if end:
+                click.echo("", err=True)
+        elif done % every == 0 or (done == total and total >= every):
+            click.echo(f"hiplint: migrated {done}/{total} files", err=True)
+    return show
 
 
 @cli.command("version")

@@ -342,6 +342,7 @@ class Migrator:
         self.table = table or load_table()
         self.rule_classes = list(rule_classes)
         self.linter = None  # built in run(), once the names the project declares are known
+        self.progress = None  # called with (files done, files in all) after each file
 
     def _build_linter(self, src: str) -> None:
         """Every selected rule, plus API003 (names the table does not know), which needs to know
@@ -435,8 +436,11 @@ class Migrator:
                 raise MigrateError(f"--out {dst}: directory is not empty (use --force to write into it)")
             os.makedirs(dst, exist_ok=True)
         self._build_linter(src)
-        for rel in _walk(src):
+        todo = list(_walk(src))
+        for i, rel in enumerate(todo):
             result.files.append(self._one(src, dst, rel))
+            if self.progress is not None:
+                self.progress(i + 1, len(todo))
         result.checklist = os.path.join(dst, CHECKLIST_NAME)
         text = render_checklist(result, self.settings)
         _write_file(result.checklist, text.encode("utf-8"), 0o644)

@@ -185,3 +185,18 @@ def test_changed_lines_follow_the_lines_a_fix_adds():
     assert only.lines == {4, 6}
     at = lambda n: Finding("X001", "x", "m", Severity.WARNING, "f", n, 1, n, 2)
     assert only.allows(at(4)) and not only.allows(at(5))
+
+
+def test_migrate_shows_progress_in_a_log(tmp_path):
+    src = tmp_path / "cuda"
+    src.mkdir()
+    for i in range(7):
+        (src / f"k{i}.cu").write_text(f"__global__ void k{i}(float* o) {{ o[threadIdx.x] = 0.f; }}\n")
+    proc = run_cli("migrate", src, "--out", tmp_path / "hip", "--isolated", cwd=tmp_path, env={"HIPLINT_PROGRESS_EVERY": "3"})
+    assert proc.returncode == 0, proc.stderr
+    lines = [l for l in proc.stderr.decode().splitlines() if "migrated" in l]
+    assert lines == ["hiplint: migrated 3/7 files", "hiplint: migrated 6/7 files", "hiplint: migrated 7/7 files"]
+    assert "\r" not in proc.stderr.decode()
+    quiet = run_cli("migrate", src, "--out", tmp_path / "hip2", "--isolated", "-q", cwd=tmp_path,
+                    env={"HIPLINT_PROGRESS_EVERY": "3"})
+    assert quiet.returncode == 0 and b"migrated" not in quiet.stderr
