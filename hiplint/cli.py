@@ -19,7 +19,7 @@ from hiplint.languages import language_of
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 # The report formats (hiplint.emit registers them; named here so `--help` needs no import of it).
-OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit", "checklist")
+OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit", "checklist", "html")
 
 
 def _split(values) -> tuple[str, ...]:
@@ -71,6 +71,9 @@ def scan_options(fn):
         click.option("--no-cache", is_flag=True, help="Lint every file afresh; neither read nor write the cache."),
         click.option("--jobs", "-j", type=int, help="Worker processes (default: all cores)."),
         click.option("--no-progress", is_flag=True, help="Never show the progress line."),
+        click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto",
+                     help="Color the full and concise formats: auto (default: on a terminal, unless NO_COLOR is set; "
+                          "FORCE_COLOR turns it on), always or never."),
         click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary, no notes."),
         click.option("--show-files", is_flag=True, help="List the files a scan would read (after excludes), and exit."),
         click.option("--show-settings", is_flag=True,
@@ -134,6 +137,13 @@ def _do_scan(paths, kw, force_fix: bool = False):
     fix_enabled = force_fix or bool(settings.fix)
     fail_skipped = bool(kw.get("fail_on_skipped") or settings.extra.get("fail-on-skipped", False))
     mode = FixMode(enabled=fix_enabled and not kw.get("diff"), unsafe=bool(settings.unsafe_fixes), diff=bool(kw.get("diff")))
+    if (mode.enabled or mode.diff) and kw.get("diff_base") and paths != ("-",) and list(paths) != ["-"]:
+        # --fix --diff-base: fix only what the change touched, like the findings it reports.
+        from hiplint.gitdiff import changed_lines
+        try:
+            mode.changed = changed_lines(kw["diff_base"])
+        except ConfigError as exc:
+            _fail(str(exc))
     paths = list(paths) or ["."]
     quiet = kw.get("quiet")
     out_file = kw.get("output_file")
@@ -221,22 +231,31 @@ def _do_scan(paths, kw, force_fix: bool = False):
         return EXIT_FINDINGS if (text or (fail_skipped and scan.skipped)) and not kw.get("exit_zero") else EXIT_CLEAN
     findings = scan.findings
     report = Report(findings, scan.files, scan.fixed, settings, show_fix_hint=not quiet,
-                    color=(out_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ),
+                    color=_use_color(kw.get("color"), out_file),
                     incomplete=scan.internal_error, skipped=scan.skipped)
+    record: dict = {}
     try:
         findings, wrote_baseline = gate.apply_gates(findings, scan.paths, settings, report.relpath, kw,
-                                                    note=None if quiet else lambda m: click.echo(m, err=True))
+                                                    note=None if quiet else lambda m: click.echo(m, err=True),
+                                                    record=record)
     except ConfigError as exc:
         _fail(str(exc))
     report.findings = findings
+    report.baseline = record.get("baseline")
     report.sources = _Sources()  # code frames, and fix edits as line/column in json
+    if wrote_baseline:
+        n, files = len(findings), len({f.path for f in findings})
+        if not quiet:
+            click.echo(f"hiplint: wrote {n} finding{'' if n == 1 else 's'} in {files} file{'' if files == 1 else 's'} "
+                       f"to baseline {kw['write_baseline']}")
+        return EXIT_ERROR if (scan.internal_error or missing) else EXIT_CLEAN
     if kw.get("statistics"):
-        text = gate.statistics(findings)
+        text = gate.statistics(findings, settings.output_format)
     else:
         text = emit.render(settings.output_format, report)
         if quiet and settings.output_format in ("full", "concise"):
             text = "\n".join(l for l in text.splitlines() if not _is_summary(l)) + ("\n" if findings else "")
-    written = _write(text, out_file)
+    written = _write(text, out_file, color=report.color)
     for fmt, path in reports:
         written &= _write(emit.render(fmt, replace(report, color=False)), path, f"--report {fmt}")
     if scan.internal_error or missing or scan.write_errors or not written:
@@ -295,6 +314,23 @@ def _settings_text(settings: Settings, rules) -> str:
     return "".join(f"{k:<{width}} = {v}\n" for k, v in rows)
 
 
+def _use_color(choice: str | None, out_file: str | None) -> bool:
+    """--color always|never wins; auto: NO_COLOR (set, not empty) turns color off, then FORCE_COLOR (set,
+    not empty, not 0/false) turns it on for standard output, else color only on a terminal."""
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    if os.environ.get("NO_COLOR"):
+        return False
+    if out_file is not None:
+        return False
+    force = os.environ.get("FORCE_COLOR")
+    if force is not None and force.strip().lower() not in ("", "0", "false", "no"):
+        return True
+    return sys.stdout.isatty()
+
+
 def _is_summary(line: str) -> bool:
     return line.startswith(("Found ", "All checks passed", "[*] ", "Fixed ")) or " more fixable with " in line
 
@@ -316,11 +352,12 @@ class _Sources(dict):
         return default if value is None else value
 
 
-def _write(text: str, out_file: str | None, what: str = "--output-file") -> bool:
+def _write(text: str, out_file: str | None, what: str = "--output-file", color: bool = False) -> bool:
     """The report on stdout, or in `out_file`, written atomically. False (after one line on stderr,
     which -q does not hide) when it could not be written: the caller exits 2."""
     if not out_file:
-        click.echo(text, nl=False)
+        # click strips escape sequences off a pipe unless told the color is wanted (--color, FORCE_COLOR).
+        click.echo(text, nl=False, color=True if color else None)
         return True
     try:
         write_report(out_file, text)
@@ -439,7 +476,8 @@ def clean_cmd(paths, config_path):
 @click.option("--all", "show_all", is_flag=True, help="Print every rule.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
 def rule_cmd(code, show_all, output_format):
-    """Explain a rule: what it finds, why it breaks on AMD, what to write instead."""
+    """Explain a rule: what it finds, why it breaks on AMD, what to write instead. A family prefix
+    (`hiplint rule WRP`) lists the family's rules."""
     import json
     from hiplint.docs import rule_markdown, rule_metadata
     from hiplint.registry import load_registry
@@ -452,6 +490,16 @@ def rule_cmd(code, show_all, output_format):
         rules = list(registry.rules)
     elif code:
         r = registry.by_name_or_code(code)
+        family = [x for x in registry.rules if x.code.upper().startswith(code.upper())] if r is None and code.isalpha() else []
+        if r is None and family:
+            # A family prefix (`hiplint rule WRP`): its codes and summaries, one a line.
+            if output_format == "json":
+                click.echo(json.dumps([rule_metadata(x) for x in family], indent=2))
+            else:
+                width = max(len(x.code) for x in family)
+                for x in family:
+                    click.echo(f"{x.code:<{width}}  {x.name:<32} {x.summary}")
+            return
         if r is None:
             _fail(f"unknown rule {code!r} (see `hiplint rules`)")
         rules = [r]
@@ -514,8 +562,11 @@ def migrate_cmd(src, out, in_place, force, hip_extension, launch_syntax, no_fix,
         _fail(str(exc))
     options = MigrateOptions(out=out, in_place=in_place, force=force, hip_extension=hip_extension,
                              launch_syntax=launch_syntax, apply_fixes=not no_fix, unsafe_fixes=unsafe_fixes)
+    migrator = Migrator(settings, rules, options)
+    if not quiet:
+        migrator.progress = _migrate_progress()
     try:
-        result = Migrator(settings, rules, options).run(src)
+        result = migrator.run(src)
     except MigrateError as exc:
         _fail(str(exc))
     except OSError as exc:
@@ -527,6 +578,29 @@ def migrate_cmd(src, out, in_place, force, hip_extension, launch_syntax, no_fix,
     for error in result.errors:  # files left unmigrated: an error, whatever -q says
         click.echo(f"hiplint: error: {error}", err=True)
     sys.exit(EXIT_ERROR if result.errors else EXIT_CLEAN)
+
+
+MIGRATE_PROGRESS_EVERY = 100  # files between two progress lines in a log (HIPLINT_PROGRESS_EVERY)
+
+
+def _migrate_progress():
+    """On a terminal, one counter rewritten in place; in a log (stderr not a terminal), a line every
+    MIGRATE_PROGRESS_EVERY files and one for the last, so a long CI job shows it is moving."""
+    tty = sys.stderr.isatty()
+    try:
+        every = max(1, int(os.environ.get("HIPLINT_PROGRESS_EVERY", MIGRATE_PROGRESS_EVERY)))
+    except ValueError:
+        every = MIGRATE_PROGRESS_EVERY
+
+    def show(done: int, total: int) -> None:
+        if tty:
+            end = "\n" if done == total else ""
+            click.echo(f"\rhiplint: migrating {done}/{total} files", err=True, nl=False)
+            if end:
+                click.echo("", err=True)
+        elif done % every == 0 or (done == total and total >= every):
+            click.echo(f"hiplint: migrated {done}/{total} files", err=True)
+    return show
 
 
 @cli.command("version")

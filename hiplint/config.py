@@ -218,8 +218,15 @@ def apply_table(settings: Settings, table: dict, source: str) -> Settings:
         elif key in EXTRA_KEYS:
             extra[key] = EXTRA_KEYS[key](value)
         else:
-            known = ", ".join(sorted(list(KEYS) + list(EXTRA_KEYS)))
-            raise ConfigError(f"{source}: unknown key `{key}` in hiplint settings (known keys: {known})")
+            import difflib
+
+            names = sorted(list(KEYS) + list(EXTRA_KEYS))
+            close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+            if not close and "_" in key:  # `fail_on` for `fail-on`
+                close = difflib.get_close_matches(key.replace("_", "-"), names, n=1, cutoff=0.6)
+            if close:
+                raise ConfigError(f"{source}: unknown key `{key}` in hiplint settings; did you mean `{close[0]}`?")
+            raise ConfigError(f"{source}: unknown key `{key}` in hiplint settings (known keys: {', '.join(names)})")
     if "extend-include" in table and "include" in table:
         kw["include"] = _strs("include", table["include"]) + _strs("extend-include", table["extend-include"])
     return replace(settings, extra=extra, **kw)

@@ -159,8 +159,40 @@ def _offenders(data: bytes, chosen: list[Finding], lang: str, base_errors: int):
     return out
 
 
-def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability) -> FixOutcome:
-    """`lint(data) -> list[Finding]`. Returns the fixed bytes and what was applied."""
+class ChangedLineSet:
+    """The lines a `--fix --diff-base` run may fix (1-based), followed through the fixes' edits: a
+    fix that adds or removes lines moves the changed lines below it, so the next pass still fixes
+    only what the diff touched."""
+
+    def __init__(self, lines):
+        self.lines = set(lines)
+
+    def allows(self, f) -> bool:
+        return any(n in self.lines for n in range(f.line, max(f.line, f.end_line) + 1))
+
+    def follow(self, data: bytes, fixes) -> None:
+        """Renumber the lines after `fixes` are applied to `data` (edits of lines count as the line)."""
+        edits = sorted((e for fx in fixes for e in fx.edits), key=lambda e: (e.start, e.end))
+        if not edits:
+            return
+        starts = [0]
+        for i, b in enumerate(data):
+            if b == 10:
+                starts.append(i + 1)
+        moved = set()
+        for n in self.lines:
+            if n - 1 >= len(starts):
+                moved.add(n)
+                continue
+            at = starts[n - 1]
+            delta = sum(e.content.count("\n") - data[e.start:e.end].count(b"\n") for e in edits if e.end <= at)
+            moved.add(n + delta)
+        self.lines = moved
+
+
+def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability, only=None) -> FixOutcome:
+    """`lint(data) -> list[Finding]`. Returns the fixed bytes and what was applied. `only`, a
+    ChangedLineSet, limits the fixes to findings on those lines (`--fix --diff-base`)."""
     outcome = FixOutcome(data)
     base_errors = _errors(data, lang)
     refused = outcome.refused
@@ -170,7 +202,7 @@ def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability) -> FixOutc
     n = 0
     while True:
         findings = lint(outcome.data)
-        candidates = _candidates(findings, outcome, refused, threshold)
+        candidates = [f for f in _candidates(findings, outcome, refused, threshold) if only is None or only.allows(f)]
         if limit is None:
             limit = pass_limit(len(candidates))
         elif n >= limit and not (previous is not None and len(findings) < previous):
@@ -210,6 +242,8 @@ def fix_bytes(lint, data: bytes, lang: str, threshold: Applicability) -> FixOutc
             outcome.passes = n + 1
             break
         seen.add(new)
+        if only is not None:
+            only.follow(outcome.data, [f.fix for f in chosen])
         outcome.data = new
         outcome.applied.extend(chosen)
         n += 1

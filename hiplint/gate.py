@@ -31,27 +31,36 @@ def fails(findings, threshold: str) -> bool:
     return any(f.severity.rank >= rank for f in findings)
 
 
-def statistics(findings) -> str:
-    """`count  code  [*] name`, most frequent first; [*] when every finding of the code has a safe fix."""
+def statistics(findings, fmt: str = "full") -> str:
+    """`count  code  [*] name`, most frequent first, then the total; [*] when every finding of the code
+    has a safe fix. With fmt "json": {"total": N, "rules": [{code, name, count, fixable}]}."""
+    import json
+
     counts = Counter(f.code for f in findings)
-    if not counts:
-        return ""
     names = {f.code: f.name for f in findings}
     safe = {code: all(f.fix is not None and f.fix.applicability == Applicability.SAFE
                       for f in findings if f.code == code) for code in counts}
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    if fmt in ("json", "json-lines"):
+        return json.dumps({"total": len(findings), "rules": [
+            {"code": code, "name": names[code], "count": n, "fixable": safe[code]} for code, n in ranked]}, indent=2) + "\n"
+    if not counts:
+        return ""
     width = len(str(max(counts.values())))
     lines = []
-    for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+    for code, n in ranked:
         lines.append(f"{n:>{width}}  {code:<7} {'[*]' if safe[code] else '   '} {names[code]}")
+    lines.append(f"Found {len(findings)} finding{'' if len(findings) == 1 else 's'}.")
     return "\n".join(lines) + "\n"
 
 
-def apply_gates(findings, scanned: list[str], settings, relpath, options: dict, note=None):
+def apply_gates(findings, scanned: list[str], settings, relpath, options: dict, note=None, record=None):
     """--write-baseline, --baseline / --prune-baseline, then --diff-base.
 
     `options` holds the command-line values (write_baseline, baseline_path, prune_baseline,
     diff_base); `note` prints a line for the user (None: quiet). Returns (findings to report,
-    whether a baseline was written: that run exits 0).
+    whether a baseline was written: that run exits 0). `record`, a dict, receives what the baseline
+    changed: record["baseline"] = {path, new, fixed, unchanged} (the html report shows it).
     """
     import os
 
@@ -60,8 +69,7 @@ def apply_gates(findings, scanned: list[str], settings, relpath, options: dict, 
     note = note or (lambda message: None)
     if options.get("write_baseline"):
         bl.Baseline.from_findings(findings, relpath).write(options["write_baseline"])
-        note(f"hiplint: wrote {len(findings)} finding(s) to baseline {options['write_baseline']}")
-        return findings, True
+        return findings, True  # the command line prints the one-line summary
     path = options.get("baseline_path")
     if not path and settings.extra.get("baseline"):
         path = settings.extra["baseline"]
@@ -71,8 +79,11 @@ def apply_gates(findings, scanned: list[str], settings, relpath, options: dict, 
         raise ConfigError("--prune-baseline needs --baseline FILE (or `baseline` in the configuration)")
     if path:
         match = bl.apply(bl.load(path), findings, relpath, {relpath(p) for p in scanned})
-        findings = match.new
         stale = sum(k for _, _, k in match.stale)
+        if record is not None:
+            record["baseline"] = {"path": path, "new": len(match.new), "fixed": stale,
+                                  "unchanged": len(findings) - len(match.new)}
+        findings = match.new
         if options.get("prune_baseline"):
             match.matched.write(path)
             note(f"hiplint: pruned {stale} stale entr{'y' if stale == 1 else 'ies'} from {path}")

@@ -66,6 +66,13 @@ class ChangedLines:
         places += [(r.path, r.line, r.end_line) for r in finding.related]
         return any(self._touches(*place) for place in places)
 
+    def lines_of(self, path: str, line_count: int) -> set[int]:
+        """The changed lines of `path` (every line of a file git does not track yet)."""
+        rel = self._rel(path)
+        if rel in self.untracked:
+            return set(range(1, line_count + 1))
+        return set(self.lines.get(rel, ()))
+
     def _touches(self, path: str, line: int, end_line: int) -> bool:
         rel = self._rel(path)
         if rel in self.untracked:
@@ -76,10 +83,25 @@ class ChangedLines:
         return any(ln in changed for ln in range(line, end_line + 1))
 
 
+def _is_shallow(cwd: str) -> bool:
+    try:
+        return _git(["rev-parse", "--is-shallow-repository"], cwd).strip() == "true"
+    except ConfigError:
+        return False
+
+
 def changed_lines(base: str, cwd: str | None = None) -> ChangedLines:
     cwd = cwd or os.getcwd()
     toplevel = _git(["rev-parse", "--show-toplevel"], cwd).strip()
-    merge_base = _git(["merge-base", base, "HEAD"], cwd).strip()
+    try:
+        merge_base = _git(["merge-base", base, "HEAD"], cwd).strip()
+    except ConfigError as exc:
+        if _is_shallow(cwd):
+            raise ConfigError(
+                f"--diff-base: no merge base of {base} and HEAD in this shallow clone (its history stops "
+                f"before the branches meet). Fetch the full history: `fetch-depth: 0` in actions/checkout, "
+                f"`GIT_DEPTH: \"0\"` on GitLab, or `git fetch --unshallow` (then make sure {base} is fetched)") from exc
+        raise
     # Diffing the merge base against the work tree covers committed and uncommitted changes.
     diff = _git(["-c", "core.quotepath=off", "diff", "-U0", "--no-renames", "--no-color", "--no-ext-diff",
                  merge_base, "--"], toplevel)

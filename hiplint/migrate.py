@@ -453,6 +453,7 @@ class Migrator:
         self.table = table or load_table().for_rocm(settings.rocm_version)
         self.rule_classes = list(rule_classes)
         self.linter = None  # built in run(), once the names the project declares are known
+        self.progress = None  # called with (files done, files in all) after each file
 
     def _build_linter(self, src: str) -> None:
         """Every selected rule, plus API003 (names the table does not know), which needs to know
@@ -578,8 +579,11 @@ class Migrator:
                 os.makedirs(os.path.join(dst, rel), exist_ok=True)
         self._build_linter(src)
         left_out: list[str] = []
-        for rel in _walk(src, left_out):
+        todo = list(_walk(src, left_out))
+        for i, rel in enumerate(todo):
             result.files.append(self._one(src, dst, rel))
+            if self.progress is not None:
+                self.progress(i + 1, len(todo))
         for rel in left_out:
             result.notes.append(f"{os.path.join(src, rel)}: not migrated: hiplint's own backup or cache directory")
         result.checklist = os.path.join(dst, CHECKLIST_NAME)

@@ -24,6 +24,7 @@ class FixMode:
     enabled: bool = False
     unsafe: bool = False
     diff: bool = False  # print a diff, write nothing
+    changed: object = None  # hiplint.gitdiff.ChangedLines: fix only findings on these lines (--diff-base)
 
     @property
     def threshold(self) -> Applicability:
@@ -73,8 +74,17 @@ def process_file(linter: Linter, sp: SourcePath, mode: FixMode) -> FileResult:
         first.fixed = []
         return first
     data = first.source.data
+    only = None
+    if mode.changed is not None:
+        from hiplint.fix import ChangedLineSet
+
+        lines = mode.changed.lines_of(sp.path, data.count(b"\n") + 1)
+        if not lines:  # nothing in this file changed: nothing to fix
+            first.fixed = []
+            return first
+        only = ChangedLineSet(lines)
     outcome = fix_bytes(lambda d: linter.lint_bytes(sp.display, d, sp.language, sp.path).findings, data, sp.language,
-                        mode.threshold)
+                        mode.threshold, only)
     result = linter.lint_bytes(sp.display, outcome.data, sp.language, sp.path)
     result.notes = first.notes + outcome.dropped
     if not outcome.converged:

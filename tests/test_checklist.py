@@ -48,3 +48,18 @@ def test_long_groups_are_abbreviated():
     fs = [Finding("TST002", "t", "m", Severity.WARNING, "big.cu", n, 1, n, 2) for n in range(1, 31)]
     out = render("checklist", Report(fs, 1))
     assert "lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 and 18 more (30×)" in out
+
+
+def test_checklist_starts_with_the_per_directory_table_by_impact_and_target():
+    from hiplint.emit import Report, render
+    from hiplint.model import Finding, Impact, Severity
+    fs = [Finding("WRP001", "hardcoded-warp-size", "m", Severity.WARNING, "src/kern/a.cu", 1, 1, 1, 2, impact=Impact.SILENT),
+          Finding("WRP006", "sync-mask-not-64bit", "m", Severity.ERROR, "src/kern/b.cu", 1, 1, 1, 2, impact=Impact.COMPILE),
+          Finding("WRP006", "sync-mask-not-64bit", "m", Severity.ERROR, "lib|x/c.cu", 1, 1, 1, 2, impact=Impact.COMPILE)]
+    out = render("checklist", Report(fs, 4))
+    lines = out.splitlines()
+    head = lines.index("| Directory | files | findings | compile | silent wrong | gfx90a (wave64) | gfx942 (wave64) | gfx1100 (wave32) |")
+    assert head < min(i for i, l in enumerate(lines) if l.startswith("## "))  # before the sections
+    assert "| `lib\\|x` | 1 | 1 | 1 | 0 | 1 | 1 | 1 |" in lines  # a | in a name does not split the row
+    assert "| `src/kern` | 2 | 2 | 1 | 1 | 2 | 2 | 1 |" in lines  # WRP001 is a wave64 problem only
+    assert "| **Total** | **3** | **3** | **2** | **1** | **3** | **3** | **2** |" in lines

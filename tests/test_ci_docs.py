@@ -258,11 +258,18 @@ def test_precommit_hook_entries_run(tmp_path):
     (tmp_path / "good.cu").write_text(NEW_GOOD)
     # WRP001 has no fix, so the fix hook also leaves a finding and fails.
     (tmp_path / "bad.cu").write_text("__global__ void k(float* out) {\n    int lane = threadIdx.x & 31;\n"
-                                     "    out[lane] = __shfl_xor_sync(__activemask(), 0.f, 1);\n}\n")
+                                     "    out[lane] = __shfl_down_sync(__activemask(), 0.f, 1);\n}\n")
+    # The build hook's files: CMake with and without a CUDA-only project.
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.21)\nproject(x LANGUAGES CXX)\n")
+    (tmp_path / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.18)\nproject(x LANGUAGES CXX CUDA)\n")
     for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text()):
         command, *args = shlex.split(hook["entry"]) + hook.get("args", [])
         assert command == "hiplint", hook["entry"]
-        assert re.search(hook["files"], "good.cu")
-        assert run_cli(*args, "good.cu", cwd=tmp_path).returncode == 0, hook["id"]
-        bad = run_cli(*args, "bad.cu", cwd=tmp_path)
-        assert bad.returncode == 1 and b"WRP001" in bad.stdout, (hook["id"], bad.stdout, bad.stderr)
+        good, bad, code = ("good.cu", "bad.cu", b"WRP001")
+        if hook["id"] == "hiplint-build":
+            good, bad, code = ("good/CMakeLists.txt", "CMakeLists.txt", b"BLD001")
+        assert re.search(hook["files"], good) and re.search(hook["files"], bad)
+        assert run_cli(*args, good, cwd=tmp_path).returncode == 0, hook["id"]
+        bad = run_cli(*args, bad, cwd=tmp_path)
+        assert bad.returncode == 1 and code in bad.stdout, (hook["id"], bad.stdout, bad.stderr)

@@ -169,7 +169,8 @@ def test_statistics(repo):
     (repo / "src" / "sup.cu").write_text("int x = 1; // hiplint: ignore\n")
     proc = run_cli("scan", "src", "--isolated", "--no-cache", "--statistics", cwd=repo)
     assert proc.returncode == 1
-    assert proc.stdout.decode().splitlines() == ["3  WRP001      hardcoded-warp-size", "1  HL101       blanket-suppression"]
+    assert proc.stdout.decode().splitlines() == ["3  WRP001      hardcoded-warp-size", "1  HL101       blanket-suppression",
+                                                  "Found 4 findings."]
 
 
 def test_config_keys_validated():

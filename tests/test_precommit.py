@@ -29,9 +29,9 @@ def _init(repo: Path) -> None:
 
 def test_hooks_file_is_valid_and_covers_hip():
     hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
-    assert set(hooks) == {"hiplint", "hiplint-fix"}
+    assert set(hooks) == {"hiplint", "hiplint-fix", "hiplint-build"}
     import re
-    for h in hooks.values():
+    for h in (hooks["hiplint"], hooks["hiplint-fix"]):
         assert h["language"] == "python" and h["entry"].startswith("hiplint scan")
         pattern = re.compile(h["files"])
         for name in ("k.cu", "k.cuh", "k.hip", "a.cpp", "a.h", "a.hpp", "a.c"):
@@ -39,6 +39,24 @@ def test_hooks_file_is_valid_and_covers_hip():
         for name in ("a.py", "a.cu.txt", "CMakeLists.txt"):
             assert not pattern.search(name), name
     assert "--fix" in hooks["hiplint-fix"]["entry"] and "--fix" not in hooks["hiplint"]["entry"]
+
+
+def test_build_hook_covers_the_files_the_build_and_python_rules_read():
+    """Every file name hiplint reads as cmake, make or python matches hiplint-build; C-family sources do not."""
+    import re
+
+    from hiplint.languages import EXTENSION_LANGUAGES, FILENAME_LANGUAGES, language_of
+
+    hook = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}["hiplint-build"]
+    assert hook["language"] == "python" and hook["entry"].startswith("hiplint scan") and "--fix" not in hook["entry"]
+    pattern = re.compile(hook["files"])
+    names = list(FILENAME_LANGUAGES) + [f"x{ext}" for ext in EXTENSION_LANGUAGES]
+    names += [f"sub/dir/{n}" for n in names] + ["setup.py", "cmake/FindFoo.cmake"]
+    for name in names:
+        assert language_of(name) in ("cmake", "make", "python"), name
+        assert pattern.search(name), name
+    for name in ("k.cu", "a.cpp", "a.h", "CMakeLists.txt.in", "notMakefile", "a.pyc"):
+        assert not pattern.search(name), name
 
 
 @pytest.fixture(scope="module")
@@ -105,3 +123,16 @@ def test_fix_hook(tmp_path, hook_repo, pre_commit_home):
     # WRP001 has no automatic fix: what is left is reported and fails the hook.
     assert bad.returncode == 1 and "WRP001" in bad.stdout
     assert (project / "good.cu").read_text() == GOOD
+
+
+def test_build_hook_runs_on_cmake_and_python(tmp_path, hook_repo, pre_commit_home):
+    project = _project(tmp_path, hook_repo, "hiplint-build")
+    (project / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.18)\nproject(x LANGUAGES CXX CUDA)\n"
+                                            "set(CMAKE_CUDA_ARCHITECTURES 80)\n")
+    (project / "bad.cu").write_text(BAD)  # not this hook's file
+    (project / "tool.py").write_text("print('hello')\n")
+    bad = _run(project, pre_commit_home, "CMakeLists.txt")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "CMakeLists.txt:2:" in bad.stdout and "BLD00" in bad.stdout
+    good = _run(project, pre_commit_home, "tool.py", "bad.cu")
+    assert good.returncode == 0, good.stdout + good.stderr

@@ -39,6 +39,7 @@ class Report:
     root: str | None = None  # paths in CI formats are relative to this; default: the git work tree
     incomplete: bool = False  # a rule failed on some file (internal error): "all checks passed" would be untrue
     skipped: int = 0  # files not checked, and named paths with nothing to check: neither "passed"
+    baseline: dict | None = None  # with --baseline: {path, new, fixed, unchanged} (the html report shows it)
 
     def relpath(self, path: str) -> str:
         """`path` relative to the repository root, with forward slashes (SARIF, GitHub, GitLab)."""
@@ -89,4 +90,4 @@ def render(fmt: str, report: Report) -> str:
 
 
 from hiplint.emit import text, jsonfmt, checklist  # noqa: E402,F401  (registration)
-from hiplint.emit import sarif, github, gitlab, junit, jsonlines  # noqa: E402,F401  (registration)
+from hiplint.emit import sarif, github, gitlab, junit, jsonlines, html  # noqa: E402,F401  (registration)

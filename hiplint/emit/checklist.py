@@ -85,6 +85,27 @@ def _groups(findings: list[Finding]) -> list[list[Finding]]:
     return groups
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _directory_table(report: Report) -> list[str]:
+    """Per directory: files and findings, by impact and by target (the html report's table; a finding
+    counts for a target when its rule's problem exists at the target's wave size)."""
+    from hiplint.emit.summary import IMPACT_SHORT, summarize, target_label
+
+    s = summarize(report, relpath=lambda p: p.replace("\\", "/"))  # the paths the items below show
+    head = ["Directory", "files", "findings"] + [IMPACT_SHORT[i] for i in s.impacts] + [target_label(t) for t in s.targets]
+    out = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for row in s.directories + [s.total]:
+        cells = [len(row.files), row.findings] + [row.impacts.get(i, 0) for i in s.impacts] + [row.targets.get(t, 0) for t in s.targets]
+        if row is s.total:
+            out.append("| **Total** | " + " | ".join(f"**{c}**" for c in cells) + " |")
+        else:
+            out.append(f"| `{_cell(row.name)}` | " + " | ".join(str(c) for c in cells) + " |")
+    return out + [""]
+
+
 @emitter("checklist")
 def checklist(report: Report) -> str:
     left = report.findings
@@ -107,6 +128,8 @@ def checklist(report: Report) -> str:
         out.append("| **Total** | " + " | ".join(f"**{totals.get(s, 0)}**" for s in SEVERITIES)
                    + f" | **{len(left)}** |")
         out.append("")
+    if left:
+        out.extend(_directory_table(report))
     if fixed:
         by_rule = Counter(f.code for f in fixed)
         out.append("Fixed automatically: " + ", ".join(f"[{c}]({rule_url(c)}) ×{n}" for c, n in sorted(by_rule.items())) + ".")
