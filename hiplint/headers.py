@@ -305,7 +305,7 @@ def amd_macros(ctx) -> dict[str, MacroDef]:
     includes = [(inc, "hip" if hip else None) for inc, hip in own_includes]
     missing: list = []
     headers = []
-    for path, facts, side in _closure(includes, here, ctx.settings.hip_macros, 0, {os.path.abspath(ctx.fs_path)},
+    for path, facts, side in _closure(includes, here, ctx.hip_macros, 0, {os.path.abspath(ctx.fs_path)},
                                       missing=missing):
         headers.append(path)
         ctx.depends[path] = facts.digest

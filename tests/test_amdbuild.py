@@ -1,0 +1,144 @@
+"""The project's own AMD build (hiplint.amdbuild): sources it compiles as HIP, its definitions, and the
+build files only the NVIDIA build reads."""
+import json
+import shutil
+from pathlib import Path
+
+from conftest import run_cli
+
+from hiplint import amdbuild
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "fixtures" / "dualtarget"
+KERNEL = "__global__ void k(float* x) { x[threadIdx.x] = __shfl_xor_sync(0xffffffff, x[threadIdx.x], 1); }\n"
+
+
+def scan(where: Path, *args) -> list:
+    proc = run_cli("scan", *args, "--no-cache", "--output-format", "json", cwd=where)
+    assert proc.returncode in (0, 1), proc.stderr.decode()
+    return sorted((f["path"], f["line"], f["code"]) for f in json.loads(proc.stdout))
+
+
+def test_the_dual_target_project_as_a_user_scans_it():
+    # The NVIDIA-only CMakeLists.txt, the names compat_hip.h maps, the per-vendor launch bounds and the
+    # branch written for AMD are quiet; the new kernel's wave64 bugs and the header's own mask are not.
+    assert scan(ROOT, "fixtures/dualtarget") == [
+        ("fixtures/dualtarget/backend-cuda/compat_hip.h", 13, "WRP004"),
+        ("fixtures/dualtarget/backend-cuda/topk_new.cu", 5, "WRP001"),
+        ("fixtures/dualtarget/backend-cuda/topk_new.cu", 6, "WRP005"),
+        ("fixtures/dualtarget/backend-cuda/topk_new.cu", 6, "WRP006"),
+    ]
+
+
+def test_show_build_says_what_was_learned(tmp_path):
+    shutil.copytree(FIXTURE, tmp_path / "proj")
+    (tmp_path / "proj" / ".git").mkdir()
+    proc = run_cli("scan", "--show-build", cwd=tmp_path / "proj")
+    assert proc.returncode == 0, proc.stderr.decode()
+    text = proc.stdout.decode()
+    assert text.splitlines()[0] == f"# AMD build read from {tmp_path / 'proj'}"
+    body = "\n".join(line for line in text.splitlines()[1:])
+    assert body == """amd-build-files = [
+  'backend-hip/CMakeLists.txt',
+]
+compiled-as-hip = [
+  'backend-cuda/gemm.cu',
+  'backend-cuda/reduce.cu',
+  'backend-cuda/topk_new.cu',
+]
+headers-beside-them = [
+  'backend-cuda/*.h, *.cuh, ...',
+]
+amd-definitions = [
+  'PROJ_GPU_TUNED',
+  'PROJ_USE_HIP',
+]
+nvidia-only-definitions = [
+  'PROJ_USE_CUDA',
+]
+nvidia-only-build-files = [
+  'backend-cuda/CMakeLists.txt',
+]
+nvidia-only-blocks = [
+  'CMakeLists.txt:9',
+]"""
+
+
+def test_without_a_build_nothing_is_learned(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "k.cu").write_text(KERNEL)
+    build = amdbuild.read(str(tmp_path))
+    assert not build.known and amdbuild.facts_for(str(tmp_path / "k.cu")) == amdbuild.NOTHING
+    proc = run_cli("scan", "--show-build", cwd=tmp_path)
+    assert "no AMD build found" in proc.stdout.decode()
+    # A CUDA-only CMake project: its build file is reported as before.
+    (tmp_path / "CMakeLists.txt").write_text("project(p LANGUAGES CXX CUDA)\nadd_library(p k.cu)\n")
+    assert ("CMakeLists.txt", 1, "BLD001") in scan(tmp_path, "--isolated")
+    assert ("k.cu", 1, "WRP006") in scan(tmp_path, "--isolated")
+
+
+def _twin_tree(root: Path) -> None:
+    (root / ".git").mkdir()
+    (root / "cuda").mkdir()
+    (root / "hip").mkdir()
+    (root / "cuda" / "k.cu").write_text(KERNEL)
+    (root / "hip" / "k.hip").write_text('#include "../cuda/k.cu"\n')
+
+
+def test_a_source_the_amd_build_compiles_is_reported_in_a_cuda_backend_with_a_twin(tmp_path):
+    _twin_tree(tmp_path)
+    assert scan(tmp_path, "--isolated", "--select", "WRP") == []  # the twin: NVIDIA code
+    (tmp_path / "hip" / "CMakeLists.txt").write_text(
+        'enable_language(HIP)\nfile(GLOB SRC "${CMAKE_CURRENT_SOURCE_DIR}/../cuda/*.cu")\n'
+        "set_source_files_properties(${SRC} PROPERTIES LANGUAGE HIP)\nadd_library(k_hip ${SRC})\n")
+    # The AMD build compiles cuda/k.cu itself: its bugs are real (and the cache knows the build changed).
+    assert scan(tmp_path, "--isolated", "--select", "WRP") == [("cuda/k.cu", 1, "WRP006")]
+    proc = run_cli("scan", "--isolated", "--select", "WRP", "--output-format", "json", cwd=tmp_path)
+    assert [f["path"] for f in json.loads(proc.stdout)] == ["cuda/k.cu"]
+    (tmp_path / "hip" / "CMakeLists.txt").unlink()
+    proc = run_cli("scan", "--isolated", "--select", "WRP", "--output-format", "json", cwd=tmp_path)
+    assert json.loads(proc.stdout) == []
+
+
+def test_definitions_of_each_build_settle_the_branches(tmp_path):
+    # No HIP word in either switch: only the build files say which build sets which.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_text(
+        "#ifdef VENDOR_A\n"
+        "__global__ void __launch_bounds__(256, 4) k(float* x) { x[threadIdx.x] = 0.f; }\n"
+        "#else\n"
+        "__global__ void __launch_bounds__(256, 2) k(float* x) { x[threadIdx.x] = 0.f; }\n"
+        "#endif\n"
+        "#ifdef VENDOR_B\n"
+        "__global__ void __launch_bounds__(128, 2) g(float* x) { x[threadIdx.x] = 0.f; }\n"
+        "#endif\n")
+    assert scan(tmp_path, "--isolated", "--select", "ARC004") == [("src/k.cu", 2, "ARC004"), ("src/k.cu", 4, "ARC004"),
+                                                                 ("src/k.cu", 7, "ARC004")]
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(p LANGUAGES CXX)\noption(P_USE_HIP OFF)\n"
+        "if(P_USE_HIP)\n  enable_language(HIP)\n  set_source_files_properties(src/k.cu PROPERTIES LANGUAGE HIP)\n"
+        "  add_library(p src/k.cu)\n  target_compile_definitions(p PRIVATE VENDOR_B)\n"
+        "else()\n  enable_language(CUDA)\n  add_library(p src/k.cu)\n  target_compile_definitions(p PRIVATE VENDOR_A)\n"
+        "endif()\n")
+    facts = amdbuild.read(str(tmp_path)).facts_for(str(tmp_path / "src" / "k.cu"))
+    assert facts.amd_compiled and facts.amd_defines == {"VENDOR_B"} and facts.nvidia_defines == {"VENDOR_A"}
+    # VENDOR_A's branch is NVIDIA's, its #else and VENDOR_B's are AMD's, chosen for AMD's meaning.
+    assert scan(tmp_path, "--isolated", "--select", "ARC004") == []
+
+
+def test_cuda_blocks_of_a_project_with_a_hip_path_are_the_nvidia_build(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(p LANGUAGES CXX)\noption(P_USE_CUDA OFF)\noption(P_USE_HIP OFF)\nadd_subdirectory(lib)\n")
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "k.cu").write_text(KERNEL)
+    (tmp_path / "lib" / "CMakeLists.txt").write_text(
+        "add_library(lib k.cu)\n"
+        "if(P_USE_CUDA)\n  target_link_libraries(lib PRIVATE CUDA::cublas)\nendif()\n"
+        "if(P_USE_HIP)\n  enable_language(HIP)\n  set_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\nendif()\n"
+        "target_link_libraries(lib PRIVATE CUDA::cufft)\n")
+    # The twin switch is named in the file above, not here: the P_USE_CUDA block is still NVIDIA's.
+    # The link outside both blocks is read by the AMD build too.
+    found = [f for f in scan(tmp_path, "--isolated", "--select", "BLD") if f[0] == "lib/CMakeLists.txt"]
+    assert found == [("lib/CMakeLists.txt", 9, "BLD004")]
