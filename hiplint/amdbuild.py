@@ -307,8 +307,8 @@ def _cmake_commands(data: bytes, context_text: bytes) -> tuple[list[_Command], l
                     branch_scope = tested or scope
                 elif c.type == "else_command":
                     # else() of `if(X_USE_HIP)`: the other builds; of `if(NOT X_USE_HIP)`: the AMD one.
-                    tested = "cuda" if "hip" in previous else ("hip" if previous and all(
-                        p == "cuda" for p in previous) else None)
+                    # (The else() of `if(X_USE_CUDA)` may be a CPU build as well as the AMD one: neither.)
+                    tested = "cuda" if "hip" in previous else None
                     branch_scope = tested or scope
                 elif c.type == "body":
                     if branch_scope == "cuda" and scope != "cuda":
@@ -324,7 +324,8 @@ def _cmake_commands(data: bytes, context_text: bytes) -> tuple[list[_Command], l
 
 def _branch_scope(words: list[str], context_text: bytes) -> str | None:
     """"hip" for `if(X_USE_HIP)`, `if(GPU_RUNTIME STREQUAL "HIP")`; "cuda" for `if(NOT X_USE_HIP)`,
-    `if(X_USE_CUDA)` where the project names X_USE_HIP (or _ROCM) too, `if(GPU STREQUAL "CUDA")`."""
+    `if(X_USE_CUDA)` where the project names X_USE_HIP (or _ROCM) too, `if(GPU STREQUAL "CUDA")`.
+    `if(NOT X_USE_CUDA)` is neither: a CPU-only build takes it too."""
     words = [w.strip('"') for w in words]
     words = [w[2:-1] if w.startswith("${") and w.endswith("}") else w for w in words]
     if not words or "OR" in [w.upper() for w in words]:
@@ -345,7 +346,7 @@ def _branch_scope(words: list[str], context_text: bytes) -> str | None:
     if all(names_amd(p) for p in parts[:1]) and len(parts) <= 2:
         return "cuda" if negated else "hip"
     if len(parts) == 1 and names_cuda(parts[0]) and _has_amd_twin(parts[0], context_text):
-        return "hip" if negated else "cuda"
+        return None if negated else "cuda"  # `if(NOT X_USE_CUDA)`: a CPU build, or the AMD one
     return None
 
 

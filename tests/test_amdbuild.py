@@ -142,3 +142,21 @@ def test_cuda_blocks_of_a_project_with_a_hip_path_are_the_nvidia_build(tmp_path)
     # The link outside both blocks is read by the AMD build too.
     found = [f for f in scan(tmp_path, "--isolated", "--select", "BLD") if f[0] == "lib/CMakeLists.txt"]
     assert found == [("lib/CMakeLists.txt", 9, "BLD004")]
+
+
+def test_a_block_without_the_cuda_build_is_not_the_amd_build(tmp_path):
+    # `if(NOT P_USE_CUDA)` and the else() of `if(P_USE_CUDA)` are taken by a CPU-only build too (Ginkgo's
+    # device hooks): not sources of the AMD build. `if(NOT P_USE_HIP)` is never read by the AMD build.
+    for name in ("cuda_stub.cpp", "cpu.cpp", "k.cu"):
+        (tmp_path / name).write_text("int f();\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "option(P_USE_CUDA OFF)\noption(P_USE_HIP OFF)\n"
+        "if(NOT P_USE_CUDA)\n  add_library(stub cuda_stub.cpp)\nendif()\n"
+        "if(P_USE_CUDA)\n  add_library(gpu k.cu)\nelse()\n  add_library(cpu cpu.cpp)\nendif()\n"
+        "if(P_USE_HIP)\n  enable_language(HIP)\n  set_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\n"
+        "  add_library(gpu_hip k.cu)\nendif()\n"
+        "if(NOT P_USE_HIP)\n  target_link_libraries(gpu PRIVATE CUDA::cudart)\nendif()\n")
+    build = amdbuild.read(str(tmp_path))
+    assert build.amd_sources == {str(tmp_path / "k.cu")}
+    cmake = str(tmp_path / "CMakeLists.txt")
+    assert [amdbuild._lines(cmake, s, e) for s, e in build.nvidia_ranges[cmake]] == ["7", "17"]
