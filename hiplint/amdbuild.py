@@ -40,6 +40,7 @@ SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
 MAX_DIRS = 40000  # directories walked per repository
 MAX_BUILD_FILES = 4000
 MAX_BUILD_BYTES = 1024 * 1024
+MAX_GLOB = 20000  # files one glob may name
 GIT_LEVELS = 16  # directories looked up for `.git`
 NO_GIT_LEVELS = 4  # without one: this far up for a build file
 
@@ -331,23 +332,42 @@ def _branch_scope(words: list[str], context_text: bytes) -> str | None:
     if not words or "OR" in [w.upper() for w in words]:
         return None
     upper = [w.upper() for w in words]
-    if len(words) == 3 and upper[1] in ("STREQUAL", "MATCHES"):
-        value = upper[2] if not names_amd(upper[0]) and not names_cuda(upper[0]) else upper[2]
+    if len(words) == 3 and upper[1] == "STREQUAL":
+        value = upper[2]
         if value in ("HIP", "ROCM", "AMD"):
             return "hip"
         if value in ("CUDA", "NVIDIA", "NVCC"):
             return "cuda"
         return None
+    if any(u in _NOT_SWITCH_TESTS for u in upper) or any(not _SWITCH.fullmatch(w) for w in words):
+        # `if(NOT DEFINED CMAKE_HIP_STANDARD)`, `elseif(DEFINED ENV{ROCM_PATH})`, `if(EXISTS /opt/rocm)`:
+        # set-up of a toolchain, not a choice between the builds.
+        return None
     negated = upper[0] == "NOT"
     rest = words[1:] if negated else words
-    parts = [w for w in rest if w.upper() not in ("AND", "DEFINED", "TARGET")]
-    if not parts:
+    parts = [w for w in rest if w.upper() != "AND"]
+    if not parts or (negated and len(parts) > 1):
         return None
-    if all(names_amd(p) for p in parts[:1]) and len(parts) <= 2:
+    if not _is_build_switch(parts[0]):
+        return None  # `if(CMAKE_HIP_COMPILER) ... else() message(FATAL_ERROR ...)`: a check, not a choice
+    if names_amd(parts[0]) and len(parts) <= 2:
         return "cuda" if negated else "hip"
     if len(parts) == 1 and names_cuda(parts[0]) and _has_amd_twin(parts[0], context_text):
         return None if negated else "cuda"  # `if(NOT X_USE_CUDA)`: a CPU build, or the AMD one
     return None
+
+
+_NOT_SWITCH_TESTS = frozenset({"DEFINED", "EXISTS", "IS_DIRECTORY", "IS_ABSOLUTE", "COMMAND", "POLICY", "TARGET",
+                               "TEST", "MATCHES", "VERSION_LESS", "VERSION_GREATER", "VERSION_EQUAL",
+                               "VERSION_GREATER_EQUAL", "VERSION_LESS_EQUAL", "IN_LIST"})
+_SWITCH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SWITCH_WORDS = frozenset({"USE", "ENABLE", "ENABLED", "WITH", "BUILD", "BACKEND", "HAVE", "HAS"})
+
+
+def _is_build_switch(name: str) -> bool:
+    """`X_USE_HIP`, `GINKGO_BUILD_CUDA`, `WITH_ROCM`, `USE_ROCM`: an option choosing a build."""
+    words = _words(name)
+    return not words.isdisjoint(_SWITCH_WORDS) or words <= {"HIP", "ROCM", "CUDA"}
 
 
 def _has_amd_twin(switch: str, text: bytes) -> bool:
@@ -398,6 +418,15 @@ def _expand(text: str, variables: dict, here: str, root: str) -> list[str]:
     return [p for p in re.split(r"[;\s]+", text) if p and not p.startswith("$<")]
 
 
+_BUILTIN_VARS = frozenset({"CMAKE_CURRENT_SOURCE_DIR", "CMAKE_CURRENT_LIST_DIR", "PROJECT_SOURCE_DIR",
+                           "CMAKE_SOURCE_DIR", "CMAKE_HOME_DIRECTORY"})
+
+
+def patterns_known(args: list[str], variables: dict) -> bool:
+    """Every variable the glob patterns use is known (else the pattern means something else)."""
+    return all(m.group(1) in variables or m.group(1) in _BUILTIN_VARS for a in args for m in _VAR_REF.finditer(a))
+
+
 def _files(items: list[str], here: str) -> list[str]:
     out = []
     for item in items:
@@ -408,15 +437,22 @@ def _files(items: list[str], here: str) -> list[str]:
     return out
 
 
-def _glob(patterns: list[str], here: str, recurse: bool) -> list[str]:
+def _glob(patterns: list[str], here: str, recurse: bool, root: str) -> list[str]:
+    """Files matching `patterns` (from `here`), inside the repository only: a pattern that lost an unknown
+    variable (`${EXT_DIR}/*.h` read as `/*.h`) must not walk the disk."""
     out = []
     for pattern in patterns:
-        full = pattern if os.path.isabs(pattern) else os.path.join(here, pattern)
+        full = os.path.normpath(pattern if os.path.isabs(pattern) else os.path.join(here, pattern))
+        if not full.startswith(root.rstrip(os.sep) + os.sep) or not glob.has_magic(full):
+            continue
         if recurse:
             d, base = os.path.split(full)
             full = os.path.join(d, "**", base)
-        out.extend(os.path.normpath(p) for p in sorted(glob.glob(full, recursive=recurse)))
-    return out
+        for p in glob.iglob(full, recursive=recurse):
+            out.append(os.path.normpath(p))
+            if len(out) >= MAX_GLOB:
+                return out
+    return sorted(out)
 
 
 def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
@@ -523,7 +559,8 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                 if rest and rest[0].upper() == "RELATIVE":
                     rest = rest[2:]
                 patterns = sum((_expand(a, variables, here, root) for a in rest), [])
-                variables[args[1]] = _glob(patterns, here, args[0].upper() == "GLOB_RECURSE")
+                variables[args[1]] = _glob(patterns, here, args[0].upper() == "GLOB_RECURSE", root) \
+                    if not _VAR_REF.search(" ".join(rest)) or patterns_known(rest, variables) else []
             elif c.name in _TARGET_COMMANDS and args:
                 if any(a.upper() in ("IMPORTED", "ALIAS") for a in args[1:]):
                     continue
@@ -546,7 +583,11 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                     hip_language.update(_files(items, here))
                     build.amd_build_files.add(path)
             elif c.name == "target_compile_definitions" and args and args[0] in targets:
-                target(args[0], scope)["defines"].update(_definitions(args[1:], variables, here, root))
+                defs = _definitions(args[1:], variables, here, root)
+                if c.scope in ("hip", "cuda"):  # `if(X_USE_CUDA) target_compile_definitions(t X_COMPILING_CUDA)`
+                    defines_by_scope[c.scope].update(defs)
+                else:
+                    target(args[0], scope)["defines"].update(defs)
             elif c.name in ("add_compile_definitions", "add_definitions"):
                 defs = _definitions(args, variables, here, root)
                 defines_by_scope[scope].update(defs)
@@ -635,7 +676,7 @@ def _read_make(root: str, paths: list[str], build: AmdBuild) -> None:
         def expand(s: str, depth: int = 0) -> str:
             if depth > 4:
                 return s
-            s = _WILDCARD.sub(lambda w: " ".join(_glob(expand(w.group(1), depth + 1).split(), here, False)), s)
+            s = _WILDCARD.sub(lambda w: " ".join(_glob(expand(w.group(1), depth + 1).split(), here, False, root)), s)
             new = _MAKE_REF.sub(lambda r: variables.get(r.group(1), ""), s)
             return new if new == s else expand(new, depth + 1)
 

@@ -160,3 +160,18 @@ def test_a_block_without_the_cuda_build_is_not_the_amd_build(tmp_path):
     assert build.amd_sources == {str(tmp_path / "k.cu")}
     cmake = str(tmp_path / "CMakeLists.txt")
     assert [amdbuild._lines(cmake, s, e) for s, e in build.nvidia_ranges[cmake]] == ["7", "17"]
+
+
+def test_toolchain_set_up_is_no_choice_between_the_builds(tmp_path):
+    # hypre's HYPRE_SetupHIPToolkit.cmake: `NOT DEFINED CMAKE_HIP_*` and the else() of a search for ROCm
+    # are the AMD build's own set-up, not blocks for the NVIDIA build.
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(p LANGUAGES CXX)\noption(P_USE_HIP OFF)\nif(P_USE_HIP)\n  enable_language(HIP)\n"
+        "  set_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\n  add_library(p k.cu)\nendif()\n"
+        "if(NOT DEFINED CMAKE_HIP_STANDARD)\n  set(CMAKE_HIP_STANDARD 17)\nendif()\n"
+        "if(DEFINED ENV{ROCM_PATH})\n  set(HIP_PATH $ENV{ROCM_PATH})\nelse()\n  set(HIP_PATH /opt/rocm)\nendif()\n"
+        "if(NOT P_USE_HIP)\n  set(X 1)\nendif()\n")
+    (tmp_path / "k.cu").write_text("int f();\n")
+    build = amdbuild.read(str(tmp_path))
+    cmake = str(tmp_path / "CMakeLists.txt")
+    assert [amdbuild._lines(cmake, s, e) for s, e in build.nvidia_ranges[cmake]] == ["17"]
