@@ -273,14 +273,16 @@ class _CMakeFile:
     commands: list
     nvidia_blocks: list  # (start, end) of branch bodies for the NVIDIA build
     scope: str | None = None  # the whole file's, once known
+    functions: list = field(default_factory=list)  # (name, body start, body end)
 
 
-def _cmake_commands(data: bytes, context_text: bytes) -> tuple[list[_Command], list[tuple[int, int]]]:
+def _cmake_commands(data: bytes, context_text: bytes) -> tuple[list[_Command], list, list]:
     from hiplint.rules.build._cmake import _argument, _parser
 
     tree = _parser().parse(data)
     commands: list[_Command] = []
     blocks: list[tuple[int, int]] = []
+    functions: list[tuple[str, int, int]] = []  # (name, body start, body end) of function()/macro()
 
     def head_args(head) -> list[str]:
         lists = [c for c in head.children if c.type == "argument_list"]
@@ -289,6 +291,12 @@ def _cmake_commands(data: bytes, context_text: bytes) -> tuple[list[_Command], l
     stack = [(tree.root_node, None)]
     while stack:
         node, scope = stack.pop()
+        if node.type in ("function_def", "macro_def"):
+            heads = [c for c in node.children if c.type in ("function_command", "macro_command")]
+            bodies = [c for c in node.children if c.type == "body"]
+            names = head_args(heads[0]) if heads else []
+            if names and bodies:
+                functions.append((names[0].lower(), bodies[0].start_byte, bodies[0].end_byte))
         if node.type == "normal_command":
             ident = node.children[0] if node.children else None
             name = data[ident.start_byte:ident.end_byte].decode("utf-8", "replace").lower() if ident else ""
@@ -320,7 +328,7 @@ def _cmake_commands(data: bytes, context_text: bytes) -> tuple[list[_Command], l
         for c in reversed(node.children):
             stack.append((c, scope))
     commands.sort(key=lambda c: c.start)
-    return commands, blocks
+    return commands, blocks, functions
 
 
 def _branch_scope(words: list[str], context_text: bytes) -> str | None:
@@ -474,10 +482,10 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                 break
             d = os.path.dirname(d)
         try:
-            commands, blocks = _cmake_commands(data, b"\n".join(context))
+            commands, blocks, functions = _cmake_commands(data, b"\n".join(context))
         except Exception:  # a file the grammar cannot take: read nothing from it
             continue
-        files[path] = _CMakeFile(path, commands, blocks)
+        files[path] = _CMakeFile(path, commands, blocks, functions=functions)
 
     # Who reads each CMakeLists.txt: add_subdirectory from which scope.
     reached: dict[str, set] = {}
@@ -614,6 +622,25 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
             build.amd_build_files.add(path)
     build.amd_defines.update(defines_by_scope["hip"] - defines_by_scope["cuda"] - defines_by_scope[None])
     build.nvidia_defines.update(defines_by_scope["cuda"] - defines_by_scope["hip"] - defines_by_scope[None])
+    # A function called only for the NVIDIA build (Ginkgo's `ginkgo_benchmark_cusparse_linops`, called in
+    # `if(GINKGO_BUILD_CUDA)`): its body is an NVIDIA block.
+    for _ in range(3):  # a function called only from such a function's body is one too
+        calls: dict[str, set] = {}
+        for f in files.values():
+            fscope = f.scope if f.scope in ("hip", "cuda") else None
+            for c in f.commands:
+                inside = any(s <= c.start < e for s, e in f.nvidia_blocks)
+                calls.setdefault(c.name, set()).add("cuda" if inside else (c.scope or fscope))
+        added = False
+        for f in files.values():
+            for name, start, end in f.functions:
+                if calls.get(name) == {"cuda"} and not any(s <= start and end <= e for s, e in f.nvidia_blocks):
+                    f.nvidia_blocks.append((start, end))
+                    added = True
+        if not added:
+            break
+    for f in files.values():
+        f.nvidia_blocks.sort()
     amd_dirs = {os.path.dirname(s) for s in build.amd_sources}
     for path, f in files.items():
         here = os.path.dirname(path)

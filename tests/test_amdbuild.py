@@ -175,3 +175,21 @@ def test_toolchain_set_up_is_no_choice_between_the_builds(tmp_path):
     build = amdbuild.read(str(tmp_path))
     cmake = str(tmp_path / "CMakeLists.txt")
     assert [amdbuild._lines(cmake, s, e) for s, e in build.nvidia_ranges[cmake]] == ["17"]
+
+
+def test_a_function_called_only_for_the_nvidia_build_is_nvidia_code(tmp_path):
+    # Ginkgo's benchmark/CMakeLists.txt: `function(ginkgo_benchmark_cusparse_linops ...)` links
+    # CUDA::cusparse and is called only in `if(GINKGO_BUILD_CUDA)`.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "k.cu").write_text("int f();\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "option(P_BUILD_CUDA OFF)\noption(P_BUILD_HIP OFF)\n"
+        "function(cuda_linops name)\n  add_library(${name} k.cu)\n"
+        "  target_link_libraries(${name} PRIVATE CUDA::cusparse)\n  inner_cuda(${name})\nendfunction()\n"
+        "function(inner_cuda name)\n  target_link_libraries(${name} PRIVATE CUDA::cublas)\nendfunction()\n"
+        "function(shared_helper name)\n  target_link_libraries(${name} PRIVATE CUDA::cufft)\nendfunction()\n"
+        "if(P_BUILD_CUDA)\n  cuda_linops(d)\n  shared_helper(d)\nendif()\n"
+        "if(P_BUILD_HIP)\n  enable_language(HIP)\n  set_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\n"
+        "  add_library(h k.cu)\n  shared_helper(h)\nendif()\n")
+    found = scan(tmp_path, "--isolated", "--select", "BLD")
+    assert found == [("CMakeLists.txt", 12, "BLD004")]  # the helper both builds call
