@@ -110,6 +110,7 @@ class AmdBuild:
     nvidia_build_files: set = field(default_factory=set)
     nvidia_ranges: dict = field(default_factory=dict)  # build file -> [(start, end)]
     amd_dirs: set = field(default_factory=set)  # directories holding AMD-compiled sources
+    include_dirs: list = field(default_factory=list)  # the project's own include directories (CMake)
 
     @property
     def known(self) -> bool:
@@ -215,6 +216,31 @@ def for_path(path: str) -> AmdBuild:
     return build
 
 
+def project_include(path: str, include: str) -> str | None:
+    """The project header an angle-bracket include names (`<LightGBM/cuda/cuda_rocm_interop.h>`), found
+    in an include directory the project's build gives (only where an AMD build was read), else None."""
+    try:
+        build = for_path(path)
+    except (OSError, RecursionError, ValueError):
+        return None
+    if not build.known or not build.include_dirs:
+        return None
+    return _in_include_dirs(tuple(build.include_dirs), include)
+
+
+_INCLUDE_CACHE: dict = {}
+
+
+def _in_include_dirs(dirs: tuple, include: str) -> str | None:
+    key = (dirs, include)
+    if key not in _INCLUDE_CACHE:
+        if len(_INCLUDE_CACHE) > 65536:
+            _INCLUDE_CACHE.clear()
+        _INCLUDE_CACHE[key] = next((os.path.join(d, include) for d in dirs
+                                    if os.path.isfile(os.path.join(d, include))), None)
+    return _INCLUDE_CACHE[key]
+
+
 def facts_for(path: str | None) -> FileFacts:
     """What the AMD build of the file's repository says about it (NOTHING when unknown)."""
     if not path:
@@ -297,6 +323,9 @@ def _cmake_commands(data: bytes, context_text: bytes) -> tuple[list[_Command], l
             names = head_args(heads[0]) if heads else []
             if names and bodies:
                 functions.append((names[0].lower(), bodies[0].start_byte, bodies[0].end_byte))
+        if node.type == "foreach_command":
+            commands.append(_Command("foreach", head_args(node), node.start_byte, node.end_byte, scope))
+            continue
         if node.type == "normal_command":
             ident = node.children[0] if node.children else None
             name = data[ident.start_byte:ident.end_byte].decode("utf-8", "replace").lower() if ident else ""
@@ -559,6 +588,16 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
             elif c.name == "set" and args:
                 variables[args[0]] = sum((_expand(a, variables, here, root) for a in args[1:]
                                           if a not in ("CACHE", "PARENT_SCOPE", "FORCE")), [])
+            elif c.name == "foreach" and len(args) >= 2:
+                # The loop variable stands for every item (LightGBM: `foreach(file IN LISTS SOURCES)` /
+                # `list(APPEND CU_FILES "${file}")` / `set_source_files_properties(${CU_FILES} ... HIP)`).
+                items = args[3:] if len(args) >= 3 and args[1].upper() == "IN" and args[2].upper() == "LISTS" \
+                    else args[2:] if args[1].upper() == "IN" else args[1:]
+                if len(args) >= 3 and args[1].upper() == "IN" and args[2].upper() == "LISTS":
+                    variables[args[0]] = sum((variables.get(v, []) for v in items), [])
+                else:
+                    variables[args[0]] = sum((_expand(a, variables, here, root) for a in items
+                                              if a.upper() not in ("ITEMS", "LISTS", "RANGE")), [])
             elif c.name == "list" and len(args) >= 2 and args[0].upper() in ("APPEND", "PREPEND"):
                 variables[args[1]] = variables.get(args[1], []) + sum(
                     (_expand(a, variables, here, root) for a in args[2:]), [])
@@ -596,6 +635,16 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                     defines_by_scope[c.scope].update(defs)
                 else:
                     target(args[0], scope)["defines"].update(defs)
+            elif c.name in ("include_directories", "target_include_directories"):
+                items = args if c.name == "include_directories" else args[1:]
+                for a in items:
+                    if a.upper() in ("SYSTEM", "BEFORE", "AFTER", "PRIVATE", "PUBLIC", "INTERFACE"):
+                        continue
+                    a = re.sub(r"^\$<BUILD_INTERFACE:(.*)>$", r"\1", a)
+                    for d in _expand(a, variables, here, root):
+                        d = os.path.normpath(d if os.path.isabs(d) else os.path.join(here, d))
+                        if d.startswith(root) and os.path.isdir(d) and d not in build.include_dirs:
+                            build.include_dirs.append(d)
             elif c.name in ("add_compile_definitions", "add_definitions"):
                 defs = _definitions(args, variables, here, root)
                 defines_by_scope[scope].update(defs)

@@ -193,3 +193,22 @@ def test_a_function_called_only_for_the_nvidia_build_is_nvidia_code(tmp_path):
         "  add_library(h k.cu)\n  shared_helper(h)\nendif()\n")
     found = scan(tmp_path, "--isolated", "--select", "BLD")
     assert found == [("CMakeLists.txt", 12, "BLD004")]  # the helper both builds call
+
+
+def test_a_compat_header_included_with_angle_brackets_from_the_projects_include_dir(tmp_path):
+    # LightGBM: `#include <LightGBM/cuda/cuda_rocm_interop.h>` maps __shfl_down_sync for ROCm; the
+    # include directory comes from the build (include_directories), which hiplint reads.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "include" / "proj").mkdir(parents=True)
+    (tmp_path / "include" / "proj" / "interop.h").write_text(
+        "#pragma once\n#if defined(USE_ROCM)\n#define __shfl_down_sync(mask, val, offset) __shfl_down(val, offset)\n#endif\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_text(
+        "#include <proj/interop.h>\n__global__ void k(float* x) {\n  const unsigned mask = 0xffffffff;\n"
+        "  x[threadIdx.x] = __shfl_down_sync(mask, x[threadIdx.x], 1);\n}\n")
+    assert [c for _, _, c in scan(tmp_path, "--isolated", "--select", "WRP006")] == ["WRP006"]
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(p LANGUAGES CXX)\ninclude_directories(${PROJECT_SOURCE_DIR}/include)\nif(USE_ROCM)\n"
+        "  enable_language(HIP)\n  set_source_files_properties(src/k.cu PROPERTIES LANGUAGE HIP)\n"
+        "  add_library(p src/k.cu)\nendif()\n")
+    assert scan(tmp_path, "--isolated", "--select", "WRP006") == []
