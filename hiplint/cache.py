@@ -194,6 +194,11 @@ class Cache:
         # Whether the file has a HIP twin decides its findings too (hiplint.layout): adding a hip/
         # directory beside cuda/ must not serve the entries written before.
         h.update(b"cuda-backend\0" if path is not None and hip_twin(path) else b"\0")
+        # So does what the project's AMD build says about it (hiplint.amdbuild): a CMakeLists.txt that
+        # starts compiling it as HIP, or stops, must not serve the entries written before.
+        if path is not None:
+            from hiplint.amdbuild import facts_for
+            h.update(facts_for(path).signature() + b"\0")
         h.update(data)
         return h.hexdigest()
 

@@ -78,6 +78,9 @@ def scan_options(fn):
         click.option("--show-files", is_flag=True, help="List the files a scan would read (after excludes), and exit."),
         click.option("--show-settings", is_flag=True,
                      help="Print the settings in effect (configuration file, rules, targets), and exit."),
+        click.option("--show-build", is_flag=True,
+                     help="Print what hiplint learned from the project's own AMD build (build files, sources "
+                          "compiled as HIP, definitions, NVIDIA-only build files), and exit."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
@@ -149,6 +152,16 @@ def _do_scan(paths, kw, force_fix: bool = False):
     out_file = kw.get("output_file")
     if kw.get("show_settings"):
         click.echo(_settings_text(settings, rules), nl=False)
+        return EXIT_CLEAN
+    if kw.get("show_build"):
+        from hiplint import amdbuild
+
+        roots = []
+        for p in paths:
+            root = amdbuild.root_of(p)
+            if root not in roots:
+                roots.append(root)
+                click.echo(amdbuild.for_path(p).describe(), nl=False)
         return EXIT_CLEAN
     if kw.get("show_files"):
         from hiplint.discovery import discover

@@ -1,6 +1,8 @@
 """What a rule sees of a file, and how it reports."""
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from hiplint.cparse import FUNCTION_TYPES, FunctionSpans, Unit, path_to
@@ -9,6 +11,11 @@ from hiplint.source import Source
 
 _STATEMENT_TYPES = frozenset({"expression_statement", "declaration", "compound_statement", "function_definition",
                               "return_statement", "translation_unit", "preproc_def", "preproc_function_def"})
+
+
+_NAME_OR_CALL = re.compile(rb"\s*([A-Za-z_]\w*)\s*(?:\(.*)?\Z", re.S)
+# A CUDA name a compatibility header may map for AMD: toolkit and library prefixes, intrinsics.
+_CUDA_NAME = re.compile(r"(?:cu|CU|cuda|CUDA|nv|NV|__)[A-Za-z0-9_]")
 
 
 class FileContext:
@@ -29,6 +36,25 @@ class FileContext:
         self.blanked: list[tuple[int, int]] = []
         self.depends: dict[str, str] = {}  # other files read (hiplint.headers): path -> digest
         self._cuda_backend: bool | None = None
+        self._build_facts = None
+
+    @property
+    def build_facts(self):
+        """What the project's own AMD build says about this file (hiplint.amdbuild)."""
+        if self._build_facts is None:
+            from hiplint.amdbuild import facts_for
+            self._build_facts = facts_for(self.fs_path)
+        return self._build_facts
+
+    @property
+    def hip_macros(self) -> frozenset[str]:
+        """The HIP macros for this file: the settings', and the definitions the project's AMD build sets
+        for it (hiplint.amdbuild)."""
+        cached = self.cache.get("hip_macros")
+        if cached is None:
+            extra = self.build_facts.macros()
+            cached = self.cache["hip_macros"] = self.settings.hip_macros | extra if extra else self.settings.hip_macros
+        return cached
 
     # Reading ----------------------------------------------------------------------------------
     def text(self, node: Node) -> str:
@@ -83,7 +109,8 @@ class FileContext:
         """Is the file part of a CUDA backend with a HIP twin (hiplint.layout)? Asked on first report."""
         if self._cuda_backend is None:
             from hiplint.layout import hip_twin
-            self._cuda_backend = hip_twin(self.fs_path) is not None
+            # A source the project's AMD build compiles is its input, twin or not (hiplint.amdbuild).
+            self._cuda_backend = not self.build_facts.amd_compiled and hip_twin(self.fs_path) is not None
         return self._cuda_backend
 
     def platform_kind(self, file_byte: int) -> str | None:
@@ -108,6 +135,10 @@ class FileContext:
         rule = self.rule
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.in_cuda_backend:
             return True  # the file has a HIP twin (`cuda/` beside `hip/`): AMD compiles that one instead
+        if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.language != "cuda":
+            facts = self.build_facts
+            if facts.nvidia_build_file or any(s <= start < e for s, e in facts.nvidia_ranges):
+                return True  # a build file (or block) only the NVIDIA build reads: the AMD build is elsewhere
         if self.platform is not None:
             kind = self.platform.kind_at(start)
             if kind == "hip" and not rule.report_in_hip_branches:
@@ -121,6 +152,22 @@ class FileContext:
                 # reports the branch AMD silently skips; what to write for AMD there is new code.
                 return True
         return False
+
+    def _mapped_for_amd(self, start: int, end: int) -> bool:
+        """Is the reported text a name (or a call of one) that a project header maps for the AMD build
+        (`#ifdef X_USE_HIP` / `#include "compat_hip.h"` / `#define cublasGemmEx hipblasGemmEx`)? The
+        project handled that name for AMD; the header itself is checked where it is linted."""
+        if self.language != "cuda" or self.units is None or not self.units or self.rule.code.startswith("HL"):
+            return False
+        m = _NAME_OR_CALL.match(self.source.data[start:end])
+        if m is None:
+            return False
+        from hiplint.headers import amd_macros
+        name = m.group(1).decode("utf-8", "replace")
+        if not _CUDA_NAME.match(name):
+            return False  # the project's own name (`MIN_BLOCKS` per vendor): the rule weighs it itself
+        found = amd_macros(self).get(name)
+        return found is not None and found.hip_only
 
     def related(self, node: Node, message: str = "") -> RelatedLocation | None:
         """A related location for `node` (see Finding.add_related), or None where the rule would not
@@ -154,7 +201,7 @@ class FileContext:
         after suppressions into the first one left, the others its related locations (a build file's
         nvcc options: one finding). Findings with a fix are never merged."""
         rule = self.rule
-        if self._silenced(start):
+        if self._silenced(start) or self._mapped_for_amd(start, end):
             return None
         if fix is not None and fix.applicability == Applicability.SAFE:
             macro = self._project_macro_call(fix)

@@ -218,7 +218,7 @@ class Linter:
                 for i, unit in enumerate(units[1:], 1):
                     matches[i] = self._matches(queries, unit.root, self._lookups(unit.root, unit.data, hits))
         ctx.parse_errors = errors
-        ctx.platform = platform_map(root, text, self.settings.hip_macros, errors, ctx.fs_path, ctx.depends)
+        ctx.platform = platform_map(root, text, ctx.hip_macros, errors, ctx.fs_path, ctx.depends)
         unit_rules = [r for r in self.unit_rules if plan.runs(r, found)]
         # Rules with only `check_unit` (no query) run even when no enabled rule has a query.
         for i, unit in enumerate(units):
@@ -244,7 +244,7 @@ class Linter:
         never shown by default blanked (NVIDIA code beside AMD's, `#if 0`; same length, newlines and
         directives kept). Kept when it parses better: the rules then see the code an AMD build
         compiles, which the broken tree hid. Returns (tree, text, errors)."""
-        spans = unreported_spans(data, self.settings.hip_macros)
+        spans = unreported_spans(data, ctx.hip_macros)
         if not spans:
             return tree, data, errors
         view = bytearray(data)

@@ -80,8 +80,10 @@ def listing_digest(directory: str) -> str | None:
     return LISTING + digest_of("\n".join(names).encode("utf-8", "surrogateescape"))
 
 
-def _facts_of(root, data: bytes, platform) -> tuple[tuple, tuple]:
-    """(defines, includes) of a parsed file outside NVIDIA-only branches (`platform`: its PlatformMap)."""
+def _facts_of(root, data: bytes, platform, fs_path: str | None = None) -> tuple[tuple, tuple]:
+    """(defines, includes) of a parsed file outside NVIDIA-only branches (`platform`: its PlatformMap).
+    With `fs_path`, an angle-bracket include found in an include directory of the project's AMD build
+    (`<LightGBM/cuda/cuda_rocm_interop.h>`, hiplint.amdbuild) counts too, by its full path."""
     defines, includes = [], []
     for node in iter_nodes(root, DEFINES | {"preproc_include"}):
         kind = platform.kind_at(node.start_byte) if platform is not None else None
@@ -91,6 +93,11 @@ def _facts_of(root, data: bytes, platform) -> tuple[tuple, tuple]:
             path = node.child_by_field_name("path")
             if path is not None and path.type == "string_literal":
                 includes.append((data[path.start_byte:path.end_byte].decode("utf-8", "replace").strip('"'), kind == "hip"))
+            elif path is not None and path.type == "system_lib_string" and fs_path is not None:
+                from hiplint.amdbuild import project_include
+                found = project_include(fs_path, data[path.start_byte:path.end_byte].decode("utf-8", "replace").strip("<>"))
+                if found is not None:
+                    includes.append((found, kind == "hip"))
         else:
             name = node.child_by_field_name("name")
             if name is not None:
@@ -238,7 +245,7 @@ def header_facts(path: str, hip_macros, level: int = 0) -> HeaderFacts | None:
                 platform = platform_map(root, data, hip_macros, error_ranges(root), path, uses, level)
             finally:
                 _BUSY.discard(path)
-            defines, includes = _facts_of(root, data, platform)
+            defines, includes = _facts_of(root, data, platform, path)
             facts = HeaderFacts(digest_of(data), defines, includes, _switch_defines(root, data, platform),
                                 tuple(inc for inc, kind in _includes_by_side(root, data, platform) if kind == "nvidia"),
                                 tuple(_stamp(p, d) for p, d in sorted(uses.items())))
@@ -297,7 +304,7 @@ def amd_macros(ctx) -> dict[str, MacroDef]:
     if cached is not None:
         return cached
     unit = ctx.units[0]
-    own_defines, own_includes = _facts_of(unit.root, unit.data, ctx.platform)
+    own_defines, own_includes = _facts_of(unit.root, unit.data, ctx.platform, ctx.fs_path)
     macros: dict[str, MacroDef] = {}
     for name, byte, hip in own_defines:
         macros.setdefault(name, MacroDef(None, byte, hip))
@@ -305,7 +312,7 @@ def amd_macros(ctx) -> dict[str, MacroDef]:
     includes = [(inc, "hip" if hip else None) for inc, hip in own_includes]
     missing: list = []
     headers = []
-    for path, facts, side in _closure(includes, here, ctx.settings.hip_macros, 0, {os.path.abspath(ctx.fs_path)},
+    for path, facts, side in _closure(includes, here, ctx.hip_macros, 0, {os.path.abspath(ctx.fs_path)},
                                       missing=missing):
         headers.append(path)
         ctx.depends[path] = facts.digest

@@ -47,6 +47,9 @@ CLANG_CUDA_MACROS = frozenset({"__CUDA__"})
 HIP_PASS_MACROS = ("__HIP_DEVICE_COMPILE__",)
 
 HIP, CUDA = "hip", "cuda"
+# In a file's hip-macro set, "!NAME": NAME is defined by the project's NVIDIA build and not by its AMD
+# build (hiplint.amdbuild read both from the build files): true for nvcc, false on AMD.
+NVIDIA_BUILD_MARK = "!"
 
 # Defined by IDEs' code models only (CLion, Visual Studio IntelliSense, ReSharper, Qt Creator, Eclipse
 # CDT): `#ifdef __CLION_IDE__ / #define __CUDA_ARCH__ 900` is for the editor, never for a build.
@@ -182,6 +185,8 @@ class _Eval:
             return None if world == HIP else False
         if name in self.hip_macros:
             return world == HIP
+        if NVIDIA_BUILD_MARK + name in self.hip_macros:
+            return world == CUDA
         if name in CUDA_MACROS:
             return world == CUDA
         if name in CUDA_PASS_MACROS or name in CLANG_CUDA_MACROS:
@@ -207,6 +212,28 @@ class _Eval:
             return self._truth(node, world)
         finally:
             self.hip_on_nvidia = False
+
+    def amd_or_newer_nvidia(self, node: Node | None) -> bool:
+        """`defined(X_USE_HIP) || CUDART_VERSION >= 12000`: one disjunct is the AMD build's test, the
+        others false on AMD (a toolkit or architecture test). The branch is written for AMD (and for
+        newer NVIDIA toolkits); its `#else` is for older NVIDIA toolkits only."""
+        while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
+            node = node.named_children[0]
+        disjuncts, stack = [], [node]
+        while stack:
+            n = stack.pop()
+            while n is not None and n.type == "parenthesized_expression" and n.named_child_count == 1:
+                n = n.named_children[0]
+            op = n.child_by_field_name("operator") if n is not None and n.type == "binary_expression" else None
+            if op is not None and op.type == "||":
+                stack.extend((n.child_by_field_name("left"), n.child_by_field_name("right")))
+            elif n is not None:
+                disjuncts.append(n)
+        if len(disjuncts) < 2:
+            return False
+        values = [(self.truth(d, HIP), self.truth(d, CUDA)) for d in disjuncts]
+        amd = [v for v in values if v == (True, False)]
+        return bool(amd) and len(amd) < len(values) and all(v == (True, False) or v[0] is False for v in values)
 
     def _truth(self, node: Node | None, world: str):
         if node is None:
@@ -690,6 +717,9 @@ class PlatformMap:
                     cond = {HIP: True, CUDA: True}  # `#if !defined(X_HIP_H)` + `#define X_HIP_H`: a guard
                 elif t in ("preproc_if", "preproc_elif"):
                     cond = {w: ev.truth(branch.child_by_field_name("condition"), w) for w in (HIP, CUDA)}
+                    if cond[HIP] is True and cond[CUDA] is None and \
+                            ev.amd_or_newer_nvidia(branch.child_by_field_name("condition")):
+                        cond = {HIP: True, CUDA: False}  # AMD code (and newer nvcc's); the #else is older nvcc's
                 elif t in ("preproc_ifdef", "preproc_elifdef"):
                     name = branch.child_by_field_name("name")
                     neg = branch.child(0) is not None and branch.child(0).type in ("#ifndef", "#elifndef")

@@ -294,3 +294,21 @@ def test_guard_search_is_linear_in_comments():
     assert [src[s:e].strip().endswith(b"int nv;") for s, e in unreported_spans(src)] == [True]
     guard = b"#ifndef PROJ_HIP_H /* x */\n/* a */ /* b */ // c\n#define PROJ_HIP_H\nint x;\n#endif\n"
     assert unreported_spans(guard) == []
+
+
+def test_amd_or_a_newer_nvidia_toolkit_is_written_for_amd():
+    # One disjunct is the AMD build, the others fail on AMD (toolkit or architecture tests): AMD code,
+    # and the #else is older nvcc's.
+    src = "#if defined(USE_ROCM) || CUDART_VERSION >= 12000\nint x_a;\n#else\nint x_b;\n#endif\n"
+    assert kinds(src) == {"A": "hip", "B": "nvidia"}
+    assert kinds("#if defined(USE_ROCM) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800)\nint x_a;\n#endif\n") == {"A": "hip"}
+    # A disjunct AMD may take too (a project macro, any CUDA compiler) keeps it common code.
+    assert kinds("#if defined(USE_ROCM) || defined(FOO)\nint x_a;\n#endif\n") == {"A": None}
+    assert kinds("#if defined(USE_ROCM) || defined(__CUDACC__)\nint x_a;\n#endif\n") == {"A": None}
+
+
+def test_definitions_of_the_nvidia_build_only():
+    # "!NAME" in the HIP macros (hiplint.amdbuild): the project's NVIDIA build defines NAME, its AMD build not.
+    data = b"#ifdef PROJ_GPU_A\nint x_a;\n#else\nint x_b;\n#endif\n"
+    pm = PlatformMap(new_parser().parse(data).root_node, data, frozenset({"!PROJ_GPU_A"}))
+    assert (pm.kind_at(data.index(b"x_a")), pm.kind_at(data.index(b"x_b"))) == ("nvidia", "hip")

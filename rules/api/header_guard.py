@@ -72,4 +72,4 @@ class CudaHeaderGuardTest(CudaRule):
         cond = n.child_by_field_name("condition") if n is not None else None
         if cond is None:
             return False
-        return any(is_hip_macro(ctx.text(i), ctx.settings.hip_macros) for i in iter_nodes(cond, {"identifier"}))
+        return any(is_hip_macro(ctx.text(i), ctx.hip_macros) for i in iter_nodes(cond, {"identifier"}))

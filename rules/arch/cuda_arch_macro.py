@@ -321,7 +321,7 @@ class CudaArchMacro(CudaRule):
             return
         kind = "architecture" if macro.startswith("__CUDA_ARCH") else "CUDA version"
         switches = ctx.platform.derived if ctx.platform is not None else None
-        on_amd = condition_truth(cond, ctx.source.data, HIP, ctx.settings.hip_macros, switches) if ctx.unit.delta == 0 else None
+        on_amd = condition_truth(cond, ctx.source.data, HIP, ctx.hip_macros, switches) if ctx.unit.delta == 0 else None
         if negated and on_amd is not None:
             on_amd = not on_amd  # `#ifndef X`: cond is the name alone
         if on_amd is True and NOT_DEFINED_ARCH.search(text):
@@ -346,7 +346,7 @@ class CudaArchMacro(CudaRule):
             return  # `__shfl_xor_sync` from CUDA 9, `__shfl_xor` before: AMD takes the form HIP has natively
         if on_amd is False and self._hip_branch_follows(ctx, node):
             return  # `#if CUDART_VERSION >= 11000 ... #elif defined(USE_ROCM)`: AMD goes on to its own branch
-        if ctx.unit.delta == 0 and amd_truth(cond, ctx.source.data, ctx.settings.hip_macros, unknown=_cuda_macro,
+        if ctx.unit.delta == 0 and amd_truth(cond, ctx.source.data, ctx.hip_macros, unknown=_cuda_macro,
                                              device_pass=kind == "architecture", derived=switches) is not None:
             # Settled on AMD without the CUDA macros (`defined(__NVCC__) && CUDART_VERSION >= ...`). An
             # architecture matters only in the device pass, which is clang (`!defined(__clang__) && ...`);
@@ -460,7 +460,7 @@ DIRECTIVE_LINE = re.compile(r"\s*#")
 
 def _mentions_hip(ctx, text: str) -> bool:
     """The condition already names the HIP build (`|| defined(USE_AMD_ROCM)`, `__HIP_PLATFORM_*`)."""
-    return any(name.startswith("__HIP") or is_hip_macro(name, ctx.settings.hip_macros)
+    return any(name.startswith("__HIP") or is_hip_macro(name, ctx.hip_macros)
                for name in IDENTIFIER.findall(text))
 
 

@@ -1,12 +1,27 @@
 import re
 
 from hiplint import CudaRule, Impact, Severity
+from hiplint.headers import amd_macros
 from .._cuda import written_for_amd
 
 DEFAULT_MIN = ("1", "1u", "1U")
 # A second argument named for AMD's meaning (rocPRIM's ROCPRIM_DEFAULT_MIN_WARPS_PER_EU, kMinWavesPerEU):
 # its author already counts waves per execution unit.
 AMD_MEANING = re.compile(r"(warps?|waves?|wavefronts?)per(eu|executionunits?|simd)")
+# A name word for AMD in the argument: an AMD tuning table or trait (`kAmdTuning[...]`, `HipTuning::min_blocks`,
+# `tuning<gfx942>::occupancy`).
+AMD_WORD = re.compile(r"(?i)(?:^|[^a-z])(amd|hip|rocm|gfx[0-9a-f]*|cdna\d*|rdna\d*)(?:$|[^a-z])|(?-i:(?<![a-z])(?:Amd|Hip|Rocm)(?=[A-Z_])|(?<=[a-z])(?:Amd|Hip|Rocm)(?=[A-Z_]|$))")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def _per_vendor(ctx, expr: str) -> bool:
+    """A name in `expr` is a macro the project defines for AMD apart from NVIDIA (`#ifdef X_USE_HIP /
+    #define MIN_BLOCKS 1 / #else / #define MIN_BLOCKS 4`), or names AMD (a tuning table): the value
+    was chosen for AMD's meaning."""
+    if AMD_WORD.search(expr):
+        return True
+    macros = amd_macros(ctx)
+    return any(macros[n].hip_only for n in _IDENT.findall(expr) if n in macros)
 
 
 # Execution units (SIMDs) per compute unit as LLVM's AMDGPU backend counts them for waves-per-EU:
@@ -28,7 +43,9 @@ class LaunchBoundsMinBlocks(CudaRule):
     size), and reports that argument. A second argument of `1` is not reported: it constrains
     nothing on either vendor (HIP's minimum waves per EU defaults to 1). Nor is one whose name
     already says waves (or warps) per execution unit, such as `MIN_WAVES_PER_EU`: that is AMD's meaning,
-    nor any in a file written for AMD (it calls `__builtin_amdgcn_*` builtins outside platform
+    nor one from a macro the project defines apart for AMD (`#ifdef X_USE_HIP` / `#define MIN_BLOCKS 1` /
+    `#else` / `#define MIN_BLOCKS 4`) or from an AMD tuning table (a name with AMD, HIP, ROCm or a gfx
+    target in it), nor any in a file written for AMD (it calls `__builtin_amdgcn_*` builtins outside platform
     branches, so nvcc could not compile it): its author means AMD's waves per EU.
 
     ## Why it breaks on AMD
@@ -90,6 +107,8 @@ class LaunchBoundsMinBlocks(CudaRule):
                 return  # 1 asks for nothing on either vendor: HIP's default is 1 wave per EU
             if AMD_MEANING.search(b.lower().replace("_", "")) or written_for_amd(ctx):
                 return  # the author counts waves per EU: by the name, or by writing the file for AMD
+            if _per_vendor(ctx, b):
+                return  # a per-vendor macro or an AMD tuning table: set for AMD on purpose
             product = f"{_operand(b)} * {_operand(t)}"
             # Waves per EU = blocks * waves per block / EUs per CU. LLVM counts 4 EUs (SIMDs) per CU on
             # CDNA and per WGP on RDNA in its default WGP mode (AMDGPUBaseInfo.cpp getEUsPerCU).

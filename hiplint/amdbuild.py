@@ -1,0 +1,810 @@
+"""The project's own AMD build: which sources it compiles as HIP, with which definitions, and which
+build files only the NVIDIA build reads.
+
+Projects that already build for AMD often keep one CUDA source tree and a separate HIP build of it:
+`gpu-hip/CMakeLists.txt` runs `enable_language(HIP)`, globs `../gpu-cuda/*.cu`, sets them
+`LANGUAGE HIP` and adds `target_compile_definitions(... X_USE_HIP)`. Then
+
+- a source that build compiles is AMD-compiled, wherever it sits (a `cuda/` directory with a HIP twin
+  too: hiplint.layout does not silence it), and the definitions that build sets (and the NVIDIA build
+  does not) are HIP macros for it and the headers beside it: `#ifdef X_USE_HIP` / `#include
+  "compat_hip.h"` is the AMD side, and the names that header maps are handled (hiplint.headers);
+  a definition only the NVIDIA build sets is undefined on AMD (`#ifdef X_USE_CUDA ... #else`: the
+  `#else` is the AMD code);
+- the CUDA directory's own CMakeLists.txt, which the AMD build never `add_subdirectory`s, and CMake
+  blocks for the NVIDIA build (`if(X_USE_CUDA)` where the project has `X_USE_HIP`, `if(NOT X_USE_HIP)`,
+  the `else()` of an `if(X_USE_HIP)`) are the NVIDIA build's: the build rules do not report there.
+
+The build is read once per repository (the nearest `.git` above a file; without one, the highest
+directory a few levels up that holds a build file): CMake through tree-sitter-cmake, Makefiles by a
+small line reader (`hipcc`, `-x hip`, `-D` flags of those lines). Only what is written literally is
+understood (variables set in the same or a parent directory's file, `file(GLOB)`, `${CMAKE_CURRENT_SOURCE_DIR}`);
+where nothing is learned (no build files, another generator) files are treated as before.
+`hiplint scan --show-build` prints what was learned.
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+
+from hiplint.preproc import AMD_LIBRARY_WORDS
+
+NVIDIA_BUILD_MARK = "!"  # in a file's hip-macro set, "!X": X is defined by the NVIDIA build only
+C_FAMILY = frozenset({".cu", ".cuh", ".hip", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cuinl", ".inl"})
+HEADERS = frozenset({".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".cuinl", ".ipp", ".tpp"})
+MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
+SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
+MAX_DIRS = 40000  # directories walked per repository
+MAX_BUILD_FILES = 4000
+MAX_BUILD_BYTES = 1024 * 1024
+MAX_GLOB = 20000  # files one glob may name
+GIT_LEVELS = 16  # directories looked up for `.git`
+NO_GIT_LEVELS = 4  # without one: this far up for a build file
+
+_HIP_WORDS = frozenset({"HIP", "ROCM", "AMD", "HIPCC", "AMDGPU"}) | frozenset(
+    w for words in AMD_LIBRARY_WORDS.values() for w in words)
+_CUDA_WORDS = frozenset({"CUDA", "NVCC", "NVIDIA", "CUDACXX"})
+_NEGATIONS = frozenset({"NOT", "NO", "DISABLE", "DISABLED", "WITHOUT", "SKIP", "OFF"})
+_WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+_DEF = re.compile(r"^-D([A-Za-z_]\w*)(?:=.*)?$")
+_PLAIN_DEF = re.compile(r"^([A-Za-z_]\w*)(?:=.*)?$")
+_VAR_REF = re.compile(r"\$\{(\w+)\}")
+_TARGET_COMMANDS = {"add_library": None, "add_executable": None, "cuda_add_library": "cuda",
+                    "cuda_add_executable": "cuda", "hip_add_library": "hip", "hip_add_executable": "hip"}
+_TARGET_KEYWORDS = frozenset({"STATIC", "SHARED", "MODULE", "OBJECT", "INTERFACE", "EXCLUDE_FROM_ALL",
+                              "WIN32", "MACOSX_BUNDLE", "IMPORTED", "ALIAS", "GLOBAL", "PRIVATE", "PUBLIC"})
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD_SPLIT.split(text.upper()) if w}
+
+
+def names_amd(text: str) -> bool:
+    """A directory or switch named for the AMD build (`gpu-hip`, `rocm`, `X_USE_HIP`, `hipblas`)."""
+    words = _words(text)
+    return not words.isdisjoint(_HIP_WORDS) and words.isdisjoint(_NEGATIONS) and words.isdisjoint(_CUDA_WORDS)
+
+
+def names_cuda(text: str) -> bool:
+    words = _words(text)
+    return not words.isdisjoint(_CUDA_WORDS) and words.isdisjoint(_NEGATIONS) and words.isdisjoint(_HIP_WORDS)
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What the AMD build says about one file."""
+    amd_compiled: bool = False  # compiled by the AMD build (or a header beside such sources)
+    amd_defines: frozenset = frozenset()  # set by the AMD build and not by the NVIDIA one
+    nvidia_defines: frozenset = frozenset()  # set by the NVIDIA build only
+    nvidia_build_file: bool = False  # a build file only the NVIDIA build reads
+    nvidia_ranges: tuple = ()  # (start, end) bytes of a build file's blocks for the NVIDIA build
+
+    def macros(self) -> frozenset:
+        """What to add to the file's HIP macros (hiplint.preproc): the AMD build's definitions, and the
+        NVIDIA build's marked with NVIDIA_BUILD_MARK."""
+        if not self.amd_compiled:
+            return frozenset()
+        return self.amd_defines | frozenset(NVIDIA_BUILD_MARK + d for d in self.nvidia_defines)
+
+    def signature(self) -> bytes:
+        """For the cache key: a change to the build that changes this file's treatment lints it again."""
+        if self == NOTHING:
+            return b""
+        return repr((self.amd_compiled, sorted(self.amd_defines), sorted(self.nvidia_defines),
+                     self.nvidia_build_file, self.nvidia_ranges)).encode()
+
+
+NOTHING = FileFacts()
+
+
+@dataclass
+class AmdBuild:
+    root: str
+    amd_build_files: set = field(default_factory=set)
+    amd_sources: set = field(default_factory=set)
+    amd_defines: set = field(default_factory=set)
+    nvidia_defines: set = field(default_factory=set)
+    nvidia_build_files: set = field(default_factory=set)
+    nvidia_ranges: dict = field(default_factory=dict)  # build file -> [(start, end)]
+    amd_dirs: set = field(default_factory=set)  # directories holding AMD-compiled sources
+    include_dirs: list = field(default_factory=list)  # the project's own include directories (CMake)
+
+    @property
+    def known(self) -> bool:
+        return bool(self.amd_build_files)
+
+    def facts_for(self, path: str) -> FileFacts:
+        if not self.known:
+            return NOTHING
+        full = os.path.abspath(path)
+        compiled = full in self.amd_sources or (
+            os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.amd_dirs)
+        nvidia_file = full in self.nvidia_build_files
+        ranges = tuple(self.nvidia_ranges.get(full, ()))
+        if not (compiled or nvidia_file or ranges):
+            return NOTHING
+        return FileFacts(compiled, frozenset(self.amd_defines), frozenset(self.nvidia_defines), nvidia_file, ranges)
+
+    def describe(self) -> str:
+        """`--show-build`: what was learned, paths relative to the repository."""
+        def rel(p):
+            return os.path.relpath(p, self.root)
+
+        lines = [f"# AMD build read from {self.root}"]
+        if not self.known:
+            lines.append("# no AMD build found (no HIP CMake target, hipcc or `-x hip` rule): files are treated as before")
+            return "\n".join(lines) + "\n"
+        sections = [("amd-build-files", sorted(map(rel, self.amd_build_files))),
+                    ("compiled-as-hip", sorted(map(rel, self.amd_sources))),
+                    ("headers-beside-them", sorted(rel(d) + "/*.h, *.cuh, ..." for d in self.amd_dirs)),
+                    ("amd-definitions", sorted(self.amd_defines)),
+                    ("nvidia-only-definitions", sorted(self.nvidia_defines)),
+                    ("nvidia-only-build-files", sorted(map(rel, self.nvidia_build_files))),
+                    ("nvidia-only-blocks", [f"{rel(p)}:{_lines(p, s, e)}"
+                                            for p, spans in sorted(self.nvidia_ranges.items()) for s, e in spans])]
+        for name, values in sections:
+            lines.append(f"{name} = [" + ("" if not values else "\n" + "".join(f"  {v!r},\n" for v in values)) + "]")
+        return "\n".join(lines) + "\n"
+
+
+def _lines(path: str, start: int, end: int) -> str:
+    """`first-last` lines of bytes [start, end) of a file, blank edges left out."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(end)
+    except OSError:
+        return "?"
+    body = data[start:end]
+    start += len(body) - len(body.lstrip())
+    end = start + len(data[start:end].rstrip())
+    first, last = data[:start].count(b"\n") + 1, data[:max(start, end - 1)].count(b"\n") + 1
+    return f"{first}" if first == last else f"{first}-{last}"
+
+
+# Finding the repository and its build files -----------------------------------------------------
+
+_BY_ROOT: dict[str, AmdBuild] = {}
+_ROOT_OF_DIR: dict[str, str] = {}
+
+
+def root_of(path: str) -> str:
+    """The repository a file belongs to: the nearest directory with `.git`; without one, the highest
+    directory up to NO_GIT_LEVELS above the file that holds a build file (else the file's own)."""
+    directory = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
+    known = _ROOT_OF_DIR.get(directory)
+    if known is not None:
+        return known
+    current, found = directory, None
+    for _ in range(GIT_LEVELS):
+        if os.path.exists(os.path.join(current, ".git")):
+            found = current
+            break
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    if found is None:
+        found = directory
+        current = directory
+        for _ in range(NO_GIT_LEVELS + 1):
+            if _has_build_file(current):
+                found = current
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+    _ROOT_OF_DIR[directory] = found
+    return found
+
+
+def _has_build_file(directory: str) -> bool:
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    return "CMakeLists.txt" in names or not MAKEFILES.isdisjoint(names)
+
+
+def for_path(path: str) -> AmdBuild:
+    root = root_of(path)
+    build = _BY_ROOT.get(root)
+    if build is None:
+        build = _BY_ROOT[root] = read(root)
+    return build
+
+
+def project_include(path: str, include: str) -> str | None:
+    """The project header an angle-bracket include names (`<LightGBM/cuda/cuda_rocm_interop.h>`), found
+    in an include directory the project's build gives (only where an AMD build was read), else None."""
+    try:
+        build = for_path(path)
+    except (OSError, RecursionError, ValueError):
+        return None
+    if not build.known or not build.include_dirs:
+        return None
+    return _in_include_dirs(tuple(build.include_dirs), include)
+
+
+_INCLUDE_CACHE: dict = {}
+
+
+def _in_include_dirs(dirs: tuple, include: str) -> str | None:
+    key = (dirs, include)
+    if key not in _INCLUDE_CACHE:
+        if len(_INCLUDE_CACHE) > 65536:
+            _INCLUDE_CACHE.clear()
+        _INCLUDE_CACHE[key] = next((os.path.join(d, include) for d in dirs
+                                    if os.path.isfile(os.path.join(d, include))), None)
+    return _INCLUDE_CACHE[key]
+
+
+def facts_for(path: str | None) -> FileFacts:
+    """What the AMD build of the file's repository says about it (NOTHING when unknown)."""
+    if not path:
+        return NOTHING
+    try:
+        return for_path(path).facts_for(path)
+    except (OSError, RecursionError, ValueError):
+        return NOTHING
+
+
+def _build_files(root: str) -> tuple[list[str], list[str]]:
+    cmake, make = [], []
+    dirs = 0
+    for directory, subdirs, files in os.walk(root):
+        dirs += 1
+        if dirs > MAX_DIRS or len(cmake) + len(make) > MAX_BUILD_FILES:
+            break
+        if "CMakeCache.txt" in files:  # a CMake build directory: generated, never the project's own build
+            subdirs[:] = []
+            continue
+        subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d.lower() not in SKIP_DIRS
+                            and not d.lower().startswith("cmake-build"))
+        for name in sorted(files):
+            full = os.path.join(directory, name)
+            if name == "CMakeLists.txt" or name.endswith(".cmake"):
+                cmake.append(full)
+            elif name in MAKEFILES or name.endswith(".mk"):
+                make.append(full)
+    return cmake, make
+
+
+def _read_bytes(path: str) -> bytes | None:
+    try:
+        if os.path.getsize(path) > MAX_BUILD_BYTES:
+            return None
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+# CMake --------------------------------------------------------------------------------------------
+
+@dataclass
+class _Command:
+    name: str
+    args: list  # argument texts, quotes removed
+    start: int
+    end: int
+    scope: str | None  # "hip", "cuda" or None (both builds) by the if() blocks around it
+
+
+@dataclass
+class _CMakeFile:
+    path: str
+    commands: list
+    nvidia_blocks: list  # (start, end) of branch bodies for the NVIDIA build
+    scope: str | None = None  # the whole file's, once known
+    functions: list = field(default_factory=list)  # (name, body start, body end)
+
+
+def _cmake_commands(data: bytes, context_text: bytes) -> tuple[list[_Command], list, list]:
+    from hiplint.rules.build._cmake import _argument, _parser
+
+    tree = _parser().parse(data)
+    commands: list[_Command] = []
+    blocks: list[tuple[int, int]] = []
+    functions: list[tuple[str, int, int]] = []  # (name, body start, body end) of function()/macro()
+
+    def head_args(head) -> list[str]:
+        lists = [c for c in head.children if c.type == "argument_list"]
+        return [_argument(a, data).text for a in (lists[0].children if lists else ()) if a.type == "argument"]
+
+    stack = [(tree.root_node, None)]
+    while stack:
+        node, scope = stack.pop()
+        if node.type in ("function_def", "macro_def"):
+            heads = [c for c in node.children if c.type in ("function_command", "macro_command")]
+            bodies = [c for c in node.children if c.type == "body"]
+            names = head_args(heads[0]) if heads else []
+            if names and bodies:
+                functions.append((names[0].lower(), bodies[0].start_byte, bodies[0].end_byte))
+        if node.type == "foreach_command":
+            commands.append(_Command("foreach", head_args(node), node.start_byte, node.end_byte, scope))
+            continue
+        if node.type == "normal_command":
+            ident = node.children[0] if node.children else None
+            name = data[ident.start_byte:ident.end_byte].decode("utf-8", "replace").lower() if ident else ""
+            args = []
+            for c in node.children:
+                if c.type == "argument_list":
+                    args = [_argument(a, data).text for a in c.children if a.type == "argument"]
+            commands.append(_Command(name, args, node.start_byte, node.end_byte, scope))
+            continue
+        if node.type == "if_condition":
+            branch_scope, previous = scope, []
+            children = []
+            for c in node.children:
+                if c.type in ("if_command", "elseif_command"):
+                    tested = _branch_scope(head_args(c), context_text)
+                    previous.append(tested)
+                    branch_scope = tested or scope
+                elif c.type == "else_command":
+                    # else() of `if(X_USE_HIP)`: the other builds; of `if(NOT X_USE_HIP)`: the AMD one.
+                    # (The else() of `if(X_USE_CUDA)` may be a CPU build as well as the AMD one: neither.)
+                    tested = "cuda" if "hip" in previous else None
+                    branch_scope = tested or scope
+                elif c.type == "body":
+                    if branch_scope == "cuda" and scope != "cuda":
+                        blocks.append((c.start_byte, c.end_byte))
+                children.append((c, branch_scope if c.type == "body" else scope))
+            stack.extend(reversed(children))
+            continue
+        for c in reversed(node.children):
+            stack.append((c, scope))
+    commands.sort(key=lambda c: c.start)
+    return commands, blocks, functions
+
+
+def _branch_scope(words: list[str], context_text: bytes) -> str | None:
+    """"hip" for `if(X_USE_HIP)`, `if(GPU_RUNTIME STREQUAL "HIP")`; "cuda" for `if(NOT X_USE_HIP)`,
+    `if(X_USE_CUDA)` where the project names X_USE_HIP (or _ROCM) too, `if(GPU STREQUAL "CUDA")`.
+    `if(NOT X_USE_CUDA)` is neither: a CPU-only build takes it too."""
+    words = [w.strip('"') for w in words]
+    words = [w[2:-1] if w.startswith("${") and w.endswith("}") else w for w in words]
+    if not words or "OR" in [w.upper() for w in words]:
+        return None
+    upper = [w.upper() for w in words]
+    if len(words) == 3 and upper[1] == "STREQUAL":
+        value = upper[2]
+        if value in ("HIP", "ROCM", "AMD"):
+            return "hip"
+        if value in ("CUDA", "NVIDIA", "NVCC"):
+            return "cuda"
+        return None
+    if any(u in _NOT_SWITCH_TESTS for u in upper) or any(not _SWITCH.fullmatch(w) for w in words):
+        # `if(NOT DEFINED CMAKE_HIP_STANDARD)`, `elseif(DEFINED ENV{ROCM_PATH})`, `if(EXISTS /opt/rocm)`:
+        # set-up of a toolchain, not a choice between the builds.
+        return None
+    negated = upper[0] == "NOT"
+    rest = words[1:] if negated else words
+    parts = [w for w in rest if w.upper() != "AND"]
+    if not parts or (negated and len(parts) > 1):
+        return None
+    if not _is_build_switch(parts[0]):
+        return None  # `if(CMAKE_HIP_COMPILER) ... else() message(FATAL_ERROR ...)`: a check, not a choice
+    if names_amd(parts[0]) and len(parts) <= 2:
+        return "cuda" if negated else "hip"
+    if len(parts) == 1 and names_cuda(parts[0]) and _has_amd_twin(parts[0], context_text):
+        return None if negated else "cuda"  # `if(NOT X_USE_CUDA)`: a CPU build, or the AMD one
+    return None
+
+
+_NOT_SWITCH_TESTS = frozenset({"DEFINED", "EXISTS", "IS_DIRECTORY", "IS_ABSOLUTE", "COMMAND", "POLICY", "TARGET",
+                               "TEST", "MATCHES", "VERSION_LESS", "VERSION_GREATER", "VERSION_EQUAL",
+                               "VERSION_GREATER_EQUAL", "VERSION_LESS_EQUAL", "IN_LIST"})
+_SWITCH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SWITCH_WORDS = frozenset({"USE", "ENABLE", "ENABLED", "WITH", "BUILD", "BACKEND", "HAVE", "HAS"})
+
+
+def _is_build_switch(name: str) -> bool:
+    """`X_USE_HIP`, `GINKGO_BUILD_CUDA`, `WITH_ROCM`, `USE_ROCM`: an option choosing a build."""
+    words = _words(name)
+    return not words.isdisjoint(_SWITCH_WORDS) or words <= {"HIP", "ROCM", "CUDA"}
+
+
+def _has_amd_twin(switch: str, text: bytes) -> bool:
+    parts = switch.split("_")
+    for i, part in enumerate(parts):
+        for amd in AMD_LIBRARY_WORDS.get(part.upper(), ()):
+            twin = "_".join(parts[:i] + [amd] + parts[i + 1:])
+            if re.search(rb"(?i)(?<![\w])" + re.escape(twin.encode()) + rb"(?![\w])", text):
+                return True
+    return False
+
+
+def _dir_scope(directory: str, root: str) -> str | None:
+    rel = os.path.relpath(directory, root)
+    if rel == ".":
+        return None
+    last = None
+    for part in rel.split(os.sep):
+        if names_amd(part):
+            last = "hip"
+        elif names_cuda(part):
+            last = "cuda"
+    return last
+
+
+def _expand(text: str, variables: dict, here: str, root: str) -> list[str]:
+    builtins = {"CMAKE_CURRENT_SOURCE_DIR": here, "CMAKE_CURRENT_LIST_DIR": here, "PROJECT_SOURCE_DIR": root,
+                "CMAKE_SOURCE_DIR": root, "CMAKE_HOME_DIRECTORY": root}
+    unknown = False
+
+    def sub(m):
+        nonlocal unknown
+        name = m.group(1)
+        if name in builtins:
+            return builtins[name]
+        if name in variables:
+            return ";".join(variables[name])
+        unknown = True
+        return ""
+
+    for _ in range(4):
+        new = _VAR_REF.sub(sub, text)
+        if new == text:
+            break
+        text = new
+    if unknown and not text.strip(";").strip():
+        return []
+    return [p for p in re.split(r"[;\s]+", text) if p and not p.startswith("$<")]
+
+
+_BUILTIN_VARS = frozenset({"CMAKE_CURRENT_SOURCE_DIR", "CMAKE_CURRENT_LIST_DIR", "PROJECT_SOURCE_DIR",
+                           "CMAKE_SOURCE_DIR", "CMAKE_HOME_DIRECTORY"})
+
+
+def patterns_known(args: list[str], variables: dict) -> bool:
+    """Every variable the glob patterns use is known (else the pattern means something else)."""
+    return all(m.group(1) in variables or m.group(1) in _BUILTIN_VARS for a in args for m in _VAR_REF.finditer(a))
+
+
+def _files(items: list[str], here: str) -> list[str]:
+    out = []
+    for item in items:
+        path = item if os.path.isabs(item) else os.path.join(here, item)
+        path = os.path.normpath(path)
+        if os.path.splitext(path)[1].lower() in C_FAMILY:
+            out.append(path)
+    return out
+
+
+def _glob(patterns: list[str], here: str, recurse: bool, root: str) -> list[str]:
+    """Files matching `patterns` (from `here`), inside the repository only: a pattern that lost an unknown
+    variable (`${EXT_DIR}/*.h` read as `/*.h`) must not walk the disk."""
+    out = []
+    for pattern in patterns:
+        full = os.path.normpath(pattern if os.path.isabs(pattern) else os.path.join(here, pattern))
+        if not full.startswith(root.rstrip(os.sep) + os.sep) or not glob.has_magic(full):
+            continue
+        if recurse:
+            d, base = os.path.split(full)
+            full = os.path.join(d, "**", base)
+        for p in glob.iglob(full, recursive=recurse):
+            out.append(os.path.normpath(p))
+            if len(out) >= MAX_GLOB:
+                return out
+    return sorted(out)
+
+
+def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
+    files: dict[str, _CMakeFile] = {}
+    texts: dict[str, bytes] = {}
+    for path in paths:
+        data = _read_bytes(path)
+        if data is not None:
+            texts[path] = data
+    for path, data in texts.items():
+        # A CUDA switch's HIP twin counts where this file or the CMakeLists.txt above it names it.
+        context = [data]
+        d = os.path.dirname(path)
+        while True:
+            above = os.path.join(d, "CMakeLists.txt")
+            if above != path and above in texts:
+                context.append(texts[above])
+            if d == root or os.path.dirname(d) == d or not d.startswith(root):
+                break
+            d = os.path.dirname(d)
+        try:
+            commands, blocks, functions = _cmake_commands(data, b"\n".join(context))
+        except Exception:  # a file the grammar cannot take: read nothing from it
+            continue
+        files[path] = _CMakeFile(path, commands, blocks, functions=functions)
+
+    # Who reads each CMakeLists.txt: add_subdirectory from which scope.
+    reached: dict[str, set] = {}
+    for f in files.values():
+        here = os.path.dirname(f.path)
+        for c in f.commands:
+            if c.name in ("add_subdirectory", "include") and c.args:
+                target = _expand(c.args[0], {}, here, root)
+                if not target:
+                    continue
+                t = target[0] if os.path.isabs(target[0]) else os.path.join(here, target[0])
+                t = os.path.normpath(os.path.join(t, "CMakeLists.txt") if c.name == "add_subdirectory" else t)
+                reached.setdefault(t, set()).add((f.path, c.scope))
+
+    def file_scope(path: str, seen=()) -> str | None:
+        f = files.get(path)
+        if f is None:
+            return None
+        if f.scope is not None:
+            return f.scope
+        if path in seen:
+            return None
+        readers = reached.get(path)
+        scope = None
+        if readers:
+            scopes = {s or file_scope(p, seen + (path,)) for p, s in readers}
+            scope = scopes.pop() if len(scopes) == 1 else None
+        if scope is None and not readers:
+            scope = _dir_scope(os.path.dirname(path), root)
+            if scope == "cuda":
+                scope = "cuda?"  # settled below: only where the project has an AMD build of its sources
+        f.scope = scope or ""
+        return scope
+
+    for path in files:
+        file_scope(path)
+
+    # name -> [{"scope", "sources", "defines", "file"}]: one per add_library (`if(HIP) add_library(p)
+    # else() add_library(p)` defines one per build)
+    targets: dict[str, list] = {}
+
+    def target(name: str, scope):
+        records = targets.get(name) or [None]
+        return next((r for r in reversed(records) if r is not None and r["scope"] == scope), records[-1])
+
+    hip_language: set[str] = set()
+    defines_by_scope: dict[str | None, set] = {"hip": set(), "cuda": set(), None: set()}
+    hip_files: set[str] = set()
+    order = sorted(files, key=lambda p: (p.count(os.sep), p))
+    variables_of_dir: dict[str, dict] = {}
+    for path in order:
+        f = files[path]
+        here = os.path.dirname(path)
+        parent_vars = {}
+        d = here
+        while d.startswith(root) and d != os.path.dirname(d):
+            d = os.path.dirname(d)
+            if d in variables_of_dir:
+                parent_vars = variables_of_dir[d]
+                break
+        variables = dict(parent_vars)
+        fscope = f.scope if f.scope in ("hip", "cuda") else None
+        enables_hip = False
+        for c in f.commands:
+            scope = c.scope or fscope
+            args = c.args
+            if c.name == "enable_language" and any(a.upper() == "HIP" for a in args):
+                enables_hip = True
+            elif c.name == "project" and any(a.upper() == "HIP" for a in args[1:]):
+                enables_hip = True
+            elif c.name == "set" and args:
+                variables[args[0]] = sum((_expand(a, variables, here, root) for a in args[1:]
+                                          if a not in ("CACHE", "PARENT_SCOPE", "FORCE")), [])
+            elif c.name == "foreach" and len(args) >= 2:
+                # The loop variable stands for every item (LightGBM: `foreach(file IN LISTS SOURCES)` /
+                # `list(APPEND CU_FILES "${file}")` / `set_source_files_properties(${CU_FILES} ... HIP)`).
+                items = args[3:] if len(args) >= 3 and args[1].upper() == "IN" and args[2].upper() == "LISTS" \
+                    else args[2:] if args[1].upper() == "IN" else args[1:]
+                if len(args) >= 3 and args[1].upper() == "IN" and args[2].upper() == "LISTS":
+                    variables[args[0]] = sum((variables.get(v, []) for v in items), [])
+                else:
+                    variables[args[0]] = sum((_expand(a, variables, here, root) for a in items
+                                              if a.upper() not in ("ITEMS", "LISTS", "RANGE")), [])
+            elif c.name == "list" and len(args) >= 2 and args[0].upper() in ("APPEND", "PREPEND"):
+                variables[args[1]] = variables.get(args[1], []) + sum(
+                    (_expand(a, variables, here, root) for a in args[2:]), [])
+            elif c.name == "file" and len(args) >= 3 and args[0].upper() in ("GLOB", "GLOB_RECURSE"):
+                rest = [a for a in args[2:] if a.upper() not in ("CONFIGURE_DEPENDS", "LIST_DIRECTORIES")]
+                if rest and rest[0].upper() == "RELATIVE":
+                    rest = rest[2:]
+                patterns = sum((_expand(a, variables, here, root) for a in rest), [])
+                variables[args[1]] = _glob(patterns, here, args[0].upper() == "GLOB_RECURSE", root) \
+                    if not _VAR_REF.search(" ".join(rest)) or patterns_known(rest, variables) else []
+            elif c.name in _TARGET_COMMANDS and args:
+                if any(a.upper() in ("IMPORTED", "ALIAS") for a in args[1:]):
+                    continue
+                items = sum((_expand(a, variables, here, root) for a in args[1:]
+                             if a.upper() not in _TARGET_KEYWORDS), [])
+                targets.setdefault(args[0], []).append({"scope": _TARGET_COMMANDS[c.name] or scope, "file": path,
+                                                        "sources": _files(items, here), "defines": set()})
+            elif c.name == "target_sources" and args and args[0] in targets:
+                items = sum((_expand(a, variables, here, root) for a in args[1:]
+                             if a.upper() not in ("PRIVATE", "PUBLIC", "INTERFACE")), [])
+                target(args[0], scope)["sources"].extend(_files(items, here))
+            elif c.name in ("set_source_files_properties", "set_property"):
+                upper = [a.upper() for a in args]
+                if "LANGUAGE" in upper and upper.index("LANGUAGE") + 1 < len(upper) \
+                        and upper[upper.index("LANGUAGE") + 1] == "HIP" and scope != "cuda":
+                    until = upper.index("PROPERTIES") if "PROPERTIES" in upper else upper.index("PROPERTY") \
+                        if "PROPERTY" in upper else len(upper)
+                    names = [a for a in args[:until] if a.upper() not in ("SOURCE", "DIRECTORY")]
+                    items = sum((_expand(a, variables, here, root) for a in names), [])
+                    hip_language.update(_files(items, here))
+                    build.amd_build_files.add(path)
+            elif c.name == "target_compile_definitions" and args and args[0] in targets:
+                defs = _definitions(args[1:], variables, here, root)
+                if c.scope in ("hip", "cuda"):  # `if(X_USE_CUDA) target_compile_definitions(t X_COMPILING_CUDA)`
+                    defines_by_scope[c.scope].update(defs)
+                else:
+                    target(args[0], scope)["defines"].update(defs)
+            elif c.name in ("include_directories", "target_include_directories"):
+                items = args if c.name == "include_directories" else args[1:]
+                for a in items:
+                    if a.upper() in ("SYSTEM", "BEFORE", "AFTER", "PRIVATE", "PUBLIC", "INTERFACE"):
+                        continue
+                    a = re.sub(r"^\$<BUILD_INTERFACE:(.*)>$", r"\1", a)
+                    for d in _expand(a, variables, here, root):
+                        d = os.path.normpath(d if os.path.isabs(d) else os.path.join(here, d))
+                        if d.startswith(root) and os.path.isdir(d) and d not in build.include_dirs:
+                            build.include_dirs.append(d)
+            elif c.name in ("add_compile_definitions", "add_definitions"):
+                defs = _definitions(args, variables, here, root)
+                defines_by_scope[scope].update(defs)
+            elif c.name == "target_compile_options" and args and args[0] in targets:
+                target(args[0], scope)["defines"].update(_definitions(args[1:], variables, here, root, dashed=True))
+        variables_of_dir[here] = variables
+        if enables_hip and fscope != "cuda":
+            hip_files.add(path)
+            build.amd_build_files.add(path)
+
+    for t in (r for records in targets.values() for r in records):
+        scope = t["scope"]
+        if scope is None and (t["file"] in hip_files and files[t["file"]].scope == "hip"
+                              or any(s in hip_language for s in t["sources"])):
+            scope = "hip"
+        t["scope"] = scope
+        if scope == "hip":
+            build.amd_build_files.add(t["file"])
+            build.amd_sources.update(s for s in t["sources"] if os.path.isfile(s))
+        defines_by_scope.setdefault(scope, set()).update(t["defines"])
+    build.amd_sources.update(s for s in hip_language if os.path.isfile(s))
+    for path, f in files.items():
+        if f.scope == "hip" and any(c.name in _TARGET_COMMANDS for c in f.commands):
+            build.amd_build_files.add(path)
+    build.amd_defines.update(defines_by_scope["hip"] - defines_by_scope["cuda"] - defines_by_scope[None])
+    build.nvidia_defines.update(defines_by_scope["cuda"] - defines_by_scope["hip"] - defines_by_scope[None])
+    # A function called only for the NVIDIA build (Ginkgo's `ginkgo_benchmark_cusparse_linops`, called in
+    # `if(GINKGO_BUILD_CUDA)`): its body is an NVIDIA block.
+    for _ in range(3):  # a function called only from such a function's body is one too
+        calls: dict[str, set] = {}
+        for f in files.values():
+            fscope = f.scope if f.scope in ("hip", "cuda") else None
+            for c in f.commands:
+                inside = any(s <= c.start < e for s, e in f.nvidia_blocks)
+                calls.setdefault(c.name, set()).add("cuda" if inside else (c.scope or fscope))
+        added = False
+        for f in files.values():
+            for name, start, end in f.functions:
+                if calls.get(name) == {"cuda"} and not any(s <= start and end <= e for s, e in f.nvidia_blocks):
+                    f.nvidia_blocks.append((start, end))
+                    added = True
+        if not added:
+            break
+    for f in files.values():
+        f.nvidia_blocks.sort()
+    amd_dirs = {os.path.dirname(s) for s in build.amd_sources}
+    for path, f in files.items():
+        here = os.path.dirname(path)
+        if f.scope == "cuda" or (f.scope == "cuda?" and (here in amd_dirs or _hip_twin_dir(here))):
+            if build.known or f.scope == "cuda":
+                build.nvidia_build_files.add(path)
+        elif f.nvidia_blocks:
+            build.nvidia_ranges[path] = f.nvidia_blocks
+
+
+def _hip_twin_dir(directory: str) -> bool:
+    """`backend-cuda/` beside `backend-hip/`, `cuda/` beside `hip/`: a separate HIP backend directory."""
+    parent, base = os.path.split(directory)
+    pattern = re.compile(r"(?i)cuda")
+    if not pattern.search(base):
+        return False
+    for amd in ("hip", "rocm", "HIP", "ROCm", "Hip"):
+        twin = pattern.sub(amd, base)
+        if os.path.isdir(os.path.join(parent, twin)):
+            return True
+    return False
+
+
+def _definitions(args: list[str], variables: dict, here: str, root: str, dashed: bool = False) -> set[str]:
+    out = set()
+    for a in args:
+        if a.upper() in ("PRIVATE", "PUBLIC", "INTERFACE", "BEFORE"):
+            continue
+        for item in _expand(a, variables, here, root):
+            m = _DEF.match(item) or (None if dashed else _PLAIN_DEF.match(item))
+            if m:
+                out.add(m.group(1))
+    return out
+
+
+# Makefiles ----------------------------------------------------------------------------------------
+
+_MAKE_ASSIGN = re.compile(r"^\s*(?:override\s+|export\s+)?([A-Za-z_][\w.-]*)\s*(?:\+|\?|::?|!)?=\s*(.*)$")
+_MAKE_REF = re.compile(r"\$[({]([A-Za-z_][\w.-]*)[)}]")
+_WILDCARD = re.compile(r"\$[({]wildcard\s+([^)}]*)[)}]")
+
+
+def _read_make(root: str, paths: list[str], build: AmdBuild) -> None:
+    for path in paths:
+        data = _read_bytes(path)
+        if data is None:
+            continue
+        text = re.sub(r"\\\r?\n", " ", data.decode("utf-8", "replace"))
+        lines = [re.sub(r"(?<!\\)#.*$", "", line) for line in text.splitlines()]
+        if not any(_hip_line(line) for line in lines):
+            continue
+        nvcc = any(re.search(r"(?<![\w/-])nvcc\b|\$[({]NVCC[)}]", line) for line in lines)
+        here = os.path.dirname(path)
+        variables: dict[str, str] = {}
+        for line in lines:
+            m = _MAKE_ASSIGN.match(line)
+            if m and not line.startswith("\t"):
+                variables[m.group(1)] = (variables.get(m.group(1), "") + " " + m.group(2)) if "+=" in line else m.group(2)
+
+        def expand(s: str, depth: int = 0) -> str:
+            if depth > 4:
+                return s
+            s = _WILDCARD.sub(lambda w: " ".join(_glob(expand(w.group(1), depth + 1).split(), here, False, root)), s)
+            new = _MAKE_REF.sub(lambda r: variables.get(r.group(1), ""), s)
+            return new if new == s else expand(new, depth + 1)
+
+        hip_vars = {name for name, value in variables.items() if _hip_line(value) or names_amd(name)}
+        sources, defines, nvidia_defines = set(), set(), set()
+        for i, line in enumerate(lines):
+            m = _MAKE_ASSIGN.match(line) if not line.startswith("\t") else None
+            is_hip = _hip_line(line) or any(f"$({v})" in line or "${%s}" % v in line for v in hip_vars) \
+                or (m is not None and m.group(1) in hip_vars)
+            runs_nvcc = bool(re.search(r"(?<![\w/-])nvcc\b|\$[({]NVCC[)}]", line)) or \
+                (m is not None and names_cuda(m.group(1)))
+            words = expand(line).split()
+            defs = {d.group(1) for d in map(_DEF.match, words) if d}
+            if is_hip and not runs_nvcc:
+                defines |= defs
+                if not m or not nvcc:
+                    sources.update(w for w in words if os.path.splitext(w)[1].lower() in C_FAMILY)
+            elif runs_nvcc and not is_hip:
+                nvidia_defines |= defs
+        # A HIP rule's prerequisites: `%.o: %.cu` with a hipcc recipe compiles the sources the Makefile names.
+        if not nvcc:
+            for value in variables.values():
+                sources.update(w for w in expand(value).split() if os.path.splitext(w)[1].lower() in C_FAMILY)
+        found = [os.path.normpath(s if os.path.isabs(s) else os.path.join(here, s)) for s in sources]
+        build.amd_sources.update(s for s in found if os.path.isfile(s))
+        build.amd_defines.update(defines - nvidia_defines)
+        build.nvidia_defines.update(nvidia_defines - defines)
+        build.amd_build_files.add(path)
+
+
+def _hip_line(line: str) -> bool:
+    return bool(re.search(r"(?<![\w-])hipcc\b|\$[({]HIPCC[)}]|-x\s*hip\b|--offload-arch=gfx", line))
+
+
+# The whole build --------------------------------------------------------------------------------
+
+def read(root: str) -> AmdBuild:
+    build = AmdBuild(root)
+    cmake, make = _build_files(root)
+    if cmake:
+        _read_cmake(root, cmake, build)
+    if make:
+        _read_make(root, make, build)
+    if not build.known:
+        build.nvidia_build_files.clear()
+        build.nvidia_ranges.clear()
+        build.amd_defines.clear()
+        build.nvidia_defines.clear()
+    build.amd_defines -= build.nvidia_defines & build.amd_defines
+    build.amd_dirs = {os.path.dirname(s) for s in build.amd_sources}
+    return build
+
+
+def digest(root: str) -> str:
+    return hashlib.sha256(for_path(root).describe().encode()).hexdigest()[:16]
