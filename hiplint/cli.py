@@ -1,4 +1,4 @@
-"""The command line: `hiplint scan`, `fix`, `rule`, `rules`, `clean`, `version`.
+"""The command line: `hiplint scan`, `fix`, `rule`, `rules`, `clean`, `server`, `version`.
 
 Exit codes: 0 nothing reported (or everything fixed), 1 findings reported (or, with --diff,
 something to change), 2 usage, configuration or internal error.
@@ -442,6 +442,14 @@ def migrate_cmd(src, out, in_place, force, hip_extension, launch_syntax, no_fix,
             click.echo(f"hiplint: {note}", err=True)
         click.echo(result.summary())
     sys.exit(EXIT_CLEAN)
+
+
+@cli.command("server")
+def server_cmd():
+    """Run the language server on standard input and output (for editors; needs `hiplint[lsp]`)."""
+    from hiplint.server import main as server_main
+
+    sys.exit(server_main())
 
 
 @cli.command("version")
