@@ -281,6 +281,13 @@ def test_configuration_from_pyproject_and_the_client_is_picked_up(tmp_path):
                 settings={"hiplint": {"ignore": ["WRP006", "WRP008"]}}))
             fourth = await s.wait_for(uri, lambda p: "WRP006" not in _codes(p))
             assert "WRP008" not in _codes(fourth) and "WRP001" in _codes(fourth)
+
+            # A configuration error is said once, as a message, and the document's diagnostics cleared.
+            pyproject.write_text('[tool.hiplint]\nseverity = { WRP999 = "error" }\n')
+            s.client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+                types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Changed)]))
+            await s.wait_for(uri, lambda p: not p.diagnostics)
+            assert any("WRP999" in m.message and m.type == types.MessageType.Error for m in s.messages)
         finally:
             await s.stop()
 
