@@ -275,6 +275,7 @@ def build_server():
 
     from hiplint import __version__
     from hiplint.config import ConfigError
+    from hiplint.emit import rule_url
     from hiplint.model import Applicability, Severity
 
     ls = LanguageServer("hiplint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
@@ -315,7 +316,8 @@ def build_server():
                                                       message=loc.message or f"{f.code}: also here")
                    for loc in f.related]
         return types.Diagnostic(range=rng(r), message=f.message, severity=severity.get(f.severity),
-                                code=f.code, source="hiplint", related_information=related or None)
+                                code=f.code, code_description=types.CodeDescription(href=rule_url(f.code)),
+                                source="hiplint", related_information=related or None)
 
     def publish(uri: str) -> None:
         doc = ls.workspace.get_text_document(uri)

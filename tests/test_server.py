@@ -178,6 +178,7 @@ def test_open_change_code_actions_hover_and_shutdown(tmp_path):
             assert wrp001.start.line == 5
             assert wrp001.start.character == _utf16(line5[:line5.index("threadIdx")])
             assert by_code["WRP001"].severity is not None and by_code["WRP001"].source == "hiplint"
+            assert by_code["WRP001"].code_description.href.endswith("/WRP001.md")
 
             # Related locations: WRP005 stands for the other uses of `active`.
             related = by_code["WRP005"].related_information
