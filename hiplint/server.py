@@ -1,6 +1,6 @@
 """`hiplint server`: a language server over stdio (pygls).
 
-Diagnostics for C-family (CUDA, HIP, C++), Python and CMake documents from their in-memory text,
+Diagnostics for C-family (CUDA, HIP, C++), Python, CMake and Makefile documents from their in-memory text,
 on open and on change (debounced), with the settings found from the document's own path (the same
 configuration files as `hiplint scan`), overlaid with the client's `hiplint` settings. Code actions
 apply a finding's fix (safe fixes are the preferred quick fix; unsafe ones say "(unsafe)") or add a
@@ -21,7 +21,7 @@ INSTALL_HINT = "hiplint server needs pygls: pip install 'hiplint[lsp]' (or: pip 
 DEFAULT_DEBOUNCE_MS = 300
 # Client language ids that name a language hiplint reads, for documents whose name does not say.
 LANGUAGE_IDS = {"cuda": "cuda", "cuda-cpp": "cuda", "cpp": "cuda", "c": "cuda", "hip": "cuda",
-                "objective-c": None, "python": "python", "cmake": "cmake"}
+                "python": "python", "cmake": "cmake", "makefile": "make"}
 CONFIG_FILES = (".hiplint.toml", "hiplint.toml", "pyproject.toml")
 SUPPRESS_REASON = "TODO: say why"
 
@@ -159,7 +159,7 @@ def language_for(path: str | None, language_id: str | None, include=()) -> str |
 
     if path:
         lang = language_of(path, include)
-        if lang in ("cuda", "python", "cmake"):
+        if lang in ("cuda", "python", "cmake", "make"):
             return lang
         if lang is not None:
             return None

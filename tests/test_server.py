@@ -296,7 +296,7 @@ def test_configuration_from_pyproject_and_the_client_is_picked_up(tmp_path):
 
 
 @pytest.mark.lsp
-def test_python_and_cmake_documents_and_unsaved_text(tmp_path):
+def test_python_cmake_and_make_documents_and_unsaved_text(tmp_path):
     cmake = tmp_path / "CMakeLists.txt"
     py = tmp_path / "build.py"
     cmake_text = "find_package(CUDAToolkit REQUIRED)\nadd_library(k k.cu)\ntarget_link_libraries(k PRIVATE CUDA::cublas)\n"
@@ -314,6 +314,9 @@ def test_python_and_cmake_documents_and_unsaved_text(tmp_path):
             assert _codes(c) == ["BLD003", "BLD004"]
             assert _codes(p) == ["PY008"]
             assert p.diagnostics[0].range.start.line == 1
+            mk = s.open(tmp_path / "Makefile", "NVCC = nvcc\nk: k.cu\n\t$(NVCC) -arch=sm_80 -o k k.cu\n",
+                        language_id="makefile")
+            assert _codes(await s.wait_for(mk, count=0)) == ["BLD006", "BLD007"]
             # An untitled C++ buffer is read as C-family code from its language id.
             untitled = "untitled:Untitled-1"
             s.client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
