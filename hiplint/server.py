@@ -1,13 +1,14 @@
 """`hiplint server`: a language server over stdio (pygls).
 
-Diagnostics for C-family (CUDA, HIP, C++), Python, CMake and Makefile documents from their in-memory text,
-on open and on change (debounced), with the settings found from the document's own path (the same
-configuration files as `hiplint scan`), overlaid with the client's `hiplint` settings. Code actions
+Diagnostics for C-family (CUDA, HIP, C++), Python, CMake and Makefile documents from their in-memory
+text, on open and on change (debounced), with the settings found from the document's own path (the
+same configuration files as `hiplint scan`), overlaid with the client's `hiplint` settings. Code actions
 apply a finding's fix (safe fixes are the preferred quick fix; unsafe ones say "(unsafe)") or add a
 suppression comment; hover over a finding shows its rule's page (`hiplint rule CODE`).
 
 pygls is an optional dependency (`pip install 'hiplint[lsp]'`): it is imported by `main()` only, so
-the rest of hiplint, and this module's position arithmetic, work without it.
+the rest of hiplint, and this module's position arithmetic, work without it. One `Linter` per
+configuration serves every change (rules, compiled queries and parser made once).
 """
 from __future__ import annotations
 
