@@ -175,7 +175,6 @@ class Workspace:
         self._settings: dict = {}  # directory -> Settings
         self._linters: dict = {}  # configuration key -> Linter
         self._registry = None
-        self.errors: list[str] = []
 
     def reset(self) -> None:
         self._settings.clear()
@@ -217,9 +216,10 @@ class Workspace:
         from hiplint.engine import Linter
         from hiplint.registry import load_registry, select_rules
 
+        # Documents of several directories under one configuration file share its Linter.
         key = (str(settings.config_path), str(settings.root))
         linter = self._linters.get(key)
-        if linter is None or linter.settings is not settings:
+        if linter is None:
             if self._registry is None:
                 self._registry = load_registry()
             linter = Linter(settings, select_rules(settings, self._registry))
