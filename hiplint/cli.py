@@ -1,4 +1,4 @@
-"""The command line: `hiplint scan`, `fix`, `rule`, `rules`, `clean`, `version`.
+"""The command line: `hiplint scan`, `fix`, `rule`, `rules`, `clean`, `server`, `version`.
 
 Exit codes: 0 nothing reported (or everything fixed), 1 findings reported (or, with --diff,
 something to change; or, with --fail-on-skipped, a file skipped unchecked), 2 usage, configuration
@@ -614,6 +614,14 @@ def _migrate_progress():
         elif done % every == 0 or (done == total and total >= every):
             click.echo(f"hiplint: migrated {done}/{total} files", err=True)
     return show
+
+
+@cli.command("server")
+def server_cmd():
+    """Run the language server on standard input and output (for editors; needs `hiplint[lsp]`)."""
+    from hiplint.server import main as server_main
+
+    sys.exit(server_main())
 
 
 @cli.command("version")

@@ -40,7 +40,8 @@ class Gate:
 
 @dataclass
 class QueryPlan:
-    query: Query  # the index, base and gated patterns (lookup patterns disabled)
+    query: Query | None  # the index, base and gated patterns (lookup patterns disabled); None until needed
+    # (a restored plan compiles it when a second set of open gates comes; see queries_for)
     base_patterns: list[str]
     base_owners: list  # (rule, pattern id) of base_patterns, in their order; (None, kind) an index pattern
     gates: list[Gate]
@@ -54,6 +55,7 @@ class QueryPlan:
     _closed: list = field(default_factory=list)  # `owners` with every gated pattern's owner None
     _by_gates: dict = field(default_factory=dict)  # open gate indices -> owners for such a file
     restored: bool = False  # made from a saved layout (from_layout), not compiled whole
+    _first: tuple | None = None  # (open gates, query of base + those gates' patterns, its owners)
 
     @classmethod
     def build(cls, rules, unit_rules=()) -> "QueryPlan":
@@ -174,7 +176,9 @@ class QueryPlan:
                 raise ValueError("saved query plan does not match the rules")
             lookups.append(lookup)
             lookup_patterns.append(text)
-        query = Query(language(), "\n".join(base_patterns + [p for g in gates for p in g.patterns]))
+        # The whole query is compiled when a second set of open gates needs it (queries_for): a run on
+        # one file (a pre-commit hook, an editor) compiles only the base and the gates that file opens.
+        query = None
         slot = len(base_patterns)
         for g in gates:
             g.slots = list(range(slot, slot + len(g.patterns)))
@@ -183,6 +187,9 @@ class QueryPlan:
         plan = cls._assemble(query, owners, base_patterns, base_owners, gates, lookups, lookup_patterns, unit_rules)
         plan.restored = True
         return plan
+
+    def _full_query(self) -> Query:
+        return Query(language(), "\n".join(self.base_patterns + [p for g in self.gates for p in g.patterns]))
 
     def lookup_matches(self, root, data: bytes, hits: dict[bytes, list[int]]) -> list:
         """The lookup patterns' matches in `root`'s tree as (start, pattern id, rule, captures);
@@ -215,6 +222,14 @@ class QueryPlan:
         plan's one query, whose patterns of gates that `found` leaves closed have no owner (the engine
         drops their matches)."""
         active = tuple(i for i, g in enumerate(self.gates) if not found.isdisjoint(g.wants))
+        if self.query is None:
+            if self._first is None:
+                patterns = list(self.base_patterns) + [p for i in active for p in self.gates[i].patterns]
+                owners = list(self.base_owners) + [o for i in active for o in self.gates[i].owners]
+                self._first = (active, Query(language(), "\n".join(patterns)), owners)
+            if self._first[0] == active:
+                return [(self._first[1], self._first[2])]
+            self.query = self._full_query()
         owners = self._by_gates.get(active)
         if owners is None:
             owners = list(self._closed)

@@ -54,11 +54,46 @@ class ApiTable:
         return out
 
 
+# Each api.toml has a parsed copy beside it, api.json, with the SHA-256 of the TOML it was made from:
+# reading it takes a few milliseconds where parsing the cuSOLVER table as TOML takes about 0.1 s (a
+# sixth of a one-file run). A copy that does not match its TOML is ignored (the TOML is parsed), so a
+# stale one costs time, never correctness. `python -m hiplint.rules._apitable` writes them; a test
+# checks that the shipped ones are current.
+PARSED_NAME = "api.json"
+
+
+def _parse(raw: bytes) -> dict:
+    return tomllib.loads(raw.decode("utf-8"))
+
+
+def _parsed_copy(raw: bytes) -> str:
+    import hashlib
+    import json
+
+    return json.dumps({"sha256": hashlib.sha256(raw).hexdigest(), "table": _parse(raw)},
+                      ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def read_table_data(family: str) -> dict:
+    """The parsed `rules/<family>/api.toml` (from its api.json when that matches it)."""
+    import hashlib
+    import json
+
+    folder = resources.files("hiplint.rules").joinpath(family)
+    raw = folder.joinpath("api.toml").read_bytes()
+    try:
+        parsed = json.loads(folder.joinpath(PARSED_NAME).read_bytes())
+        if parsed.get("sha256") == hashlib.sha256(raw).hexdigest():
+            return parsed["table"]
+    except (OSError, ValueError, AttributeError, KeyError):
+        pass
+    return _parse(raw)
+
+
 @lru_cache(maxsize=None)
 def load_table(family: str) -> ApiTable:
     """The table of `rules/<family>/api.toml`, shipped as package data of hiplint.rules."""
-    text = resources.files("hiplint.rules").joinpath(family, "api.toml").read_text(encoding="utf-8")
-    data = tomllib.loads(text)
+    data = read_table_data(family)
     rows = tuple(ApiRow(cuda=r["cuda"], hip=r.get("hip", ""), kind=r.get("kind", ""), family=r.get("family", ""),
                         status=r["status"], since=r.get("since", ""), note=r.get("note", ""),
                         source=r.get("source", "")) for r in data.get("api", ()))
@@ -134,3 +169,34 @@ class VersionGate:
     @staticmethod
     def too_new(ctx, row: ApiRow) -> bool:
         return bool(row.since) and row.since_tuple[:2] > tuple(ctx.rocm_version)[:2]
+
+
+def families() -> list[str]:
+    root = resources.files("hiplint.rules")
+    return sorted(d.name for d in root.iterdir() if d.is_dir() and d.joinpath("api.toml").is_file())
+
+
+def main(argv=None) -> int:
+    """Write each api.toml's api.json (`--check`: exit 1 when one is missing or stale)."""
+    import sys
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    check = "--check" in argv
+    stale = []
+    for family in families():
+        folder = resources.files("hiplint.rules").joinpath(family)
+        want = _parsed_copy(folder.joinpath("api.toml").read_bytes())
+        target = folder.joinpath(PARSED_NAME)
+        have = target.read_text(encoding="utf-8") if target.is_file() else None
+        if have != want:
+            stale.append(family)
+            if not check:
+                with open(str(target), "w", encoding="utf-8") as fh:
+                    fh.write(want)
+    for family in stale:
+        print(f"{'stale' if check else 'wrote'}: rules/{family}/{PARSED_NAME}")
+    return 1 if (check and stale) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

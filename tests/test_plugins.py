@@ -92,3 +92,28 @@ def test_a_rule_that_crashes_is_an_internal_error_not_a_pass(cli, tmp_path, src)
     assert proc.returncode == 2
     assert b"internal error in rule DEMO001: KeyError" in proc.stderr and b"Traceback" not in proc.stderr
     assert b"All checks passed" not in proc.stdout and b"not every check ran" in proc.stdout
+
+
+def test_quick_look_for_packs_reads_entry_points_like_importlib_metadata():
+    from hiplint.registry import _declares_a_pack
+
+    assert not _declares_a_pack("[console_scripts]\nhiplint = hiplint.cli:main\n\n[hiplint.rules]\nbuiltin = hiplint.rules\n")
+    assert _declares_a_pack("[hiplint.rules]\nbuiltin = hiplint.rules\ndemo = hlpack_demo\n")
+    assert not _declares_a_pack("[other.group]\ndemo = hlpack_demo\n")
+
+
+def test_no_pack_installed_means_no_importlib_metadata(cli, tmp_path, src):
+    # The scan of one file does not pay for importing importlib.metadata when no pack is installed;
+    # with one installed (test_pack_rules_load_but_stay_unselected) the pack loads.
+    import subprocess
+    import sys
+
+    code = ("import sys, hiplint.registry as r; r.load_registry(); "
+            "print('importlib.metadata' in sys.modules, r._may_have_packs())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300).stdout.split()
+    assert out == ["False", "False"] or out[1] == "True", out  # True only where a pack is installed here
+    env = dict(install_pack(tmp_path, PACK))
+    import os
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([env["PYTHONPATH"], os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env).stdout.split()
+    assert out == ["True", "True"], out

@@ -321,3 +321,29 @@ def test_plan_saved_then_restored_and_a_bad_one_rebuilt(tmp_path, monkeypatch):
     assert not fresh()._plan.restored
     saved[0].write_text(layout[: len(layout) // 2])
     assert not fresh()._plan.restored
+
+
+@pytest.mark.parametrize("path", C_FIXTURES[2::9], ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_restored_plan_first_file_compiles_only_its_gates(path):
+    """A fresh restored plan compiles, for its first file, only the base and the gates that file
+    opens (a one-file run); a second set of open gates compiles the whole query. Same findings."""
+    import json
+
+    linter, data = _fixture_linter(path, "cuda")
+    linter.prepare()
+    built = QueryPlan.build(linter.cuda_rules, linter.unit_rules)
+    layout = json.loads(json.dumps(built.layout(linter.cuda_rules)))
+    fresh = QueryPlan.from_layout(layout, linter.cuda_rules, linter.unit_rules)
+    assert fresh.query is None
+
+    def run(plan):
+        linter._plan = plan
+        return [(f.code, f.line, f.column, f.message) for f in linter.lint_bytes(str(path), data, "cuda").findings]
+
+    assert run(fresh) == run(built)
+    assert fresh._first is not None and fresh.query is None
+    # Another set of open gates (nothing in the file at all): the whole query from then on.
+    other = frozenset() if fresh._first[0] else frozenset(w for g in fresh.gates for w in g.wants)
+    fresh.queries_for(other)
+    assert fresh.query is not None
+    assert run(fresh) == run(built)

@@ -131,6 +131,9 @@ def write_table(path: Path, header: str, rows: list[dict]) -> None:
                 lines.append(f"{k} = {toml_str(r[k])}")
         lines.append("")
     path.write_text("\n".join(lines))
+    # The parsed copy the rules read (hiplint.rules._apitable: the TOML is parsed only when it is stale).
+    from hiplint.rules._apitable import PARSED_NAME, _parsed_copy
+    path.with_name(PARSED_NAME).write_text(_parsed_copy(path.read_bytes()), encoding="utf-8")
 
 
 if __name__ == "__main__":
