@@ -57,9 +57,15 @@ def main() -> None:
     ap.add_argument("tree")
     ap.add_argument("--n", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--from-json", help="findings already scanned (`hiplint scan TREE --output-format json`), paths relative to --cwd")
+    ap.add_argument("--cwd", default=".", help="the directory the scan ran in (with --from-json)")
     ap.add_argument("hiplint_args", nargs="*", help="extra arguments for `hiplint scan` (after --)")
     args = ap.parse_args()
-    findings = scan(args.tree, args.hiplint_args)
+    if args.from_json:
+        findings = json.loads(Path(args.from_json).read_text() or "[]")
+        os.chdir(args.cwd)
+    else:
+        findings = scan(args.tree, args.hiplint_args)
     loc = lines_of_code(args.tree)
     by_code: dict[str, int] = {}
     for f in findings:
