@@ -1,6 +1,8 @@
 """nvcc options found in a CMake file or Makefile, computed once per file for BLD005 and BLD006."""
 from __future__ import annotations
 
+import re
+
 from . import _cmake, _make, _nvcc
 
 # CMake commands whose arguments are compiler or linker options.
@@ -12,9 +14,48 @@ CUDA_ONLY_VARIABLES = ("CMAKE_CUDA_FLAGS", "CUDA_NVCC_FLAGS")
 COMPILE_ONLY_COMMANDS = ("target_compile_options", "add_compile_options")
 
 
+SOURCE_COMMANDS = ("add_executable", "add_library", "target_sources", "cuda_add_executable", "cuda_add_library")
+_NOT_SOURCES = frozenset({"STATIC", "SHARED", "MODULE", "OBJECT", "INTERFACE", "IMPORTED", "ALIAS", "GLOBAL",
+                          "EXCLUDE_FROM_ALL", "WIN32", "MACOSX_BUNDLE", "PRIVATE", "PUBLIC"})
+_CUDA_SOURCE = (".cu", ".cuh", ".CU")
+_VARIABLE = re.compile(r"\$\{(\w+)\}")
+
+
+def compiles_no_cuda(commands) -> bool:
+    """Is it certain that no target of this CMake file compiles a CUDA source? Then CUDA-only flags
+    (`CMAKE_CUDA_FLAGS`, `$<COMPILE_LANGUAGE:CUDA>` options) reach no compiler: NVIDIA's NVRTC and
+    driver-API samples set them for targets of `.cpp` files only. Unknown (a variable set elsewhere, a
+    glob, a generator expression, no target at all) counts as "may compile CUDA"."""
+    variables: dict[str, list[str]] = {}
+    for cmd in commands:
+        if cmd.name == "set" and cmd.args:
+            variables.setdefault(cmd.args[0].text, []).extend(t.text for t in cmd.tokens()[1:])
+        elif cmd.name in ("file", "aux_source_directory"):
+            return False  # a glob may collect .cu files
+    targets = [cmd for cmd in commands if cmd.name in SOURCE_COMMANDS]
+    if not targets:
+        return False
+
+    def may_be_cuda(text: str, depth: int = 0) -> bool:
+        if text.endswith(_CUDA_SOURCE) or "$<" in text:
+            return True
+        for name in _VARIABLE.findall(text):
+            values = variables.get(name)
+            if values is None or depth > 3 or any(may_be_cuda(v, depth + 1) for v in values):
+                return True
+        return False
+
+    for cmd in targets:
+        for tok in cmd.tokens()[1:]:
+            if tok.text not in _NOT_SOURCES and may_be_cuda(tok.text):
+                return False
+    return True
+
+
 def _cmake_uses(ctx):
     commands = _cmake.get(ctx)
     hip_language = _cmake.enables_hip_language(commands)
+    dead_cuda_flags = compiles_no_cuda(commands)
     out = []
     for cmd in commands:
         if cmd.aware or cmd.name not in OPTION_COMMANDS:
@@ -28,6 +69,8 @@ def _cmake_uses(ctx):
             cuda_only = cuda_variable or "CUDA" in genex
             if hip_language and cuda_only:
                 continue  # the project has a HIP language path; this option only reaches nvcc
+            if dead_cuda_flags and cuda_only:
+                continue  # no target here compiles a .cu: the option reaches no compiler
             if use.option.generic and not (nvcc_variable or "CUDA" in genex):
                 continue
             use.compile_only = cmd.name in COMPILE_ONLY_COMMANDS

@@ -17,7 +17,9 @@ class NvccOnlyFlags(FileRule):
     compiler (`if(GPU_RUNTIME STREQUAL "CUDA")`, `if(CMAKE_CUDA_COMPILER MATCHES "nvcc$")`,
     `if(C_COMPILER_FAMILY_IS_PGI)`), nor
     (in CMake) options that only reach the CUDA language when the project also compiles HIP (the HIP
-    language, or `-xhip` through the C++ compiler).
+    language, or `-xhip` through the C++ compiler), or when no target of the file compiles a `.cu`
+    source (NVRTC and driver-API samples build `.cpp` files only: their `CMAKE_CUDA_FLAGS` reach no
+    compiler; a source list from a glob or another file counts as "may compile CUDA").
     One finding per file (one for the options that break the build, one for those only
     misread); the other options are listed with it as related locations.
 
