@@ -73,6 +73,13 @@ HEADER_MAP = [
     (re.compile(r'#\s*include\s*[<"]cusparse\.h[>"]'), "#include <hipsparse/hipsparse.h>"),
     (re.compile(r'#\s*include\s*[<"]cub/'), "#include <hipcub/"),
 ]
+# With a pair's `rename_identifiers = true`: the project's own names that follow the platform
+# (CudaExecutor -> HipExecutor, as_cuda_type -> as_hip_type, GKO_ASSERT_NO_CUBLAS_ERRORS, cuda/ paths).
+IDENT_RENAMES = [(re.compile(p), r) for p, r in [
+    (r"cublas", "hipblas"), (r"cusparse", "hipsparse"), (r"curand", "hiprand"), (r"cufft", "hipfft"),
+    (r"CUBLAS", "HIPBLAS"), (r"CUSPARSE", "HIPSPARSE"), (r"CURAND", "HIPRAND"), (r"CUFFT", "HIPFFT"),
+    (r"Cublas", "Hipblas"), (r"Cusparse", "Hipsparse"), (r"Curand", "Hiprand"),
+    (r"cuda", "hip"), (r"CUDA", "HIP"), (r"Cuda", "Hip"), (r"nvtx", "roctx"), (r"\.cuh\b", ".hip.hpp")]]
 OLD_HIP_INDEX = re.compile(r"\bhip(Thread|Block)(Idx|Dim)_([xyz])\b|\bhipGridDim_([xyz])\b")
 HIP_RUNTIME_INCLUDE = re.compile(r'^#\s*include\s*[<"]hip/hip_runtime(_api)?\.h[>"]\s*$')
 
@@ -162,7 +169,7 @@ def canon_launch(line: str) -> str:
     return line
 
 
-def normalize(line: str) -> str:
+def normalize(line: str, idents: bool = False) -> str:
     s = line.strip()
     if not s:
         return ""
@@ -173,18 +180,21 @@ def normalize(line: str) -> str:
         s = rx.sub(rep, s)
     s = re.sub(r"\bhipLaunchParm\s+\w+\s*,?\s*", "", s)
     s = canon_launch(s)
+    if idents:
+        for rx, rep in IDENT_RENAMES:
+            s = rx.sub(rep, s)
     s = re.sub(r"\s+", " ", s)
     s = re.sub(r" ?([^\w ]) ?", r"\1", s)
     return s.rstrip("\\").strip()
 
 
-def norm_lines(text: str, hip_side: bool) -> list[tuple[int, str]]:
+def norm_lines(text: str, hip_side: bool, idents: bool = False) -> list[tuple[int, str]]:
     """(1-based line, normalized text) for lines that keep any code."""
     out = []
     for k, raw in enumerate(strip_comments(text).split("\n"), 1):
         if hip_side and HIP_RUNTIME_INCLUDE.match(raw.strip()):
             continue  # hipify adds this include
-        s = normalize(raw)
+        s = normalize(raw, idents)
         if s:
             out.append((k, s))
     return out
@@ -210,9 +220,10 @@ class Hunk:
         return f"{self.rel}:{self.lines[0]}"
 
 
-def diff_hunks(pair: str, cuda_path: Path, rel: str, cuda_text: str, hip_text: str) -> tuple[list[Hunk], set[int]]:
-    a = norm_lines(cuda_text, False)
-    b = norm_lines(hip_text, True)
+def diff_hunks(pair: str, cuda_path: Path, rel: str, cuda_text: str, hip_text: str,
+               idents: bool = False) -> tuple[list[Hunk], set[int]]:
+    a = norm_lines(cuda_text, False, idents)
+    b = norm_lines(hip_text, True, idents)
     raw_a, raw_b = cuda_text.split("\n"), hip_text.split("\n")
     sm = difflib.SequenceMatcher(None, [s for _, s in a], [s for _, s in b], autojunk=False)
     hunks, unchanged = [], set()
@@ -221,6 +232,10 @@ def diff_hunks(pair: str, cuda_path: Path, rel: str, cuda_text: str, hip_text: s
             unchanged.update(a[k][0] for k in range(i1, i2))
             continue
         hip_lines = [raw_b[b[k][0] - 1] for k in range(j1, j2)]
+        if tag == "replace" and "".join(s for _, s in a[i1:i2]).replace(" ", "") == \
+                "".join(s for _, s in b[j1:j2]).replace(" ", ""):
+            unchanged.update(a[k][0] for k in range(i1, i2))   # the same code, wrapped differently
+            continue
         if tag == "insert":
             lo = a[i1 - 1][0] if i1 > 0 else (a[0][0] if a else 1)
             hi = a[i1][0] if i1 < len(a) else lo
@@ -432,7 +447,8 @@ def measure_pair(name: str, spec: dict, trees: Path, select: str, extra: list[st
                                                       spec.get("exclude", []))
         scanned = []
         for c, h, rel in fp:
-            hs, un = diff_hunks(name, c, rel, c.read_text(errors="replace"), h.read_text(errors="replace"))
+            hs, un = diff_hunks(name, c, rel, c.read_text(errors="replace"), h.read_text(errors="replace"),
+                                spec.get("rename_identifiers", False))
             hunks += hs
             unchanged[os.path.realpath(c)] = un
             scanned.append(c)
@@ -509,20 +525,23 @@ def pct(a, b) -> str:
 
 def print_table(sums: list[dict]) -> None:
     w = max([len(s["pair"]) for s in sums] + [5])
-    print(f"{'pair':<{w}} files hunks found recall +related  needed found recall  findings /kLOC-unchanged")
+    print(f"{'pair':<{w}} files hunks found recall +related  labelled needed found recall +related  "
+          f"findings /kLOC-unchanged")
     tot = {k: 0 for k in ("files", "hunks", "found", "found_with_related", "needed", "needed_found",
-                           "findings", "unchanged_lines", "off_hunk_findings")}
+                           "findings", "unchanged_lines", "off_hunk_findings", "labelled", "needed_found_with_related")}
     for s in sums:
         for k in tot:
             tot[k] += s[k]
         print(f"{s['pair']:<{w}} {s['files']:5} {s['hunks']:5} {s['found']:5} {pct(s['found'], s['hunks'])} "
-              f"{pct(s['found_with_related'], s['hunks'])}  {s['needed']:6} {s['needed_found']:5} "
-              f"{pct(s['needed_found'], s['needed'])}  {s['findings']:8} "
+              f"{pct(s['found_with_related'], s['hunks'])}  {s['labelled']:8} {s['needed']:6} {s['needed_found']:5} "
+              f"{pct(s['needed_found'], s['needed'])} {pct(s['needed_found_with_related'], s['needed'])}  "
+              f"{s['findings']:8} "
               f"{(1000 * s['off_hunk_findings'] / s['unchanged_lines']) if s['unchanged_lines'] else 0:8.2f}")
     t = tot
     print(f"{'TOTAL':<{w}} {t['files']:5} {t['hunks']:5} {t['found']:5} {pct(t['found'], t['hunks'])} "
-          f"{pct(t['found_with_related'], t['hunks'])}  {t['needed']:6} {t['needed_found']:5} "
-          f"{pct(t['needed_found'], t['needed'])}  {t['findings']:8} "
+          f"{pct(t['found_with_related'], t['hunks'])}  {t['labelled']:8} {t['needed']:6} {t['needed_found']:5} "
+          f"{pct(t['needed_found'], t['needed'])} {pct(t['needed_found_with_related'], t['needed'])}  "
+          f"{t['findings']:8} "
           f"{(1000 * t['off_hunk_findings'] / t['unchanged_lines']) if t['unchanged_lines'] else 0:8.2f}")
     cats: dict[str, list[int]] = {}
     for s in sums:
