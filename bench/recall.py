@@ -30,7 +30,9 @@ Pairs file (TOML):
     commit = "..."
     cuda = "HIP-Examples/rodinia_3.0/cuda/hotspot"      # relative to --trees
     hip = "HIP-Examples/rodinia_3.0/hip/hotspot"
-    exclude = ["cusrc/*"]                               # globs on the HIP side (relative)
+    exclude = ["cusrc/*", "*/cusrc/*"]                  # globs on the HIP side (relative)
+    # exclude_cuda = ["test/*"]                         # globs on the CUDA side
+    # rename_identifiers = true                         # also the project's own names (CudaExecutor)
     # files = [["a.cu", "b.hip"]]                       # explicit file pairs (relative), optional
     # mode = "ifdef"; tree = "..."                      # one tree with both branches instead
 
@@ -393,10 +395,6 @@ def run_hiplint(paths: list[Path], select: str, extra: list[str]) -> list[dict]:
 
 def category(code: str) -> str:
     return re.match(r"[A-Za-z]+", code).group(0)
-
-
-def _same(p: str, q: str) -> bool:
-    return os.path.realpath(p) == os.path.realpath(q)
 
 
 def attribute(hunks: list[Hunk], findings: list[dict]) -> None:
