@@ -618,7 +618,7 @@ def _migrate_progress():
 
 @cli.command("server")
 def server_cmd():
-    """Run the language server on standard input and output (for editors; needs `hiplint[lsp]`)."""
+    """Run the language server on standard input and output (for editors; needs pygls: the `lsp` extra)."""
     from hiplint.server import main as server_main
 
     sys.exit(server_main())

@@ -166,6 +166,7 @@ class _Eval:
         self.derived = derived or {}  # the project's own platform macros (derive_macros)
         self.open_names: set[str] = set()  # macros left unknown on AMD: what derive_macros may settle
         self.hip_on_nvidia = False  # set per condition by truth()
+        self._twins: dict[str, bool] = {}
 
     def text(self, node: Node) -> str:
         return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
@@ -195,12 +196,33 @@ class _Eval:
             return world == HIP
         if world == HIP and names_nvidia_compiler(name):
             return False
+        if world == HIP and self.has_amd_twin(name):
+            return False  # `AMREX_USE_CUDA` where the file also names `AMREX_USE_HIP`: the backends exclude each other
         side = self.derived.get(name)
         if (side == NVIDIA_ONLY and world == HIP) or (side == AMD_ONLY and world == CUDA):
             return False
         if world == HIP and side is None:
             self.open_names.add(name)
         return None
+
+    def has_amd_twin(self, name: str) -> bool:
+        """A project's CUDA build switch whose HIP counterpart the same file names (`X_USE_CUDA` beside
+        `X_USE_HIP` or `X_USE_ROCM`): the project picks one backend per build, so on AMD the CUDA
+        switch is off. A switch with no such twin in the file stays unknown (some projects keep their
+        `USE_CUDA` on in HIP builds)."""
+        twins = self._twins.get(name)
+        if twins is None:
+            twins = False
+            if is_cuda_build_macro(name, self.hip_macros):
+                words = name.split("_")
+                for i, w in enumerate(words):
+                    if w.upper() == "CUDA":
+                        for amd in ("HIP", "ROCM"):
+                            twin = "_".join(words[:i] + [amd if w.isupper() else amd.capitalize()] + words[i + 1:])
+                            if re.search(rb"\b" + re.escape(twin.encode()) + rb"\b", self.data):
+                                twins = True
+            self._twins[name] = twins
+        return twins
 
     def truth(self, node: Node | None, world: str):
         """Three-valued truth of a #if condition in `world`."""

@@ -6,7 +6,7 @@ same configuration files as `hiplint scan`), overlaid with the client's `hiplint
 apply a finding's fix (safe fixes are the preferred quick fix; unsafe ones say "(unsafe)") or add a
 suppression comment; hover over a finding shows its rule's page (`hiplint rule CODE`).
 
-pygls is an optional dependency (`pip install 'hiplint[lsp]'`): it is imported by `main()` only, so
+pygls is an optional dependency (`pip install '.[lsp]'` in the checkout): it is imported by `main()` only, so
 the rest of hiplint, and this module's position arithmetic, work without it. One `Linter` per
 configuration serves every change (rules, compiled queries and parser made once).
 """
@@ -18,7 +18,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-INSTALL_HINT = "hiplint server needs pygls: pip install 'hiplint[lsp]' (or: pip install 'pygls>=2,<3')"
+INSTALL_HINT = "hiplint server needs pygls: pip install 'pygls>=2,<3' 'lsprotocol>=2025.0.0' (or the lsp extra of the checkout: pip install '.[lsp]')"
 DEFAULT_DEBOUNCE_MS = 300
 # Client language ids that name a language hiplint reads, for documents whose name does not say.
 LANGUAGE_IDS = {"cuda": "cuda", "cuda-cpp": "cuda", "cpp": "cuda", "c": "cuda", "hip": "cuda",

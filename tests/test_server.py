@@ -76,7 +76,7 @@ def test_suppression_edit_uses_the_projects_syntax(line, lang, expected):
 
 # --- the server over stdio ------------------------------------------------------------------------
 
-pygls = pytest.importorskip("pygls", reason="the language server needs pygls (pip install 'hiplint[lsp]')")
+pygls = pytest.importorskip("pygls", reason="the language server needs pygls (pip install '.[lsp]')")
 from lsprotocol import types  # noqa: E402
 from pygls.lsp.client import LanguageClient  # noqa: E402
 
@@ -340,4 +340,4 @@ def test_cli_says_how_to_install_pygls_when_it_is_missing(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "hiplint", "server"], capture_output=True, env=env, timeout=300,
                           stdin=subprocess.DEVNULL)
     assert proc.returncode == 2
-    assert b"pip install 'hiplint[lsp]'" in proc.stderr
+    assert b"pip install 'pygls>=2,<3'" in proc.stderr
