@@ -85,14 +85,13 @@ HIP_LIBRARIES_NOT_IN_DEBIAN = ("hipcub", "hipblas", "hipblaslt", "hipsolver", "h
                                "rocsolver", "rocfft", "rccl", "miopen", "roctracer", "rocwmma", "rocthrust",
                                "thrust", "migraphx", "hip_fp8.h", "hip_bf16.h", "hipsparselt", "ck")
 CUDA_INCLUDE_DIRS = (CUDA_INCLUDE, Path("/usr/local/cuda/include"), Path("/usr/local/cuda/targets/x86_64-linux/include"))
-HIP_INCLUDE_DIRS = (Path("/usr/include"),)  # HIP 5.2; the ROCm 7.2 chroot's include dir when it is there
+HIP_INCLUDE_DIRS = (Path("/usr/include"),)
 
 
 def missing_library_headers(text: str, side: str) -> list[str]:
     """Library headers `text` includes that this oracle does not have ("cuda" or "hip" side)."""
     libraries = CUDA_LIBRARIES_NOT_SET_UP if side == "cuda" else HIP_LIBRARIES_NOT_IN_DEBIAN
-    dirs = CUDA_INCLUDE_DIRS if side == "cuda" else (
-        (ROCM72_ROOT / "usr/include",) if not rocm72_full_missing() else HIP_INCLUDE_DIRS)
+    dirs = CUDA_INCLUDE_DIRS if side == "cuda" else HIP_INCLUDE_DIRS
     out = []
     for name in re.findall(r"#\s*include\s*<([^>]+)>", text):
         stems = [part.split(".")[0] for part in name.split("/")]
@@ -334,7 +333,7 @@ if __name__ == "__main__":
         raise SystemExit("oracle toolchain missing: " + ", ".join(missing()) + " (run tests/oracle/setup.sh)")
     text = Path(args.file).read_text(encoding="utf-8", errors="surrogateescape")
     inc = Path(args.file).resolve().parent
-    chosen = [k for k in ("cuda", "hip", "rocm72") if getattr(args, k)] or ["cuda", "rocm72"]
+    chosen = [k for k in ("cuda", "hip", "rocm72") if getattr(args, k)] or ["cuda", "hip", "rocm72"]
     rc = 0
     for kind in chosen:
         r = (compile_cuda(text, inc) if kind == "cuda" else
