@@ -60,6 +60,18 @@ def _legacy_warp_fallback(ctx, node, cond, on_amd: bool) -> bool:
     return bool(names) and all(re.search(rf"\b__{name}\s*\(", legacy) for name in names)
 
 
+# A parenthesized group that opens with `!defined(__CUDA_ARCH__) ||` (no nested parentheses after it).
+_HOST_DISJUNCTION = re.compile(r"\(\s*!\s*defined\s*\(\s*__CUDA_ARCH__\s*\)\s*\|\|[^()]*\)|"
+                               r"\(\s*!\s*defined\s+__CUDA_ARCH__\s*\|\|[^()]*\)")
+
+
+def _arch_only_in_host_disjunctions(text: str) -> bool:
+    """Is every mention of `__CUDA_ARCH__` inside a `(!defined(__CUDA_ARCH__) || ...)` group, which is
+    true on AMD (no `__CUDA_ARCH__`) whatever the rest of the condition is?"""
+    rest = _HOST_DISJUNCTION.sub("", text)
+    return rest != text and "__CUDA_ARCH__" not in rest
+
+
 def _value(node, data: bytes, env: dict):
     """The integer a `#if` expression has with the macros `env` defines (all others undefined), or None
     when it names anything else or uses what this small evaluator does not know."""
@@ -326,6 +338,10 @@ class CudaArchMacro(CudaRule):
             on_amd = not on_amd  # `#ifndef X`: cond is the name alone
         if on_amd is True and NOT_DEFINED_ARCH.search(text):
             return  # `!defined(__CUDA_ARCH__) || ...`: AMD takes it like nvcc's host pass, which compiles it too
+        if kind == "architecture" and _arch_only_in_host_disjunctions(text):
+            # `X_ENABLE_HALF && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 530)`: the architecture part is
+            # true on AMD whatever the rest says, as in nvcc's host pass; the other conjuncts decide.
+            return
         if kind == "CUDA version" and (negated or (on_amd is True and NOT_DEFINED_VERSION.search(text))):
             return  # `#ifndef CUDART_VERSION`, `!defined(CUDA_VERSION) || ...`: written for "no CUDA", as AMD is
         if kind == "architecture" and on_amd is False and DEFINED_ARCH.search(text) and ARCH_BELOW.search(text) \
