@@ -120,11 +120,20 @@ def is_last_unit(ctx) -> bool:
     return ctx.unit is ctx.units[-1]
 
 
+NO_EXTENSION = "!noext"  # a header pattern suffix: only paths whose file name has no extension
+
+
 def header_matches(include: Include, patterns, here: str | None = None) -> bool:
     """`patterns` are globs on the path as written: "cudnn.h", "nvtx3/*", "<cuda/*" (angle form only),
     "=mma.h" (that path only: CUTLASS and CuTe have their own `arch/mma.h`). `here`: the directory of
     the including file, where a quoted include of the project's own header is found."""
     for p in patterns:
+        if p.endswith(NO_EXTENSION):
+            # libcu++'s headers have no extension (`<cuda/atomic>`, `<cuda/std/span>`): a `<cuda/x.cuh>`
+            # is a project's own `cuda/` directory (ginkgo's backend).
+            p = p[:-len(NO_EXTENSION)]
+            if "." in include.path.rsplit("/", 1)[-1]:
+                continue
         angle_only = p.startswith("<")
         exact = p.startswith("=")
         pat = p[1:] if angle_only or exact else p
@@ -167,7 +176,7 @@ class Library:
         """Strings one of which a file that uses the library contains (its rules run only there):
         the literal part of each header glob, each namespace, the literal starts of the names regex.
         Empty when the names regex has no literal start (then the rules run on every file)."""
-        out = [max(re.split(r"[*?\[\]]", h.lstrip("<=")), key=len) for h in self.headers]
+        out = [max(re.split(r"[*?\[\]]", h.removesuffix(NO_EXTENSION).lstrip("<=")), key=len) for h in self.headers]
         # A leading namespace is followed by `::` (a space before it is the only spelling seen besides).
         out.extend(f"{ns}{sep}::" for ns in self.namespaces for sep in ("", " "))
         if self.name_pattern:
