@@ -159,6 +159,20 @@ def _or(a, b):
     return False
 
 
+# A file's bytes keep their hash, so this costs one search per file and name, not one per `#if` (ARC001
+# evaluates each condition with a fresh evaluator).
+@lru_cache(maxsize=64)
+def _names_amd_twin(data: bytes, name: str) -> bool:
+    words = name.split("_")
+    for i, w in enumerate(words):
+        if w.upper() == "CUDA":
+            for amd in ("HIP", "ROCM"):
+                twin = "_".join(words[:i] + [amd if w.isupper() else amd.capitalize()] + words[i + 1:])
+                if re.search(rb"\b" + re.escape(twin.encode()) + rb"\b", data):
+                    return True
+    return False
+
+
 class _Eval:
     def __init__(self, data: bytes, hip_macros: frozenset[str], derived=None):
         self.data = data
@@ -212,15 +226,7 @@ class _Eval:
         `USE_CUDA` on in HIP builds)."""
         twins = self._twins.get(name)
         if twins is None:
-            twins = False
-            if is_cuda_build_macro(name, self.hip_macros):
-                words = name.split("_")
-                for i, w in enumerate(words):
-                    if w.upper() == "CUDA":
-                        for amd in ("HIP", "ROCM"):
-                            twin = "_".join(words[:i] + [amd if w.isupper() else amd.capitalize()] + words[i + 1:])
-                            if re.search(rb"\b" + re.escape(twin.encode()) + rb"\b", self.data):
-                                twins = True
+            twins = is_cuda_build_macro(name, self.hip_macros) and _names_amd_twin(self.data, name)
             self._twins[name] = twins
         return twins
 
