@@ -139,6 +139,8 @@ class FileContext:
             facts = self.build_facts
             if facts.nvidia_build_file or any(s <= start < e for s, e in facts.nvidia_ranges):
                 return True  # a build file (or block) only the NVIDIA build reads: the AMD build is elsewhere
+        if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.build_facts.nvidia_source:
+            return True  # only NVIDIA-only targets compile it (`if(X_BUILD_CUDA) add_subdirectory(cuda)`)
         if self.platform is not None:
             kind = self.platform.kind_at(start)
             if kind == "hip" and not rule.report_in_hip_branches:

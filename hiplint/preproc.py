@@ -462,6 +462,82 @@ def _tests_hip_macro(branch: Node, data: bytes, hip_macros: frozenset[str], deri
     return False
 
 
+# A project's per-vendor selector macro, named by its arguments' backends in order: AMReX's
+# `AMREX_HIP_OR_CUDA(hip_code, cuda_code)`, `AMREX_HIP_OR_CUDA_OR_SYCL(h, c, s)`. The argument for
+# CUDA is the NVIDIA build's code, the one for HIP the AMD build's.
+_VENDOR_WORDS = ("HIP", "CUDA", "SYCL", "DPCPP", "CPU", "HOST", "OMP", "OPENMP")
+_VENDOR_SELECTOR = re.compile(r"(?:^|_)((?:%s)(?:_OR_(?:%s))+)$" % ("|".join(_VENDOR_WORDS), "|".join(_VENDOR_WORDS)))
+_VENDOR_HINT = re.compile(rb"_OR_(?:CUDA|HIP)\b|(?:CUDA|HIP)_OR_")
+
+
+_VENDOR_CALL = re.compile(rb"\b([A-Za-z_]\w*)[ \t]*(?:\\?\r?\n[ \t]*)*\(")
+
+
+def _vendor_argument_regions(root: Node, data: bytes) -> list[Region]:
+    """Read from the text (the arguments are often statements, `AMREX_HIP_OR_CUDA(f();, g();)`, which the
+    grammar cannot take as a call)."""
+    if not _VENDOR_HINT.search(data):
+        return []
+    regions = []
+    for m in _VENDOR_CALL.finditer(data):
+        name = m.group(1).decode("ascii", "replace")
+        selector = _VENDOR_SELECTOR.search(name)
+        if selector is None:
+            continue
+        line_start = data.rfind(b"\n", 0, m.start()) + 1
+        if data[line_start:m.start()].lstrip().startswith(b"#"):
+            continue  # the selector's own `#define`
+        vendors = selector.group(1).split("_OR_")
+        if "HIP" not in vendors or "CUDA" not in vendors:
+            continue
+        args = _top_level_arguments(data, m.end())
+        if args is None or len(args) != len(vendors):
+            continue
+        for vendor, (a, b) in zip(vendors, args):
+            if vendor in ("HIP", "CUDA"):
+                regions.append(Region(a, b, "hip" if vendor == "HIP" else "nvidia"))
+    return regions
+
+
+def _top_level_arguments(data: bytes, at: int, limit: int = 20000):
+    """(start, end) of each top-level argument of the call whose `(` ends just before `at`; None when
+    the parentheses do not close within `limit` bytes."""
+    depth, start, out, i, end = 0, at, [], at, min(len(data), at + limit)
+    while i < end:
+        c = data[i]
+        if c in (0x22, 0x27):  # a string or character literal
+            quote = c
+            i += 1
+            while i < end and data[i] != quote:
+                i += 2 if data[i] == 0x5C else 1
+        elif c in (0x28, 0x5B, 0x7B):  # ( [ {
+            depth += 1
+        elif c in (0x29, 0x5D, 0x7D):  # ) ] }
+            if depth == 0:
+                out.append((start, i))
+                return out
+            depth -= 1
+        elif c == 0x2C and depth == 0:  # ,
+            out.append((start, i))
+            start = i + 1
+        i += 1
+    return None
+
+
+def _tests_nvidia_switch(branch: Node, data: bytes, switches: frozenset[str]) -> bool:
+    """Does the branch test one of the project's NVIDIA-build switches (hiplint.amdbuild), or a macro
+    named for NVIDIA's platform or compilers (`USE_NVIDIA_CUVS`, `KOKKOS_COMPILER_NVHPC`)?"""
+    cond = branch.child_by_field_name("condition") or branch.child_by_field_name("name")
+    if cond is None:
+        return False
+    idents = [cond] if cond.type == "identifier" else iter_nodes(cond, {"identifier"})
+    for i in idents:
+        name = data[i.start_byte:i.end_byte].decode("utf-8", "replace")
+        if name in switches or names_nvidia_compiler(name):
+            return True
+    return False
+
+
 # Conditional directives, read as the preprocessor reads them: by line, continuations included.
 _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b((?:[^\n\\]|\\\r?\n|\\.)*)",
                         re.M)
@@ -620,10 +696,12 @@ def _snippet_parser():
     return new_parser()
 
 
-def _chain_regions(chain: list, amd_off: list | None = None) -> list[Region]:
+def _chain_regions(chain: list, amd_off: list | None = None, switch_starts=frozenset()) -> list[Region]:
     """Regions of one #if/#elif/#else chain, given per branch (start, end, {world: condition},
     tests a HIP macro). `amd_off` receives (start, end) of every branch AMD surely skips, NVIDIA-only
-    or not (a lone `#if __CUDACC_VER_MAJOR__ >= 11`): where a define is not made on AMD."""
+    or not (a lone `#if __CUDACC_VER_MAJOR__ >= 11`): where a define is not made on AMD. A branch whose
+    start is in `switch_starts` tests the project's NVIDIA-build switch (`#if defined(AMREX_USE_CUDA) &&
+    defined(PROFILING)`): if AMD never takes it, it is the NVIDIA backend's code, not a feature to port."""
     prior = {HIP: True, CUDA: True}
     names_hip = False  # does the chain so far test a HIP macro (an explicit AMD alternative)?
     branches = []
@@ -640,6 +718,7 @@ def _chain_regions(chain: list, amd_off: list | None = None) -> list[Region]:
     has_hip = any(t[CUDA] is False and t[HIP] is not False for _, _, t, _ in branches)
     regions = []
     for start, end, taken, hip_named in branches:
+        hip_named = hip_named or start in switch_starts
         if amd_off is not None and taken[HIP] is False:
             amd_off.append((start, end))
         if taken[CUDA] is False and taken[HIP] is not False:
@@ -730,6 +809,8 @@ class PlatformMap:
         cuda_off = _CudaOffEval(data, hip_macros, self.derived)
         regions: list[Region] = []
         amd_off: list[tuple[int, int]] = []
+        switch_starts: set[int] = set()
+        nvidia_switches = frozenset(m[1:] for m in hip_macros if m.startswith(NVIDIA_BUILD_MARK))
         seen = set()
         guards: set[str] = set()
         for node in iter_nodes(root, {"preproc_if", "preproc_ifdef"}):
@@ -769,11 +850,13 @@ class PlatformMap:
                 end = _body_end(branch) if t != "preproc_else" else branch.end_byte
                 cond_node = branch.child_by_field_name("condition") or branch.child_by_field_name("name")
                 chain.append((start, end, cond, _tests_hip_macro(branch, data, hip_macros, self.derived)))
+                if _tests_nvidia_switch(branch, data, nvidia_switches):
+                    switch_starts.add(start)
                 conditions.append((t, cond_node))
                 branch = branch.child_by_field_name("alternative")
             if any(entry[3] for entry in chain[1:]):
                 chain = _settle_cuda_branches(chain, lambda i: _tree_truth(cuda_off, *conditions[i]))
-            regions.extend(_chain_regions(chain, amd_off))
+            regions.extend(_chain_regions(chain, amd_off, switch_starts))
         # `#if 0` and `#ifdef __CLION_IDE__`: no compiler at all takes it (the plain C++ #else of an
         # nvcc/hipcc chain is a host compiler's, so "neither world" is not enough).
         for node in iter_nodes(root, {"preproc_if", "preproc_ifdef"}):
@@ -818,6 +901,7 @@ class PlatformMap:
                     chain = _settle_cuda_branches(chain, lambda i, group=group: _text_branch(
                         *group[i][:2], hip_macros, _CudaOffEval, switches)[0][HIP])
                 regions.extend(_chain_regions(chain, amd_off))
+        regions.extend(_vendor_argument_regions(root, data))
         regions.sort(key=lambda r: (r.start, -r.end))
         # Left unknown on AMD: what the project's headers may settle. An include guard is no switch.
         self.open_names = frozenset(ev.open_names - guards)

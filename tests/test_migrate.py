@@ -209,7 +209,7 @@ def test_out_writes_the_tree_and_never_touches_the_source(tmp_path):
     assert tree_digest(MIGRATE) == before
     out = tmp_path / "out"
     assert (out / "saxpy_streams.cu").exists() and (out / "CMakeLists.txt").read_bytes() == (MIGRATE / "CMakeLists.txt").read_bytes()
-    assert result.count("changed") == 4 and result.count("copied") == 1
+    assert result.count("changed") == 4 and result.count("copied") == 2  # CMakeLists.txt, .hiplint-project
     checklist = (out / CHECKLIST_NAME).read_text()
     assert "- [ ] `CMakeLists.txt`" in checklist and "4 changed" in checklist
 

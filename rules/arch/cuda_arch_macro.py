@@ -3,7 +3,7 @@ import re
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes, respell_operators, strip_c_comments
 from hiplint.headers import amd_macros
-from hiplint.preproc import HIP, condition_truth, amd_truth, is_hip_macro
+from hiplint.preproc import NVIDIA_BUILD_MARK, HIP, condition_truth, amd_truth, is_hip_macro
 
 ARCH_MACROS = re.compile(r"\b(__CUDA_ARCH__|__CUDA_ARCH_LIST__|__CUDA_ARCH_FEAT_SM\w+|__CUDA_ARCH_SPECIFIC__|"
                          r"__CUDA_ARCH_FAMILY_SPECIFIC__)\b")
@@ -23,7 +23,11 @@ _VERSION = r"\b(?:CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC_VER_
 EXACT_RELEASE = re.compile(_VERSION + r"==\s*\d")
 LOWER_BOUND = re.compile(_VERSION + r">=?\s*\d")
 UPPER_BOUND = re.compile(_VERSION + r"<=?\s*\d")
-NOT_DEFINED_VERSION = re.compile(r"!\s*defined\s*\(?\s*(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__)\b")
+NOT_DEFINED_VERSION = re.compile(r"!\s*defined\s*\(?\s*(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC__|__NVCC__)\b")
+# `defined(CUDA_VERSION) && ...`: the author tests for the CUDA toolkit before reading it, so the branch is
+# meant for NVIDIA only and AMD's skipping it is on purpose.
+DEFINED_TOOLKIT = re.compile(r"(?<!!)\bdefined\s*\(?\s*(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__)\b")
+DEFINED_NAME = re.compile(r"(?<!!)\bdefined\s*\(?\s*([A-Za-z_]\w*)")
 # A macro body that is a test (a comparison, `defined`, a logical operator), not just the value.
 TEST_LIKE = re.compile(r"\bdefined\b|[<>]=?|[=!]=|&&|\|\|")
 # `defined(__CUDA_ARCH__)` alone, possibly negated: the host/device split.
@@ -344,6 +348,13 @@ class CudaArchMacro(CudaRule):
             return
         if kind == "CUDA version" and (negated or (on_amd is True and NOT_DEFINED_VERSION.search(text))):
             return  # `#ifndef CUDART_VERSION`, `!defined(CUDA_VERSION) || ...`: written for "no CUDA", as AMD is
+        if on_amd is False and "||" not in text and (
+                (DEFINED_TOOLKIT.search(text) and ctx.build_facts.builds_for_amd)
+                or any(NVIDIA_BUILD_MARK + n in ctx.hip_macros for n in DEFINED_NAME.findall(text))):
+            # In a project that already builds for AMD, `defined(CUDA_VERSION) && CUDA_VERSION >= 13000` and
+            # `defined(GKO_COMPILING_CUDA) && ...` keep AMD out on purpose. (In code never ported, the guard
+            # is for host compilers, and AMD silently losing the branch is the finding.)
+            return
         if kind == "architecture" and on_amd is False and DEFINED_ARCH.search(text) and ARCH_BELOW.search(text) \
                 and not ARCH_FROM.search(text) and not LOWER_BOUND.search(text) and not EXACT_RELEASE.search(text):
             # Old GPUs, or old GPUs or an old toolkit (`&& (__CUDA_ARCH__ < 600 || CUDA_VERSION < 8000)`):
@@ -387,8 +398,8 @@ class CudaArchMacro(CudaRule):
         alt = node.child_by_field_name("alternative")
         while alt is not None and alt.type in ("preproc_elif", "preproc_elifdef"):
             cond = alt.child_by_field_name("condition") or alt.child_by_field_name("name")
-            if cond is not None and _mentions_hip(ctx, ctx.text(cond)):
-                return True
+            if cond is not None and (_mentions_hip(ctx, ctx.text(cond)) or _clang_disjunct(ctx.text(cond))):
+                return True  # AMD's own branch, or one every clang takes (hip-clang defines __clang__)
             alt = alt.child_by_field_name("alternative")
         return False
 
@@ -472,6 +483,14 @@ class CudaArchMacro(CudaRule):
 
 
 DIRECTIVE_LINE = re.compile(r"\s*#")
+
+
+_CLANG_TEST = re.compile(r"\s*\(?\s*(defined\s*\(?\s*__clang__\s*\)?|__clang__)\s*\)?\s*")
+
+
+def _clang_disjunct(text: str) -> bool:
+    """`defined(__clang__)` alone or as one alternative of `||`: true for hip-clang whatever else holds."""
+    return any(_CLANG_TEST.fullmatch(part) for part in respell_operators(text).split("||"))
 
 
 def _mentions_hip(ctx, text: str) -> bool:

@@ -54,7 +54,9 @@ def compiles_no_cuda(commands) -> bool:
 
 def _cmake_uses(ctx):
     commands = _cmake.get(ctx)
-    hip_language = _cmake.enables_hip_language(commands)
+    # The CUDA language's options never reach an AMD build: the HIP language here, or the project's
+    # AMD build elsewhere (hiplint.amdbuild: `if(X_HIP)` with hip::device, a HIP directory, hipcc rules).
+    hip_language = _cmake.enables_hip_language(commands) or ctx.build_facts.project_builds_for_amd
     dead_cuda_flags = compiles_no_cuda(commands)
     out = []
     for cmd in commands:
