@@ -194,7 +194,15 @@ class CudaArchMacro(CudaRule):
       implements natively (the other branch is NVIDIA code then: every CUDA from 11.0 on takes it);
     - a macro that a project header the file includes defines in AMD builds (ggml's HIP vendor header
       sets `#define __CUDA_ARCH__ 1300`): the definition is reported instead, once; `__CUDA_ARCH__`
-      counts only when defined for AMD alone, not as a host-pass default.
+      counts only when defined for AMD alone, not as a host-pass default;
+    - in a project that already builds for AMD (hiplint.amdbuild: an AMD build read, or backend
+      switches for both vendors), a conjunction that first makes sure of the CUDA toolkit
+      (`defined(CUDA_VERSION) && CUDA_VERSION >= 13000`) or tests the project's NVIDIA-build switch
+      (`defined(GKO_COMPILING_CUDA) && CUDA_VERSION >= 11040`): AMD is kept out on purpose. In code
+      never ported the same guard is for host compilers, and it is reported;
+    - a chain whose later branch every clang takes (`#elif defined(__clang__)`, hip-clang included);
+    - a chain that only `#define`s macros the file reads in NVIDIA-only code alone (PTX load strings
+      per architecture, used in the `#else` of `#ifdef USE_ROCM`).
 
     Still reported: `#ifdef CUDART_VERSION` (AMD skips code its build may need), an unguarded
     `__CUDA_ARCH__ < 700` (AMD's device pass reads 0 and takes the shim), and lower bounds.
@@ -373,6 +381,8 @@ class CudaArchMacro(CudaRule):
             return  # `__shfl_xor_sync` from CUDA 9, `__shfl_xor` before: AMD takes the form HIP has natively
         if on_amd is False and self._hip_branch_follows(ctx, node):
             return  # `#if CUDART_VERSION >= 11000 ... #elif defined(USE_ROCM)`: AMD goes on to its own branch
+        if ctx.unit.delta == 0 and self._defines_only_for_nvidia_code(ctx, node):
+            return  # `#if __CUDA_ARCH__ >= 350 / #define LD_NC "ld.global.nc"`, read only by the NVIDIA branch
         if ctx.unit.delta == 0 and amd_truth(cond, ctx.source.data, ctx.hip_macros, unknown=_cuda_macro,
                                              device_pass=kind == "architecture", derived=switches) is not None:
             # Settled on AMD without the CUDA macros (`defined(__NVCC__) && CUDART_VERSION >= ...`). An
@@ -391,6 +401,33 @@ class CudaArchMacro(CudaRule):
         ctx.report_range(ctx.file_range(directive)[0], head_end + ctx.unit.delta,
                          f"`{ctx.text(directive)} {shown.strip()}` tests the {kind} macro `{macro}`, undefined on AMD: "
                          f"the preprocessor {how}{taken}")
+
+    @staticmethod
+    def _defines_only_for_nvidia_code(ctx, node) -> bool:
+        """Does the chain only #define macros that the file uses in NVIDIA-only code alone (Faiss's PTX
+        load strings, chosen per architecture and used in the `#else` of `#ifdef USE_AMD_ROCM`)?"""
+        top = node
+        while top.parent is not None and top.type in ("preproc_elif", "preproc_elifdef", "preproc_else"):
+            top = top.parent
+        names, arm = set(), top
+        while arm is not None:
+            fields = (arm.child_by_field_name(f) for f in ("condition", "name", "alternative"))
+            skip = {(f.start_byte, f.end_byte) for f in fields if f is not None}
+            for child in arm.named_children:
+                if (child.start_byte, child.end_byte) in skip or child.type == "comment":
+                    continue
+                if child.type not in ("preproc_def", "preproc_function_def"):
+                    return False
+                name = child.child_by_field_name("name")
+                if name is not None:
+                    names.add(ctx.text(name))
+            arm = arm.child_by_field_name("alternative")
+        if not names or ctx.platform is None:
+            return False
+        data = ctx.source.data
+        uses = [m.start() for m in re.finditer(rb"\b(?:%s)\b" % b"|".join(re.escape(n.encode()) for n in names), data)
+                if not top.start_byte <= m.start() < top.end_byte]
+        return bool(uses) and all(ctx.platform.kind_at(u) == "nvidia" for u in uses)
 
     @staticmethod
     def _hip_branch_follows(ctx, node) -> bool:

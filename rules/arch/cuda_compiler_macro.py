@@ -22,8 +22,10 @@ class CudaCompilerMacroTest(CudaRule):
     (or macros defined empty for the host compiler), `__forceinline__`, kernel launches, `threadIdx`,
     `__syncthreads`, or `min`/`max` helpers. Not reported when the condition, or another branch of
     the same `#if` chain, tests a HIP macro (`__HIPCC__`, `__HIP__`, `__HIP_PLATFORM_AMD__`,
-    `USE_ROCM`, ...): the project already says what AMD takes. Tests of `__CUDACC_VER_MAJOR__` and
-    the other version macros are ARC001's.
+    `USE_ROCM`, ...): the project already says what AMD takes; nor when it tests the project's
+    NVIDIA-build switch (`defined(__CUDACC__) && defined(AMREX_USE_CUDA)`, where the build files also
+    name `AMREX_USE_HIP`: hiplint.amdbuild), which keeps the branch to the NVIDIA build on purpose.
+    Tests of `__CUDACC_VER_MAJOR__` and the other version macros are ARC001's.
 
     ## Why it breaks on AMD
     hip-clang defines neither `__CUDACC__` nor `__NVCC__`: it defines `__HIPCC__` and `__HIP__`
