@@ -110,7 +110,9 @@ class FileContext:
         if self._cuda_backend is None:
             from hiplint.layout import hip_twin
             # A source the project's AMD build compiles is its input, twin or not (hiplint.amdbuild).
-            self._cuda_backend = not self.build_facts.amd_compiled and hip_twin(self.fs_path) is not None
+            facts = self.build_facts
+            self._cuda_backend = not facts.amd_compiled and \
+                hip_twin(self.fs_path, whole_directory=facts.project_builds_for_amd) is not None
         return self._cuda_backend
 
     def platform_kind(self, file_byte: int) -> str | None:
