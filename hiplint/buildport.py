@@ -78,23 +78,37 @@ class _Edits:
         if start == 0 or self.data[start - 1:start] in (b"\n", b"\t", b"(", b'"'):
             while self.data[end:end + 1] == b" ":
                 end += 1
+            if (start == 0 or self.data[start - 1:start] == b"\n") and self.data[end:end + 1] == b"\n":
+                end += 1  # the word was the whole line: the line goes
         self.items.append((start, end, "", kind))
 
     def note(self, offset: int, text: str) -> None:
-        self.manual.setdefault(text, []).append(self.data.count(b"\n", 0, offset) + 1)
+        self.manual.setdefault(text, []).append(offset)
 
     def apply(self) -> Port:
         out, pos, changes = [], 0, Counter()
+        shifts = []  # (original offset, bytes added before what follows it)
+        grown = 0
         for start, end, text, kind in sorted(self.items, key=lambda e: (e[0], e[1])):
             if start < pos:
                 continue  # overlapping edits: the first one wins
             out.append(self.data[pos:start])
-            out.append(text.encode("utf-8"))
+            new = text.encode("utf-8")
+            out.append(new)
             pos = end
+            grown += len(new) - (end - start)
+            shifts.append((end, grown))
             changes[kind] += 1
         out.append(self.data[pos:])
-        manual = sorted((lines[0], _lines_note(lines, text)) for text, lines in self.manual.items())
-        return Port(b"".join(out), changes, manual)
+        data = b"".join(out)
+
+        def line(offset: int) -> int:  # the line in the ported text
+            moved = offset + next((g for e, g in reversed(shifts) if e <= offset), 0)
+            return data.count(b"\n", 0, moved) + 1
+
+        manual = sorted((line(offsets[0]), _lines_note([line(o) for o in offsets], text))
+                        for text, offsets in self.manual.items())
+        return Port(data, changes, manual)
 
 
 def _lines_note(lines: list[int], text: str) -> str:
@@ -234,6 +248,7 @@ def port_cmake(rel: str, data: bytes, targets, facts: TreeFacts) -> Port:
         return Port(data)  # it already builds HIP: its CUDA parts are the NVIDIA build
     edits = _Edits(data)
     build_dir = os.path.dirname(rel)
+    marked = _marked_hip(commands)
     target_list = ";".join(targets)
     enables_hip = None  # the command that now enables HIP
     sets_arch = False
@@ -289,7 +304,7 @@ def port_cmake(rel: str, data: bytes, targets, facts: TreeFacts) -> Port:
         if used and not facts.finds_toolkit and first_user is None:
             first_user = cmd
         packages |= used
-        _port_cmake_sources(cmd, data, edits, build_dir, facts)
+        _port_cmake_sources(cmd, data, edits, build_dir, facts, marked)
     for use, cmd_tokens in _cmake_option_uses(commands):
         _port_option(use, cmd_tokens, edits, targets, cmake=True)
     _port_cmake_names(commands, data, edits)
@@ -381,7 +396,19 @@ def _port_cmake_libraries(cmd, edits: _Edits) -> set[str]:
     return used
 
 
-def _port_cmake_sources(cmd, data: bytes, edits: _Edits, build_dir: str, facts: TreeFacts) -> None:
+def _marked_hip(commands) -> set[str]:
+    """Sources a `set_source_files_properties(... PROPERTIES LANGUAGE HIP)` of the file names."""
+    out = set()
+    for cmd in commands:
+        texts = cmd.arg_texts()
+        if cmd.name == "set_source_files_properties" and "PROPERTIES" in texts:
+            props = texts[texts.index("PROPERTIES") + 1:]
+            if any(a == "LANGUAGE" and b == "HIP" for a, b in zip(props, props[1:])):
+                out.update(texts[:texts.index("PROPERTIES")])
+    return out
+
+
+def _port_cmake_sources(cmd, data: bytes, edits: _Edits, build_dir: str, facts: TreeFacts, marked: set) -> None:
     """`.cu` sources: renamed to `.hip` with the migration, else marked `LANGUAGE HIP` (CMake compiles a
     `.cu` file as CUDA unless told)."""
     if cmd.name == "file" and cmd.args and cmd.args[0].text in ("GLOB", "GLOB_RECURSE") and len(cmd.args) > 2:
@@ -393,6 +420,8 @@ def _port_cmake_sources(cmd, data: bytes, edits: _Edits, build_dir: str, facts: 
         if facts.hip_extension:
             for a in cu:
                 _rename_cu(edits, data[a.start:a.end], a.start)
+        elif "${%s}" % cmd.args[1].text in marked:
+            pass  # a ported file
         elif len(cu) == len(patterns):
             var = cmd.args[1].text
             at = _line_end(data, cmd.end)
@@ -405,6 +434,8 @@ def _port_cmake_sources(cmd, data: bytes, edits: _Edits, build_dir: str, facts: 
     if cmd.name not in SOURCE_LIST_COMMANDS:
         return
     cu = [t for t in cmd.tokens() if t.text.endswith(".cu") and not t.genex and "*" not in t.text]
+    if not facts.hip_extension:
+        cu = [t for t in cu if t.text not in marked]  # marked LANGUAGE HIP already (a ported file)
     if not cu:
         return
     if facts.hip_extension:
@@ -431,6 +462,7 @@ def _cmake_option_uses(commands):
             if use.option.generic and not (nvcc_variable or "CUDA" in genex):
                 continue
             use.genex = genex
+            use.argument = next(((a.start, a.end) for a in cmd.args if a.start <= use.start and use.end <= a.end), None)
             yield use, triples
 
 
@@ -450,10 +482,20 @@ def _port_option(use, tokens, edits: _Edits, targets, cmake: bool, first_arch: b
     if text is None:
         edits.note(use.start, f"nvcc option `{shown}`: for HIP: {use.option.instead}")
         return
-    if text == "":
+    arg = getattr(use, "argument", None) if cmake else None
+    if text == "" and arg is not None and _only_option_of_genex(edits.data, arg, start, end):
+        edits.drop(arg[0], arg[1], "nvcc option")  # `$<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>`: all of it
+    elif text == "":
         edits.drop(start, end, "nvcc option")
     else:
         edits.replace(start, end, text, "nvcc option")
+
+
+def _only_option_of_genex(data: bytes, arg, start: int, end: int) -> bool:
+    """`$<$<COMPILE_LANGUAGE:CUDA>:OPTION>`: the argument is a generator expression around the option alone."""
+    head, tail = data[arg[0]:start], data[end:arg[1]]
+    return (head.startswith(b"$<") and head.endswith(b":") and tail and tail == b">" * len(tail)
+            and head.count(b"$<") == len(tail) + head.count(b">"))
 
 
 def _port_cmake_names(commands, data: bytes, edits: _Edits) -> None:
@@ -543,8 +585,8 @@ def _port_make_word(raw: str, edits: _Edits, start: int, make_dir: str, facts: T
                         edits.replace(start + sub.start(), start + sub.start() + len(old), new, "toolkit path")
                     break
             else:
-                edits.note(start, f"`{raw}`: a path inside the CUDA toolkit; check ROCm has it under "
-                                  f"`$({T.ROCM_PATH_VARIABLE})`")
+                edits.note(start, f"`{raw}`: a directory of the CUDA toolkit, now looked for under "
+                                  f"`$({T.ROCM_PATH_VARIABLE})`; check ROCm has it")
     if _CU_NAME.search(raw.encode()) and _renamed_source(word, make_dir, facts):
         _rename_cu(edits, raw.encode(), start)
 
