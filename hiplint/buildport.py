@@ -299,6 +299,10 @@ def port_cmake(rel: str, data: bytes, targets, facts: TreeFacts) -> Port:
             for a, b in zip(cmd.args, cmd.args[1:]):
                 if a.text in T.LANGUAGE_PROPERTIES and b.text == "CUDA":
                     edits.replace(b.start, b.end, "HIP", "source language")
+        if cmd.name in T.INCLUDE_COMMANDS:
+            for tok in cmd.tokens():
+                if tok.text in T.CMAKE_DROPPED_INCLUDES and not tok.genex:
+                    edits.drop(*_outer(tok, data), "include directory")
         sets_arch |= _port_cmake_arch(cmd, data, edits, target_list)
         used = _port_cmake_libraries(cmd, edits)
         if used and not facts.finds_toolkit and first_user is None:

@@ -98,6 +98,12 @@ def test_cmake_language_architectures_and_standard():
                    'set_target_properties(p PROPERTIES HIP_STANDARD 17 HIP_ARCHITECTURES "gfx90a;gfx942;gfx1100")\n')
 
 
+def test_cmake_toolkit_include_directories_are_dropped():
+    text = cmake("project(p CUDA)\ntarget_include_directories(t PRIVATE ${CUDAToolkit_INCLUDE_DIRS} inc)\n"
+                 "include_directories(\"${CUDA_INCLUDE_DIRS}\")\n").data.decode()
+    assert "target_include_directories(t PRIVATE inc)\ninclude_directories()\n" in text
+
+
 def test_cmake_globs_of_cu_files():
     text = "project(p CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 80)\nfile(GLOB SRCS CONFIGURE_DEPENDS src/*.cu)\nadd_library(k ${SRCS})\n"
     once = cmake(text).data.decode()

@@ -58,6 +58,11 @@ LIBRARIES = {
     "culibos": ("", "", ""),  # an NVIDIA static-link helper: nothing to link on ROCm
 }
 
+# Include directories of the CUDA toolkit: empty on ROCm, where the HIP language adds ROCm's own. The
+# argument is dropped from include-directory commands.
+CMAKE_DROPPED_INCLUDES = ("${CUDAToolkit_INCLUDE_DIRS}", "${CUDA_INCLUDE_DIRS}", "${CUDAToolkit_INCLUDE_DIR}")
+INCLUDE_COMMANDS = ("include_directories", "target_include_directories", "cuda_include_directories")
+
 # FindCUDA commands with a plain CMake counterpart once the HIP language compiles the sources
 # (only when the call has no OPTIONS: nvcc options given per call have no place there).
 FINDCUDA_COMMANDS = {
