@@ -247,6 +247,9 @@ def port_cmake(rel: str, data: bytes, targets, facts: TreeFacts) -> Port:
     if _cmake.enables_hip_language(commands):
         return Port(data)  # it already builds HIP: its CUDA parts are the NVIDIA build
     edits = _Edits(data)
+    if re.match(T.CUDA_FIND_MODULE, os.path.basename(rel)):
+        edits.note(0, "a find module for an NVIDIA component: ROCm has no such package; find the ROCm "
+                      "counterpart (the hip* packages, `find_package(hip)`) or keep the module to the CUDA build")
     build_dir = os.path.dirname(rel)
     marked = _marked_hip(commands)
     target_list = ";".join(targets)

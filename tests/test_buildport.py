@@ -193,6 +193,12 @@ def test_cmake_what_is_not_ported_is_listed():
     assert "-rdc=true" in port.data.decode()  # left as it was
 
 
+def test_cmake_find_modules_of_nvidia_components_are_listed():
+    port = cmake("find_library(NVSCIBUF_LIBRARY NAMES nvscibuf)\n", rel="cmake/Modules/FindNVSCI.cmake")
+    assert port.manual == [(1, port.manual[0][1])] and "a find module for an NVIDIA component" in port.manual[0][1]
+    assert not cmake("find_library(FI_LIBRARY NAMES freeimage)\n", rel="cmake/FindFreeImage.cmake").manual
+
+
 def test_cmake_code_that_handles_amd_is_left_alone():
     dual = "project(p CXX)\nif(USE_HIP)\n  enable_language(HIP)\nelse()\n  enable_language(CUDA)\nendif()\n"
     assert not cmake(dual).changed

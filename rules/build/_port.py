@@ -113,6 +113,9 @@ CUDA_PACKAGES = {
     "nvshmem": "rocSHMEM: `find_package(rocshmem)`, a different API",
 }
 
+# A project's own find module for an NVIDIA component (listed: ROCm has no such package).
+CUDA_FIND_MODULE = r"(?i)^Find(CUDA\w*|CUDNN|NCCL|NVTX\w*|NVSCI|NVVM|NVML|NVRTC|TensorRT|CUTLASS|cuTENSOR|NVSHMEM|NVJPEG|NPP|Thrust|CUB)\.cmake$"
+
 # Makefile variables that hold the CUDA toolkit's location -> ROCm's.
 MAKE_PATH_VARIABLES = ("CUDA_PATH", "CUDA_HOME", "CUDA_ROOT", "CUDA_DIR", "CUDA_INSTALL_PATH",
                        "CUDA_TOOLKIT_ROOT_DIR", "CUDA_TOOLKIT_PATH", "CUDADIR", "CUDA_INSTALL_DIR")
