@@ -646,6 +646,16 @@ def port_make(rel: str, data: bytes, targets, facts: TreeFacts) -> Port:
     return port
 
 
+def unported_notes(data: bytes) -> list:
+    """Checklist items for a build file hiplint does not port: [(line, what to do)] or []."""
+    text = data.decode("utf-8", "replace")
+    for pattern, advice in T.UNPORTED_ADVICE:
+        m = re.search(pattern, text)
+        if m:
+            return [(text.count("\n", 0, m.start()) + 1, advice)]
+    return []
+
+
 # Entry point -----------------------------------------------------------------------------------
 
 def port(rel: str, data: bytes, language: str, targets, facts: TreeFacts) -> Port:

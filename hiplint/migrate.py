@@ -674,6 +674,8 @@ class Migrator:
             else:
                 out = self._copied(spath, dst, rel, reason)
             out.build_file = build
+            if build and lang not in buildport.PORTED_LANGUAGES and out.src:
+                out.manual = buildport.unported_notes(data)  # setup.py, Meson, Bazel...: listed, not ported
             return out
         try:
             new, outcome = self.migrate_source(rel, data, dst_rel, spath)

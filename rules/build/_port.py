@@ -126,3 +126,14 @@ CUDA_INSTALL_PATH = r"/usr/local/cuda(?:-[0-9][0-9.]*)?(?![\w.-])"
 # Directories under the toolkit -> under ROCm. Others are kept and listed.
 TOOLKIT_SUBDIRS = {"/include": "/include", "/lib64": "/lib", "/lib": "/lib", "/bin/nvcc": "/bin/hipcc", "/bin": "/bin"}
 HIP_COMPILER = "hipcc"
+
+# Build files hiplint does not port (setup.py, Meson, Bazel, autotools): the first of these patterns the
+# file matches gives the checklist item, at its first line.
+UNPORTED_ADVICE = (
+    (r"\bCUDAExtension\b", "PyTorch `CUDAExtension`: a ROCm build of PyTorch compiles it with hipcc as it is "
+                           "(it hipifies the sources); keep nvcc-only options out of `extra_compile_args['nvcc']` "
+                           "(PY003 lists them)"),
+    (r"(?<![\w])nvcc(?![\w])", "runs nvcc: compile the GPU sources with hipcc (or `clang++ -x hip`), one "
+                              "`--offload-arch` per AMD target, and clang's options instead of nvcc's"),
+    (r"(?i)(?<![\w])cuda", "names CUDA: point it at HIP by hand (hipcc, `--offload-arch`, the hip* libraries)"),
+)
