@@ -169,7 +169,6 @@ def _rename_cu(edits: _Edits, raw: bytes, start: int) -> None:
 
 # CMake -----------------------------------------------------------------------------------------
 
-SETTERS_UNTIL_KEYWORD = ("set", "list")
 SET_KEYWORDS = frozenset({"CACHE", "PARENT_SCOPE", "FORCE", "APPEND", "PREPEND", "INSERT"})
 ARCH_VALUE = re.compile(r"(?i)(?:sm_|compute_)?[0-9]+[a-z]?(?:-real|-virtual)?|native|all|all-major")
 OFF_VALUES = frozenset({"OFF", "FALSE", "NO", "0", "N", "IGNORE"})
@@ -312,8 +311,11 @@ def port_cmake(rel: str, data: bytes, targets, facts: TreeFacts) -> Port:
             first_user = cmd
         packages |= used
         _port_cmake_sources(cmd, data, edits, build_dir, facts, marked)
-    for use, cmd_tokens in _cmake_option_uses(commands):
-        _port_option(use, cmd_tokens, edits, targets, cmake=True)
+    arch_done = set()  # commands whose first architecture option became the --offload-arch list
+    for cmd, use, cmd_tokens in _cmake_option_uses(commands):
+        _port_option(use, cmd_tokens, edits, targets, cmake=True, first_arch=id(cmd) not in arch_done)
+        if use.option.kind == "arch":
+            arch_done.add(id(cmd))
     _port_cmake_names(commands, data, edits)
     if enables_hip is not None:
         _raise_minimum(commands, edits)
@@ -470,7 +472,7 @@ def _cmake_option_uses(commands):
                 continue
             use.genex = genex
             use.argument = next(((a.start, a.end) for a in cmd.args if a.start <= use.start and use.end <= a.end), None)
-            yield use, triples
+            yield cmd, use, triples
 
 
 def _port_option(use, tokens, edits: _Edits, targets, cmake: bool, first_arch: bool = True) -> None:

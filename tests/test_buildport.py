@@ -176,6 +176,14 @@ def test_cmake_nvcc_options():
     assert "target_compile_options(t PRIVATE -O2\n  $<$<COMPILE_LANGUAGE:HIP>:-g>)" in text
 
 
+def test_cmake_architecture_options_become_one_offload_list_per_command():
+    text = cmake('project(p CUDA)\nstring(APPEND CMAKE_CUDA_FLAGS " -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90")\n'
+                 "target_compile_options(t PRIVATE -arch=sm_80)\n").data.decode()
+    offload = "--offload-arch=gfx90a --offload-arch=gfx942 --offload-arch=gfx1100"
+    assert f'string(APPEND CMAKE_HIP_FLAGS " {offload}")' in text
+    assert f"target_compile_options(t PRIVATE {offload})" in text
+
+
 def test_cmake_what_is_not_ported_is_listed():
     port = cmake("project(p CUDA)\n"
                  "target_compile_options(t PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-rdc=true> $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-a,-b>)\n"
