@@ -87,6 +87,7 @@ class _Edits:
 
     def apply(self) -> Port:
         out, pos, changes = [], 0, Counter()
+        crlf = b"\r\n" in self.data  # lines the port adds end as the file's lines do
         shifts = []  # (original offset, bytes added before what follows it)
         grown = 0
         for start, end, text, kind in sorted(self.items, key=lambda e: (e[0], e[1])):
@@ -94,6 +95,8 @@ class _Edits:
                 continue  # overlapping edits: the first one wins
             out.append(self.data[pos:start])
             new = text.encode("utf-8")
+            if crlf:
+                new = new.replace(b"\n", b"\r\n")
             out.append(new)
             pos = end
             grown += len(new) - (end - start)

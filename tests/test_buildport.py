@@ -104,6 +104,12 @@ def test_cmake_toolkit_include_directories_are_dropped():
     assert "target_include_directories(t PRIVATE inc)\ninclude_directories()\n" in text
 
 
+def test_cmake_crlf_lines_stay_crlf():
+    out = cmake("project(p CUDA)\r\nfind_package(CUDAToolkit REQUIRED)\r\nadd_executable(p a.cu)\r\n",
+                packages=(("", frozenset({"hipblas"})),)).data
+    assert out.count(b"\n") == out.count(b"\r\n") == 6  # 3 lines, and the architectures, hipblas, LANGUAGE HIP
+
+
 def test_cmake_globs_of_cu_files():
     text = "project(p CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 80)\nfile(GLOB SRCS CONFIGURE_DEPENDS src/*.cu)\nadd_library(k ${SRCS})\n"
     once = cmake(text).data.decode()
