@@ -281,7 +281,8 @@ def port_cmake(rel: str, data: bytes, targets, facts: TreeFacts) -> Port:
                 indent = _indent(data, cmd.start)
                 edits.replace(cmd.start, cmd.end, f"find_package(hip{suffix})", "find_package(hip)")
                 at = _line_end(data, cmd.end)
-                more = "".join(f"\n{indent}find_package({p}{suffix})" for p in sorted(facts.packages_for(rel) - {"hip"}))
+                found = sorted(facts.packages_for(rel) - {"hip"})
+                more = "".join(f"\n{indent}find_package({p}{suffix})" for p in found)
                 edits.replace(at, at, more, "find_package(hip)")
             elif package.lower() in T.CUDA_PACKAGES:
                 edits.note(cmd.start, f"`find_package({package})`: a CUDA library outside the toolkit; on ROCm use "

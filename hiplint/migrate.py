@@ -5,8 +5,8 @@ then rename CUDA API names to HIP on the syntax tree (identifiers, type and name
 paths, macro bodies through their byte mappings) with the project's table (`hiplint.renames`). Names in
 comments and string literals are never touched, nor names outside the table, nor code in `#if`
 branches that only compile for NVIDIA. A rewrite that would add a parse error is dropped (the file is
-copied unchanged and the summary says so). Other files are copied; build files are listed in the
-checklist. What is left for hand work (findings, including API001/API002 for names without a HIP
+copied unchanged and the summary says so). CMake files and Makefiles are ported to a HIP-only build
+(`hiplint.buildport`); other build files are copied and listed in the checklist; other files are copied. What is left for hand work (findings, including API001/API002 for names without a HIP
 equivalent) goes into the checklist beside the output.
 
 Safety: the source tree is only written with `in_place`, after a full copy to a sibling of its resolved
