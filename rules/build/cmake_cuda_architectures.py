@@ -18,6 +18,9 @@ class CMakeCudaArchitectures(FileRule):
     architecture flags: a PTX-only or driver-selected target).
     One finding per file for each variable to set; the other places are listed with it as
     related locations.
+    `hiplint migrate` ports it (docs/migrate.md): the names become `CMAKE_HIP_ARCHITECTURES` /
+    `HIP_ARCHITECTURES` and literal NVIDIA values become the configured targets (`--target`); a value from
+    a variable is listed for hand work.
 
     ## Why it breaks on AMD
     The values are NVIDIA compute capabilities (`70;80;90`). The HIP language takes AMD target IDs

@@ -24,6 +24,8 @@ class NvccOnlyFlags(FileRule):
     compiler; a source list from a glob or another file counts as "may compile CUDA").
     One finding per file (one for the options that break the build, one for those only
     misread); the other options are listed with it as related locations.
+    `hiplint migrate` translates or drops each option (`NvccOption.port` in `rules/build/_nvcc.py`);
+    those with no counterpart (`-rdc`, `-dc`, `-dlink`, `-maxrregcount`) are left and listed.
 
     ## Why it breaks on AMD
     hipcc hands options it does not know to ROCm's clang. Most of these are unknown to clang and
