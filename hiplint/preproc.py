@@ -61,6 +61,12 @@ IDE_MACROS = frozenset({"__CLION_IDE__", "__JETBRAINS_IDE__", "__INTELLISENSE__"
 # undefined on AMD, one defined only in HIP-only code is undefined for nvcc, and one whose definitions
 # outside NVIDIA-only code are all `0` (`#define LIB_HAS_TMA 0` in the `#else`) is 0 on AMD.
 NVIDIA_ONLY, AMD_ONLY, ZERO_ON_AMD = "nvidia-only", "amd-only", "zero-on-amd"
+# Defined (not as 0) where every AMD build compiles it (`#if __CUDA_ARCH__ >= 800 || defined(USE_AMD_ROCM)`
+# / `#define FULL_BF16 1`): defined on AMD. Region kind "amd-sure" in the definitions given to derive_macros.
+DEFINED_ON_AMD, AMD_SURE = "defined-on-amd", "amd-sure"
+# The same in a branch only AMD takes (`#ifdef USE_ROCM`, or one written for AMD and newer nvcc): defined
+# on AMD, undefined for nvcc.
+AMD_ONLY_DEFINED, AMD_SURE_HIP = "amd-only-defined", "amd-sure-hip"
 
 
 def derive_macros(defines) -> dict[str, str]:
@@ -72,6 +78,13 @@ def derive_macros(defines) -> dict[str, str]:
     derived = {}
     for name, defs in seen.items():
         kinds = {kind for kind, _ in defs}
+        if AMD_SURE_HIP in kinds and kinds <= {AMD_SURE_HIP, "hip"} and not all(zero for _, zero in defs):
+            derived[name] = AMD_ONLY_DEFINED
+            continue
+        if kinds & {AMD_SURE, AMD_SURE_HIP}:
+            sure_zero = all(zero for kind, zero in defs if kind in (AMD_SURE, AMD_SURE_HIP))
+            derived[name] = ZERO_ON_AMD if sure_zero else DEFINED_ON_AMD
+            continue
         if kinds == {"nvidia"}:
             derived[name] = NVIDIA_ONLY
         elif kinds == {"hip"}:
@@ -214,6 +227,10 @@ class _Eval:
             return False  # `AMREX_USE_CUDA` where the file also names `AMREX_USE_HIP`: the backends exclude each other
         side = self.derived.get(name)
         if (side == NVIDIA_ONLY and world == HIP) or (side == AMD_ONLY and world == CUDA):
+            return False
+        if side in (DEFINED_ON_AMD, AMD_ONLY_DEFINED) and world == HIP:
+            return True
+        if side == AMD_ONLY_DEFINED and world == CUDA:
             return False
         if world == HIP and side is None:
             self.open_names.add(name)
@@ -696,7 +713,8 @@ def _snippet_parser():
     return new_parser()
 
 
-def _chain_regions(chain: list, amd_off: list | None = None, switch_starts=frozenset()) -> list[Region]:
+def _chain_regions(chain: list, amd_off: list | None = None, switch_starts=frozenset(),
+                   branches_out: list | None = None) -> list[Region]:
     """Regions of one #if/#elif/#else chain, given per branch (start, end, {world: condition},
     tests a HIP macro). `amd_off` receives (start, end) of every branch AMD surely skips, NVIDIA-only
     or not (a lone `#if __CUDACC_VER_MAJOR__ >= 11`): where a define is not made on AMD. A branch whose
@@ -721,6 +739,8 @@ def _chain_regions(chain: list, amd_off: list | None = None, switch_starts=froze
         hip_named = hip_named or start in switch_starts
         if amd_off is not None and taken[HIP] is False:
             amd_off.append((start, end))
+        if branches_out is not None:
+            branches_out.append((start, end, taken[HIP]))  # for surely_on_amd
         if taken[CUDA] is False and taken[HIP] is not False:
             regions.append(Region(start, end, "hip"))
         elif taken[HIP] is False and (taken[CUDA] is True or (taken[CUDA] is None and (has_hip or hip_named))):
@@ -809,6 +829,7 @@ class PlatformMap:
         cuda_off = _CudaOffEval(data, hip_macros, self.derived)
         regions: list[Region] = []
         amd_off: list[tuple[int, int]] = []
+        branches: list[tuple[int, int, bool | None]] = []  # every branch: (start, end, taken on AMD?)
         switch_starts: set[int] = set()
         nvidia_switches = frozenset(m[1:] for m in hip_macros if m.startswith(NVIDIA_BUILD_MARK))
         seen = set()
@@ -856,7 +877,7 @@ class PlatformMap:
                 branch = branch.child_by_field_name("alternative")
             if any(entry[3] for entry in chain[1:]):
                 chain = _settle_cuda_branches(chain, lambda i: _tree_truth(cuda_off, *conditions[i]))
-            regions.extend(_chain_regions(chain, amd_off, switch_starts))
+            regions.extend(_chain_regions(chain, amd_off, switch_starts, branches))
         # `#if 0` and `#ifdef __CLION_IDE__`: no compiler at all takes it (the plain C++ #else of an
         # nvcc/hipcc chain is a host compiler's, so "neither world" is not enough).
         for node in iter_nodes(root, {"preproc_if", "preproc_ifdef"}):
@@ -900,7 +921,7 @@ class PlatformMap:
                 if any(entry[3] for entry in chain[1:]):
                     chain = _settle_cuda_branches(chain, lambda i, group=group: _text_branch(
                         *group[i][:2], hip_macros, _CudaOffEval, switches)[0][HIP])
-                regions.extend(_chain_regions(chain, amd_off))
+                regions.extend(_chain_regions(chain, amd_off, branches_out=branches))
         regions.extend(_vendor_argument_regions(root, data))
         regions.sort(key=lambda r: (r.start, -r.end))
         # Left unknown on AMD: what the project's headers may settle. An include guard is no switch.
@@ -908,6 +929,13 @@ class PlatformMap:
         self.regions = regions
         self._starts = [r.start for r in regions]
         self._amd_off = sorted(amd_off)
+        self._branches = sorted(branches)
+
+    def surely_on_amd(self, byte: int) -> bool:
+        """Does every conditional branch around `byte` surely compile on AMD (an include guard, `#if
+        defined(USE_ROCM) || __CUDA_ARCH__ >= 800`)? Then a `#define` there is made in every AMD build."""
+        i = bisect.bisect_right(self._branches, (byte, float("inf"), True))
+        return all(taken is True for start, end, taken in self._branches[:i] if start <= byte < end)
 
     def off_on_amd(self, byte: int) -> bool:
         """Does `byte` lie in a branch an AMD build surely skips (whatever NVIDIA does)?"""
