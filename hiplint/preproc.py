@@ -152,6 +152,18 @@ def names_nvidia_compiler(name: str) -> bool:
     return not _NVIDIA_COMPILER_WORDS.isdisjoint(words) and _HIP_WORDS.isdisjoint(words)
 
 
+# A project's macro for another host compiler (KOKKOS_COMPILER_GNU, X_COMPILER_INTEL, X_COMPILER_MSVC):
+# hip-clang is clang, so an AMD build never sets it. (`__GNUC__` is not one: clang defines it.)
+_OTHER_COMPILER_WORDS = frozenset({"GNU", "GCC", "INTEL", "ICC", "ICPC", "ICX", "MSVC", "XL", "IBM", "CRAY",
+                                   "FUJITSU", "NEC", "PGI", "NVHPC", "NVCC"})
+
+
+def names_other_compiler(name: str) -> bool:
+    """`KOKKOS_COMPILER_GNU`: COMPILER followed by a compiler that is not clang."""
+    words = [w for w in name.upper().split("_") if w]
+    return any(a == "COMPILER" and b in _OTHER_COMPILER_WORDS for a, b in zip(words, words[1:]))
+
+
 def _not(v):
     return None if v is None else (not v)
 
@@ -221,7 +233,7 @@ class _Eval:
             return False if world == HIP else None
         if is_hip_macro(name, self.hip_macros):
             return world == HIP
-        if world == HIP and names_nvidia_compiler(name):
+        if world == HIP and (names_nvidia_compiler(name) or names_other_compiler(name)):
             return False
         if world == HIP and self.has_amd_twin(name):
             return False  # `AMREX_USE_CUDA` where the file also names `AMREX_USE_HIP`: the backends exclude each other
@@ -440,6 +452,38 @@ def amd_truth(node: Node, data: bytes, hip_macros: frozenset[str] = HIP_MACROS, 
 def condition_truth(node: Node, data: bytes, world: str, hip_macros: frozenset[str] = HIP_MACROS, derived=None):
     """Three-valued truth of a `#if` condition node in `world` ("hip" or "cuda"); None when unknown."""
     return _Eval(data, hip_macros, derived).truth(node, world)
+
+
+def masked_on_amd(cond: Node, data: bytes, names, hip_macros: frozenset[str] = HIP_MACROS, derived=None) -> bool:
+    """Does every use of `names` in `cond` sit where its value cannot matter on AMD: inside `a && b` whose
+    other operand is false there, or `a || b` whose other operand is true (`defined(__NVCC__) &&
+    defined(__CUDA_ARCH__)`, `!defined(__NVCC__) || __CUDACC_VER_MAJOR__ >= 11`)? False when no use."""
+    ev = _Eval(data, hip_macros, derived)
+    wanted = names if callable(names) else names.__contains__
+    uses = [i for i in iter_nodes(cond, {"identifier"}) if wanted(data[i.start_byte:i.end_byte].decode("utf-8", "replace"))]
+    if cond.type == "identifier" and wanted(data[cond.start_byte:cond.end_byte].decode("utf-8", "replace")):
+        uses = [cond]
+    if not uses:
+        return False
+    for use in uses:
+        node, masked = use, False
+        while node is not None and (node.start_byte, node.end_byte) != (cond.start_byte, cond.end_byte) and not masked:
+            parent = node.parent
+            if parent is None:
+                break
+            op = parent.child_by_field_name("operator") if parent.type == "binary_expression" else None
+            if op is not None and op.type in ("&&", "||"):
+                left, right = parent.child_by_field_name("left"), parent.child_by_field_name("right")
+                other = right if (left.start_byte, left.end_byte) == (node.start_byte, node.end_byte) else left
+                # Only an operand free of the names decides (`defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800`
+                # is false on AMD because of the very macro).
+                free = not any(wanted(data[i.start_byte:i.end_byte].decode("utf-8", "replace"))
+                               for i in [other, *iter_nodes(other, {"identifier"})] if i.type == "identifier")
+                masked = free and ev.truth(other, HIP) is (op.type == "||")  # `false && x`, `true || x`
+            node = parent
+        if not masked:
+            return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -3,13 +3,20 @@ import re
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes, respell_operators, strip_c_comments
 from hiplint.headers import amd_macros
-from hiplint.preproc import NVIDIA_BUILD_MARK, HIP, condition_truth, amd_truth, is_hip_macro
+from hiplint.preproc import NVIDIA_BUILD_MARK, masked_on_amd, HIP, condition_truth, amd_truth, is_hip_macro
 
 ARCH_MACROS = re.compile(r"\b(__CUDA_ARCH__|__CUDA_ARCH_LIST__|__CUDA_ARCH_FEAT_SM\w+|__CUDA_ARCH_SPECIFIC__|"
                          r"__CUDA_ARCH_FAMILY_SPECIFIC__)\b")
 VERSION_MACROS = re.compile(r"\b(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__|"
                             r"__CUDACC_VER_BUILD__)\b")
 IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*")
+
+
+def reads_arch_or_version(name: str) -> bool:
+    """A name ARC001 reads: an architecture or CUDA version macro."""
+    return bool(ARCH_MACROS.fullmatch(name) or VERSION_MACROS.fullmatch(name))
+
+
 NOT_DEFINED_ARCH = re.compile(r"!\s*defined\s*\(?\s*__CUDA_ARCH__")
 # `!defined(CUDA_VERSION)`: the branch for a build without the CUDA toolkit, which AMD's is.
 # A test for particular CUDA releases (`__CUDACC_VER_MAJOR__ == 11`, `CUDA_VERSION >= 12020 &&
@@ -381,6 +388,8 @@ class CudaArchMacro(CudaRule):
             return  # `__shfl_xor_sync` from CUDA 9, `__shfl_xor` before: AMD takes the form HIP has natively
         if on_amd is False and self._hip_branch_follows(ctx, node):
             return  # `#if CUDART_VERSION >= 11000 ... #elif defined(USE_ROCM)`: AMD goes on to its own branch
+        if ctx.unit.delta == 0 and masked_on_amd(cond, ctx.source.data, reads_arch_or_version, ctx.hip_macros, switches):
+            return  # `defined(__EDG__) || (defined(__NVCC__) && defined(__CUDA_ARCH__))`: its value cannot matter on AMD
         if ctx.unit.delta == 0 and self._defines_only_for_nvidia_code(ctx, node):
             return  # `#if __CUDA_ARCH__ >= 350 / #define LD_NC "ld.global.nc"`, read only by the NVIDIA branch
         if ctx.unit.delta == 0 and amd_truth(cond, ctx.source.data, ctx.hip_macros, unknown=_cuda_macro,
