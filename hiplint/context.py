@@ -62,8 +62,10 @@ class FileContext:
         for it (hiplint.amdbuild)."""
         cached = self.cache.get("hip_macros")
         if cached is None:
-            extra = self.build_facts.macros()
-            cached = self.cache["hip_macros"] = self.settings.hip_macros | extra if extra else self.settings.hip_macros
+            from hiplint.preproc import ROCM_FLOOR_MARK
+            major, minor = self.settings.rocm_version
+            extra = self.build_facts.macros() | {f"{ROCM_FLOOR_MARK}{major}.{minor}"}
+            cached = self.cache["hip_macros"] = self.settings.hip_macros | extra
         return cached
 
     # Reading ----------------------------------------------------------------------------------

@@ -47,6 +47,13 @@ CLANG_CUDA_MACROS = frozenset({"__CUDA__"})
 HIP_PASS_MACROS = ("__HIP_DEVICE_COMPILE__",)
 
 HIP, CUDA = "hip", "cuda"
+# In a file's hip-macro set, "@rocm=7.0": the oldest ROCm the port supports (`rocm-version`). AMD's
+# version macros compare against it: `#if HIP_VERSION >= 60000000` is true for every supported ROCm, and
+# its `#else` (code for older ROCm) is compiled by none of them.
+ROCM_FLOOR_MARK = "@rocm="
+HIP_VERSION_MACROS = {"HIP_VERSION": lambda major, minor: major * 10_000_000 + minor * 100_000,
+                      "HIP_VERSION_MAJOR": lambda major, minor: major, "ROCM_VERSION_MAJOR": lambda major, minor: major,
+                      "ROCM_VERSION": lambda major, minor: major * 10_000 + minor * 100}
 # In a file's hip-macro set, "!NAME": NAME is defined by the project's NVIDIA build and not by its AMD
 # build (hiplint.amdbuild read both from the build files): true for nvcc, false on AMD.
 NVIDIA_BUILD_MARK = "!"
@@ -206,6 +213,7 @@ class _Eval:
         self.open_names: set[str] = set()  # macros left unknown on AMD: what derive_macros may settle
         self.hip_on_nvidia = False  # set per condition by truth()
         self._twins: dict[str, bool] = {}
+        self.rocm_floor = _rocm_floor(hip_macros)
 
     def text(self, node: Node) -> str:
         return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
@@ -322,6 +330,20 @@ class _Eval:
                 return _and(self._truth(left, world), self._truth(right, world))
             if opt == "||":
                 return _or(self._truth(left, world), self._truth(right, world))
+            if world == HIP and self.rocm_floor is not None and opt in (">", ">=", "<", "<=") and left is not None \
+                    and left.type == "identifier" and self.text(left) in HIP_VERSION_MACROS \
+                    and right is not None and right.type == "number_literal":
+                # `HIP_VERSION >= 60000000` with every supported ROCm at least the floor: true.
+                try:
+                    n = int(self.text(right).rstrip("uUlL"), 0)
+                except ValueError:
+                    return None
+                floor = HIP_VERSION_MACROS[self.text(left)](*self.rocm_floor)
+                if opt == ">=" and floor >= n or opt == ">" and floor > n:
+                    return True
+                if opt == "<" and floor >= n or opt == "<=" and floor > n:
+                    return False
+                return None
             # `X >= N` with X undefined in this world compares 0; anything else is unknown.
             if opt in (">", ">=", "==", "!=", "<", "<=") and left is not None and left.type == "identifier":
                 if self.defined(self.text(left), world) is False and right is not None and right.type == "number_literal":
@@ -337,6 +359,17 @@ class _Eval:
             except ValueError:
                 return None
         return None
+
+
+def _rocm_floor(hip_macros) -> tuple[int, int] | None:
+    for m in hip_macros:
+        if m.startswith(ROCM_FLOOR_MARK):
+            try:
+                major, minor = m[len(ROCM_FLOOR_MARK):].split(".")[:2]
+                return int(major), int(minor)
+            except ValueError:
+                return None
+    return None
 
 
 class _FloorEval(_Eval):
