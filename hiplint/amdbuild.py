@@ -127,6 +127,7 @@ class AmdBuild:
     amd_dirs: set = field(default_factory=set)  # directories holding AMD-compiled sources
     include_dirs: list = field(default_factory=list)  # the project's own include directories (CMake)
     nvidia_switches: frozenset = frozenset()  # nvidia_switches(): known even where the AMD build is not
+    python_amd: bool = False  # a Python build that builds for ROCm too (python_builds_for_amd)
     nvidia_sources: set = field(default_factory=set)  # compiled by NVIDIA-only targets alone
     nvidia_dirs: set = field(default_factory=set)  # directories holding only such sources
     project_words: frozenset = frozenset()  # identifiers of the build files, upper-cased
@@ -138,7 +139,7 @@ class AmdBuild:
     def facts_for(self, path: str) -> FileFacts:
         if not self.known:
             return FileFacts(nvidia_switches=self.nvidia_switches, project_builds_for_amd=True) \
-                if self.nvidia_switches else NOTHING
+                if self.nvidia_switches or self.python_amd else NOTHING
         full = os.path.abspath(path)
         compiled = full in self.amd_sources or (
             os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.amd_dirs)
@@ -156,6 +157,8 @@ class AmdBuild:
 
         lines = [f"# AMD build read from {self.root}"]
         switches = ("nvidia-only-switches", sorted(self.nvidia_switches))
+        if self.python_amd:
+            lines.append("# the Python build builds for ROCm too (setup.py / install scripts name hipcc, ROCM_HOME or a HIP switch)")
         if not self.known:
             lines.append("# no AMD build found (no HIP CMake target, hipcc or `-x hip` rule): files are treated as before")
             if self.nvidia_switches:
@@ -485,6 +488,31 @@ def _switch_words(paths: list[str]) -> frozenset:
             continue
         words.update(m.group(1).upper() for m in _BUILD_WORD.finditer(data.decode("utf-8", "replace")))
     return frozenset(words)
+
+
+_PY_BUILD_FILES = ("setup.py", "pyproject.toml", "setup.cfg")
+_PY_BUILD_DIRS = ("install", "setup", "build_tools", "tools/setup_helpers")
+_PY_AMD = re.compile(rb"\bROCM_HOME\b|\bROCM_PATH\b|\bhipcc\b|\b[A-Za-z_]*USE_HIP\b|\buse_hip\b|torch\.version\.hip")
+
+
+def python_builds_for_amd(root: str) -> bool:
+    """A Python build that also builds for ROCm: the root's `setup.py` / `pyproject.toml` / `setup.cfg`,
+    or the build scripts under `install/`, `setup/`, ... name hipcc, ROCM_HOME, a `*USE_HIP` switch or
+    `torch.version.hip` (CuPy's `CUPY_INSTALL_USE_HIP`; a PyTorch extension built through hipify)."""
+    paths = [os.path.join(root, n) for n in _PY_BUILD_FILES]
+    for d in _PY_BUILD_DIRS:
+        top = os.path.join(root, d)
+        if os.path.isdir(top):
+            for directory, subdirs, files in os.walk(top):
+                subdirs[:] = [x for x in subdirs if not x.startswith(".")][:50]
+                paths.extend(os.path.join(directory, f) for f in files if f.endswith(".py"))
+                if len(paths) > 400:
+                    break
+    for path in paths[:400]:
+        data = _read_bytes(path) if os.path.isfile(path) else None
+        if data and _PY_AMD.search(data):
+            return True
+    return False
 
 
 def nvidia_switches(project_words: frozenset) -> frozenset:
@@ -930,6 +958,7 @@ def read(root: str) -> AmdBuild:
     fragments: list[str] = []
     cmake, make = _build_files(root, fragments)
     build.project_words = _switch_words(cmake + make + fragments[:MAX_BUILD_FILES])
+    build.python_amd = python_builds_for_amd(root)
     build.nvidia_switches = nvidia_switches(build.project_words)
     if cmake:
         _read_cmake(root, cmake, build)

@@ -280,3 +280,18 @@ def test_a_variable_used_only_by_the_nvidia_build_is_the_nvidia_builds(tmp_path)
     spans = build.nvidia_ranges[str(tmp_path / "CMakeLists.txt")]
     covered = {text[:s].count(b"\n") + 1 for s, _ in spans}
     assert 1 in covered and 2 not in covered
+
+
+def test_a_python_build_for_rocm_makes_the_project_dual_target(tmp_path):
+    # CuPy-like: cupy_backends/cuda/ beside cupy_backends/hip/, a setup.py with a HIP switch. The CUDA
+    # backend's file without a HIP counterpart is the CUDA backend's; without the switch it is a port in progress.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "backends" / "cuda").mkdir(parents=True)
+    (tmp_path / "backends" / "hip").mkdir()
+    (tmp_path / "backends" / "cuda" / "only_cuda.cu").write_text(KERNEL)
+    (tmp_path / "backends" / "hip" / "stream.h").write_text("#pragma once\n")
+    (tmp_path / "setup.py").write_text("import os\nuse_hip = os.environ.get('PROJ_INSTALL_USE_HIP') == '1'\n")
+    assert scan(tmp_path) == []
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='proj')\n")
+    amdbuild._BY_ROOT.clear()
+    assert [code for _, _, code in scan(tmp_path)] == ["WRP006"]
