@@ -18,6 +18,16 @@ _NAME_OR_CALL = re.compile(rb"\s*([A-Za-z_]\w*)\s*(?:\(.*)?\Z", re.S)
 _CUDA_NAME = re.compile(r"(?:cu|CU|cuda|CUDA|nv|NV|__)[A-Za-z0-9_]")
 
 
+_AMD_WORD = re.compile(rb"(?i)(?<![a-z])(hip|rocm|amdgpu|gfx[0-9]|rccl|miopen|"
+                       rb"roc(tx|blas|rand|prim|fft|solver|sparse|thrust|wmma|shmem))")
+
+
+def _names_amd(data: bytes) -> bool:
+    """Does a build file name HIP, ROCm or an AMD target outside its comments (`HIP_ARCHITECTURES`, `hipcc`,
+    `gfx942`)?"""
+    return bool(_AMD_WORD.search(re.sub(rb"#[^\n]*", b"", data)))
+
+
 def _names_cuda_module(path: str) -> bool:
     """A CMake module named for CUDA (`CUDA.cmake`, `CudaToolkit.cmake`, `SetupCUDA.cmake`, `FindNVTX.cmake`)."""
     import os
@@ -155,6 +165,8 @@ class FileContext:
                 return True  # a build file (or block) only the NVIDIA build reads: the AMD build is elsewhere
             if facts.project_builds_for_amd and _names_cuda_module(self.path):
                 return True  # `cmake/deps/CUDA.cmake`, `FindCUDAToolkit.cmake`: the CUDA build's module
+            if facts.project_builds_for_amd and not _names_amd(self.source.data):
+                return True  # a build file with no HIP path in a project whose AMD build is elsewhere: NVIDIA's
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.build_facts.nvidia_source:
             return True  # only NVIDIA-only targets compile it (`if(X_BUILD_CUDA) add_subdirectory(cuda)`)
         if self.platform is not None:
