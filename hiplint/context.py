@@ -163,9 +163,9 @@ class FileContext:
             facts = self.build_facts
             if facts.nvidia_build_file or any(s <= start < e for s, e in facts.nvidia_ranges):
                 return True  # a build file (or block) only the NVIDIA build reads: the AMD build is elsewhere
-            if facts.project_builds_for_amd and _names_cuda_module(self.path):
+            if facts.project_builds_for_amd and self.language == "cmake" and _names_cuda_module(self.path):
                 return True  # `cmake/deps/CUDA.cmake`, `FindCUDAToolkit.cmake`: the CUDA build's module
-            if facts.project_builds_for_amd and not _names_amd(self.source.data):
+            if facts.project_builds_for_amd and self.language in ("cmake", "make") and not _names_amd(self.source.data):
                 return True  # a build file with no HIP path in a project whose AMD build is elsewhere: NVIDIA's
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.build_facts.nvidia_source:
             return True  # only NVIDIA-only targets compile it (`if(X_BUILD_CUDA) add_subdirectory(cuda)`)

@@ -232,6 +232,7 @@ def test_a_project_that_switches_backends_per_vendor():
         ("fixtures/dualtarget_switches/src/count.cpp", 6, "WRP005"),
         ("fixtures/dualtarget_switches/src/count.cpp", 6, "WRP006"),
         ("fixtures/dualtarget_switches/src/count.cpp", 7, "WRP001"),
+        ("fixtures/dualtarget_switches/tools/gpu_info.py", 4, "PY004"),
     ]
     build = amdbuild.read(str(SWITCHES))
     assert build.nvidia_switches == {"SIMX_CUDA", "SIMX_USE_CUDA"}
