@@ -157,6 +157,27 @@ def test_runtime_header_is_added_once_to_cu_files():
     assert plain == b"int f(int x) { return x; }\n"  # .cpp files get nothing nvcc did not give them
 
 
+def test_deprecated_thread_calls_become_their_device_twins():
+    # CUDA 4.0 deprecated cudaThread* for cudaDevice* (same behaviour); HIP has only the cudaDevice* ones.
+    src = (b"void f(size_t* v) { cudaThreadSynchronize(); cudaThreadSetLimit(cudaLimitStackSize, 1024); "
+           b"cudaThreadGetLimit(v, cudaLimitStackSize); cudaThreadExit(); }\n")
+    out = rewrite_source(src, "t.cu").data.decode()
+    assert "hipDeviceSynchronize();" in out and "hipDeviceSetLimit(hipLimitStackSize, 1024)" in out
+    assert "hipDeviceGetLimit(v, hipLimitStackSize)" in out and "hipDeviceReset();" in out
+    assert "cudaThread" not in out
+
+
+def test_host_string_functions_get_their_header(tmp_path):
+    # nvcc's implicit cuda_runtime.h brings <string.h> into .cu files, ROCm 7's hip_runtime.h does not:
+    # migrate applies NV009's fix, before the first top-level #include.
+    out = tmp_path / "out"
+    result = migrate(MIGRATE, out)
+    text = (out / "legacy_host.cu").read_text()
+    assert text.index("#include <cstring>\n") < text.index("#include <stdio.h>")
+    assert text.count("#include <cstring>") == 1
+    assert not [f for f in result.findings if f.code == "NV009"]
+
+
 def test_launch_syntax_ggl():
     src = b"""#include <hip/hip_runtime.h>
 template <typename T> __global__ void k(T* p, int n) {}
@@ -384,7 +405,7 @@ def migrated_fixtures(tmp_path_factory):
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("name", ["saxpy_streams.cu", "monte_carlo_pi.cu", "complex_rotate.cu"])
+@pytest.mark.parametrize("name", ["saxpy_streams.cu", "monte_carlo_pi.cu", "complex_rotate.cu", "legacy_host.cu"])
 def test_migrated_fixtures_compile_for_amd(migrated_fixtures, name):
     _toolchain_or_skip()
     from hip_toolchain import ARCHS, compile_hip
@@ -613,6 +634,37 @@ def test_migrated_blas_and_rand_code_compiles_against_rocm_7_2(tmp_path):
                             "--offload-arch=gfx942", "-fsyntax-only", f"/src/{work.name}/blas_rand.hip"],
                            capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr[-3000:]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.oracle
+def test_migrated_host_code_compiles_against_rocm_7_2(tmp_path):
+    # ROCm 7's hip_runtime.h no longer brings <string.h> in: the migrated legacy_host.cu compiles only
+    # because migrate included <cstring> (NV009); the plain CUDA file renamed by hand does not.
+    import subprocess
+    inc = _rocm72_include()
+    root = inc.parent.parent
+    libs = sorted(root.glob("usr/lib/llvm-22/lib/clang/*/amdgcn/bitcode"))
+    if not libs or os.geteuid() != 0:
+        pytest.skip("the ROCm 7.2 chroot has no clang 22 device libraries, or chroot needs root here")
+    migrate(MIGRATE, tmp_path / "out")
+    work = root / "src" / f"hiplint-test-{os.getpid()}"
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        migrated = (tmp_path / "out" / "legacy_host.cu").read_text()
+        (work / "migrated.hip").write_text(migrated)
+        (work / "without.hip").write_text(migrated.replace("#include <cstring>\n", ""))
+
+        def compiles(name):
+            return subprocess.run(["chroot", str(root), "/usr/lib/llvm-22/bin/clang++", "-x", "hip", "--rocm-path=/usr",
+                                   f"--rocm-device-lib-path=/{libs[0].relative_to(root)}", "-std=c++17",
+                                   "--offload-arch=gfx942", "--offload-arch=gfx1100", "-c", f"/src/{work.name}/{name}",
+                                   "-o", f"/src/{work.name}/{name}.o"], capture_output=True, text=True, timeout=300)
+        ok = compiles("migrated.hip")
+        assert ok.returncode == 0, ok.stderr[-3000:]
+        bad = compiles("without.hip")
+        assert bad.returncode != 0 and "strlen" in bad.stderr
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
