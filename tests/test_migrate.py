@@ -178,6 +178,27 @@ def test_host_string_functions_get_their_header(tmp_path):
     assert not [f for f in result.findings if f.code == "NV009"]
 
 
+def test_a_quoted_include_of_the_projects_own_cuda_h_stays(tmp_path):
+    # Rodinia's b+tree: util/cuda/cuda.cu includes "cuda.h", its own util/cuda/cuda.h (a quoted include is
+    # looked up beside the file first), inside extern "C". Renaming it to hip/hip_runtime.h put HIP's C++
+    # header inside extern "C" ("templates must have C++ linkage"); it stays, and the runtime header is
+    # added before the extern "C" block.
+    (tmp_path / "cuda.h").write_text("void setdevice(void);\n")
+    src = (b'#ifdef __cplusplus\nextern "C" {\n#endif\n#include "cuda.h"\n'
+           b"void setdevice(void) { int n; cudaGetDeviceCount(&n); cudaSetDevice(n - 1); }\n"
+           b"#ifdef __cplusplus\n}\n#endif\n")
+    (tmp_path / "cuda.cu").write_bytes(src)
+    out = rewrite_source(src, "cuda.cu", fs_path=str(tmp_path / "cuda.cu")).data.decode()
+    assert out.startswith("#include <hip/hip_runtime.h>\n#ifdef __cplusplus")
+    assert '#include "cuda.h"' in out and "hipGetDeviceCount(&n)" in out
+    # Without a cuda.h beside it, the include names the toolkit's header: renamed.
+    other = tmp_path / "sub"
+    other.mkdir()
+    (other / "k.cu").write_bytes(src)
+    out = rewrite_source(src, "k.cu", fs_path=str(other / "k.cu")).data.decode()
+    assert '#include "hip/hip_runtime.h"' in out and '"cuda.h"' not in out
+
+
 def test_launch_syntax_ggl():
     src = b"""#include <hip/hip_runtime.h>
 template <typename T> __global__ void k(T* p, int n) {}
