@@ -165,6 +165,9 @@ def test_deprecated_thread_calls_become_their_device_twins():
     assert "hipDeviceSynchronize();" in out and "hipDeviceSetLimit(hipLimitStackSize, 1024)" in out
     assert "hipDeviceGetLimit(v, hipLimitStackSize)" in out and "hipDeviceReset();" in out
     assert "cudaThread" not in out
+    # `cudaError`, the enum tag of cudaError_t (Rodinia writes `cudaError e = cudaGetLastError();`)
+    out = rewrite_source(b"cudaError e = cudaGetLastError(); enum cudaError f;\n", "e.cu").data.decode()
+    assert "hipError_t e = hipGetLastError(); enum hipError_t f;" in out
 
 
 def test_host_string_functions_get_their_header(tmp_path):
