@@ -3,7 +3,7 @@ import re
 
 from hiplint import CudaRule, Edit, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
-from hiplint.headers import ABSENT, project_headers
+from hiplint.headers import project_headers, resolve
 
 from .._cuda import device_function, file_defined_names
 
@@ -30,14 +30,17 @@ cwchar bitset regex
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
 
 
-def _string_h_may_come(texts) -> bool:
-    """Does any of these texts include a <string.h> header, or a header not known to go without it?"""
-    for data in texts:
+def _string_h_may_come(files) -> bool:
+    """Does any of these (directory, text) include a <string.h> header, a header not known to go
+    without it, or a project header that cannot be found (`#include "cuda.h"` finds the toolkit's)?"""
+    for directory, data in files:
         for kind, name in _INCLUDE.findall(data):
             name = name.decode("utf-8", "replace").strip()
             if name in STRING_HEADERS:
                 return True
-            if kind == b"<" and name not in KNOWN_WITHOUT_STRING_H:
+            if name in KNOWN_WITHOUT_STRING_H:
+                continue
+            if kind == b"<" or resolve(name, directory) is None:
                 return True
     return False
 
@@ -52,7 +55,8 @@ class ImplicitStringHeader(CudaRule):
     project headers. Calls inside `__global__` and `__device__`-only functions are not reported (HIP
     declares device `memcpy` and `memset`). A file that includes a header this rule does not know
     (`<helper_cuda.h>`, `<hiprand/hiprand_kernel.h>`), or a project header that cannot be read, is left
-    alone: that header may bring `<string.h>` in.
+    alone: that header may bring `<string.h>` in (`#include "cuda.h"` with no such file in the project
+    names the toolkit's header, which is known).
 
     ## Why it breaks on AMD
     nvcc includes `cuda_runtime.h` in every `.cu` file, and its `crt/common_functions.h` includes
@@ -123,10 +127,9 @@ class ImplicitStringHeader(CudaRule):
         names = sorted({ctx.text(c.child_by_field_name("function")) for c in calls})
         if set(names) & file_defined_names(ctx):
             return  # the file declares its own
-        headers = project_headers(ctx)
-        if any(digest == ABSENT for digest in ctx.depends.values()):
-            return  # a project header that could not be found may include it
-        if _string_h_may_come([ctx.source.data] + [data for _, data in headers]):
+        here = os.path.dirname(os.path.abspath(ctx.fs_path))
+        files = [(here, ctx.source.data)] + [(os.path.dirname(p), data) for p, data in project_headers(ctx)]
+        if _string_h_may_come(files):
             return
         root = ctx.units[0].root
         top = [n for n in iter_nodes(root, frozenset({"preproc_include"})) if n.parent is not None
