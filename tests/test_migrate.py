@@ -254,9 +254,9 @@ def test_out_writes_the_tree_and_never_touches_the_source(tmp_path):
     assert tree_digest(MIGRATE) == before
     out = tmp_path / "out"
     assert (out / "saxpy_streams.cu").exists() and (out / "CMakeLists.txt").read_bytes() == (MIGRATE / "CMakeLists.txt").read_bytes()
-    assert result.count("changed") == 4 and result.count("copied") == 1
+    assert result.count("changed") == 5 and result.count("copied") == 1
     checklist = (out / CHECKLIST_NAME).read_text()
-    assert "- [ ] `CMakeLists.txt`" in checklist and "4 changed" in checklist
+    assert "- [ ] `CMakeLists.txt`" in checklist and "5 changed" in checklist
 
 
 def test_out_refuses_a_non_empty_directory_unless_forced(tmp_path, cli):
@@ -269,7 +269,7 @@ def test_out_refuses_a_non_empty_directory_unless_forced(tmp_path, cli):
     r = cli("migrate", MIGRATE, "--out", out, "--force")
     assert r.returncode == 0, r.stderr
     assert (out / "keep.txt").read_text() == "mine" and (out / "saxpy_streams.cu").exists()
-    assert b"4 changed" in r.stdout
+    assert b"5 changed" in r.stdout
 
 
 def test_options_are_checked(tmp_path, cli):
