@@ -202,6 +202,20 @@ def test_a_quoted_include_of_the_projects_own_cuda_h_stays(tmp_path):
     assert '#include "hip/hip_runtime.h"' in out and '"cuda.h"' not in out
 
 
+def test_helpers_behind_a_cuda_header_guard_stay_for_amd(tmp_path):
+    # cuda-samples' helper_cuda.h defines checkCudaErrors/findCudaDevice under `#ifdef __CUDA_RUNTIME_H__`:
+    # migrate applies API004's fix (test HIP's guard too), and the helpers inside are renamed.
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "helper.h").write_text("#pragma once\n#ifdef __CUDA_RUNTIME_H__\n"
+                                  "inline void check(cudaError_t e) { if (e != cudaSuccess) cudaDeviceReset(); }\n#endif\n")
+    result = migrate(src, tmp_path / "out")
+    text = (tmp_path / "out" / "helper.h").read_text()
+    assert "#if defined(__CUDA_RUNTIME_H__) || defined(HIP_INCLUDE_HIP_HIP_RUNTIME_H)\n" in text
+    assert "inline void check(hipError_t e) { if (e != hipSuccess) hipDeviceReset(); }" in text
+    assert not [f for f in result.findings if f.code == "API004"]
+
+
 def test_launch_syntax_ggl():
     src = b"""#include <hip/hip_runtime.h>
 template <typename T> __global__ void k(T* p, int n) {}
