@@ -216,6 +216,17 @@ def test_helpers_behind_a_cuda_header_guard_stay_for_amd(tmp_path):
     assert not [f for f in result.findings if f.code == "API004"]
 
 
+def test_quasi_random_names_of_cuda_samples_are_renamed():
+    # MC_EstimatePiInlineQ / MC_EstimatePiQ: hipRAND names the table took from rules/curand/api.toml.
+    src = (b"curandStateSobol64_t s; curandDirectionVectors64_t* v; "
+           b"void f(curandGenerator_t g) { curandSetGeneratorOrdering(g, CURAND_ORDERING_QUASI_DEFAULT); "
+           b"curandGetDirectionVectors64(&v, CURAND_SCRAMBLED_DIRECTION_VECTORS_64_JOEKUO6); }\n")
+    out = rewrite_source(src, "q.cu").data.decode()
+    for name in ("hiprandStateSobol64_t s", "hiprandDirectionVectors64_t* v", "HIPRAND_ORDERING_QUASI_DEFAULT",
+                 "hiprandGetDirectionVectors64(&v, HIPRAND_SCRAMBLED_DIRECTION_VECTORS_64_JOEKUO6)"):
+        assert name in out, name
+
+
 def test_launch_syntax_ggl():
     src = b"""#include <hip/hip_runtime.h>
 template <typename T> __global__ void k(T* p, int n) {}
