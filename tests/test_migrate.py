@@ -227,6 +227,19 @@ def test_quasi_random_names_of_cuda_samples_are_renamed():
         assert name in out, name
 
 
+def test_graph_memory_and_access_policy_names_are_renamed():
+    # cuda-samples' graphMemoryNodes / graphMemoryFootprint / simpleAttributes
+    src = (b"cudaMemAllocNodeParams p; cudaGraphMemAttributeType t = cudaGraphMemAttrUsedMemHigh; "
+           b"void f(cudaStreamAttrValue* v, int d) { v->accessPolicyWindow.hitProp = cudaAccessPropertyPersisting; "
+           b"cudaDeviceGetGraphMemAttribute(d, t, 0); int a; "
+           b"cudaDeviceGetAttribute(&a, cudaDevAttrMemoryPoolsSupported, d); }\n")
+    out = rewrite_source(src, "g.cu").data.decode()
+    for name in ("hipMemAllocNodeParams p", "hipGraphMemAttributeType t = hipGraphMemAttrUsedMemHigh",
+                 "hipStreamAttrValue* v", "hitProp = hipAccessPropertyPersisting", "hipDeviceGetGraphMemAttribute(d",
+                 "hipDeviceAttributeMemoryPoolsSupported"):
+        assert name in out, name
+
+
 def test_launch_syntax_ggl():
     src = b"""#include <hip/hip_runtime.h>
 template <typename T> __global__ void k(T* p, int n) {}
