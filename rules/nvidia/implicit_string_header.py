@@ -65,8 +65,8 @@ class ImplicitStringHeader(CudaRule):
     `hip/hip_runtime.h` no longer brings `<string.h>` in (ROCm 7.2, clang 22, libstdc++: host `memcpy`
     and `memset` give "no matching function for call to 'memcpy'", because only HIP's device overloads
     are declared, and `strlen` gives "use of undeclared identifier 'strlen'"; HIP 5.2's header still
-    included it). Every AMD target; found in 5 of 52 cuda-samples and Rodinia programs migrated with
-    `hiplint migrate` (docs/migrate.md).
+    included it). Every AMD target. In the 52 cuda-samples and Rodinia programs of docs/migrate.md
+    it breaks three (Rodinia's dwt2d, nn and hotspot3D; the hand port of dwt2d fails the same way).
 
     ## Example
     ```cuda
