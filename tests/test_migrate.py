@@ -240,6 +240,15 @@ def test_graph_memory_and_access_policy_names_are_renamed():
         assert name in out, name
 
 
+def test_spaced_launch_chevrons_are_joined(tmp_path):
+    # Rodinia's particlefilter writes `k << < g, b >> > (args)`: nvcc reads it, clang does not (NV010's fix).
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "p.cu").write_text("__global__ void k(int* p) { p[0] = 1; }\nvoid f(int* p) { k << < 1, 32 >> > (p); }\n")
+    migrate(src, tmp_path / "out")
+    assert "k <<< 1, 32 >>> (p);" in (tmp_path / "out" / "p.cu").read_text()
+
+
 def test_launch_syntax_ggl():
     src = b"""#include <hip/hip_runtime.h>
 template <typename T> __global__ void k(T* p, int n) {}
