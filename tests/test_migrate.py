@@ -230,12 +230,12 @@ def test_quasi_random_names_of_cuda_samples_are_renamed():
 def test_graph_memory_and_access_policy_names_are_renamed():
     # cuda-samples' graphMemoryNodes / graphMemoryFootprint / simpleAttributes
     src = (b"cudaMemAllocNodeParams p; cudaGraphMemAttributeType t = cudaGraphMemAttrUsedMemHigh; "
-           b"void f(cudaStreamAttrValue* v, int d) { v->accessPolicyWindow.hitProp = cudaAccessPropertyPersisting; "
+           b"void f(cudaAccessPolicyWindow* v, int d) { v->hitProp = cudaAccessPropertyPersisting; "
            b"cudaDeviceGetGraphMemAttribute(d, t, 0); int a; "
            b"cudaDeviceGetAttribute(&a, cudaDevAttrMemoryPoolsSupported, d); }\n")
     out = rewrite_source(src, "g.cu").data.decode()
     for name in ("hipMemAllocNodeParams p", "hipGraphMemAttributeType t = hipGraphMemAttrUsedMemHigh",
-                 "hipStreamAttrValue* v", "hitProp = hipAccessPropertyPersisting", "hipDeviceGetGraphMemAttribute(d",
+                 "hipAccessPolicyWindow* v", "hitProp = hipAccessPropertyPersisting", "hipDeviceGetGraphMemAttribute(d",
                  "hipDeviceAttributeMemoryPoolsSupported"):
         assert name in out, name
 
@@ -301,9 +301,9 @@ def test_out_writes_the_tree_and_never_touches_the_source(tmp_path):
     assert tree_digest(MIGRATE) == before
     out = tmp_path / "out"
     assert (out / "saxpy_streams.cu").exists() and (out / "CMakeLists.txt").read_bytes() == (MIGRATE / "CMakeLists.txt").read_bytes()
-    assert result.count("changed") == 5 and result.count("copied") == 1
+    assert result.count("changed") == 6 and result.count("copied") == 1
     checklist = (out / CHECKLIST_NAME).read_text()
-    assert "- [ ] `CMakeLists.txt`" in checklist and "5 changed" in checklist
+    assert "- [ ] `CMakeLists.txt`" in checklist and "6 changed" in checklist
 
 
 def test_out_refuses_a_non_empty_directory_unless_forced(tmp_path, cli):
@@ -316,7 +316,7 @@ def test_out_refuses_a_non_empty_directory_unless_forced(tmp_path, cli):
     r = cli("migrate", MIGRATE, "--out", out, "--force")
     assert r.returncode == 0, r.stderr
     assert (out / "keep.txt").read_text() == "mine" and (out / "saxpy_streams.cu").exists()
-    assert b"5 changed" in r.stdout
+    assert b"6 changed" in r.stdout
 
 
 def test_options_are_checked(tmp_path, cli):
