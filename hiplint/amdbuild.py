@@ -42,6 +42,9 @@ MAX_BUILD_FILES = 4000
 MAX_BUILD_BYTES = 1024 * 1024
 MAX_GLOB = 20000  # files one glob may name
 GIT_LEVELS = 16  # directories looked up for `.git`
+# An empty file that makes its directory a project of its own for reading the build (a sub-project of a
+# monorepo, each sample project of hiplint's fixtures): its build files are not the enclosing project's.
+PROJECT_MARKER = ".hiplint-project"
 NO_GIT_LEVELS = 4  # without one: this far up for a build file
 
 _HIP_WORDS = frozenset({"HIP", "ROCM", "AMD", "HIPCC", "AMDGPU"}) | frozenset(
@@ -81,20 +84,32 @@ class FileFacts:
     nvidia_defines: frozenset = frozenset()  # set by the NVIDIA build only
     nvidia_build_file: bool = False  # a build file only the NVIDIA build reads
     nvidia_ranges: tuple = ()  # (start, end) bytes of a build file's blocks for the NVIDIA build
+    nvidia_switches: frozenset = frozenset()  # the project's CUDA-build switches with an AMD twin (nvidia_switches())
+    project_builds_for_amd: bool = False  # the project has an AMD build (read), or switches for both vendors
+    nvidia_source: bool = False  # compiled only by NVIDIA-only targets (or a header beside only such sources)
+
+    @property
+    def builds_for_amd(self) -> bool:
+        """The project already builds for AMD: this file, or its build has an AMD path, or it names
+        backend switches for both vendors."""
+        return self.amd_compiled or self.project_builds_for_amd
 
     def macros(self) -> frozenset:
         """What to add to the file's HIP macros (hiplint.preproc): the AMD build's definitions, and the
-        NVIDIA build's marked with NVIDIA_BUILD_MARK."""
+        NVIDIA build's marked with NVIDIA_BUILD_MARK; the project's NVIDIA-build switches are marked so in
+        every file of the project."""
+        switches = frozenset(NVIDIA_BUILD_MARK + d for d in self.nvidia_switches)
         if not self.amd_compiled:
-            return frozenset()
-        return self.amd_defines | frozenset(NVIDIA_BUILD_MARK + d for d in self.nvidia_defines)
+            return switches
+        return self.amd_defines | frozenset(NVIDIA_BUILD_MARK + d for d in self.nvidia_defines) | switches
 
     def signature(self) -> bytes:
         """For the cache key: a change to the build that changes this file's treatment lints it again."""
         if self == NOTHING:
             return b""
         return repr((self.amd_compiled, sorted(self.amd_defines), sorted(self.nvidia_defines),
-                     self.nvidia_build_file, self.nvidia_ranges)).encode()
+                     self.nvidia_build_file, self.nvidia_ranges, sorted(self.nvidia_switches),
+                     self.project_builds_for_amd, self.nvidia_source)).encode()
 
 
 NOTHING = FileFacts()
@@ -111,6 +126,11 @@ class AmdBuild:
     nvidia_ranges: dict = field(default_factory=dict)  # build file -> [(start, end)]
     amd_dirs: set = field(default_factory=set)  # directories holding AMD-compiled sources
     include_dirs: list = field(default_factory=list)  # the project's own include directories (CMake)
+    nvidia_switches: frozenset = frozenset()  # nvidia_switches(): known even where the AMD build is not
+    python_amd: bool = False  # a Python build that builds for ROCm too (python_builds_for_amd)
+    nvidia_sources: set = field(default_factory=set)  # compiled by NVIDIA-only targets alone
+    nvidia_dirs: set = field(default_factory=set)  # directories holding only such sources
+    project_words: frozenset = frozenset()  # identifiers of the build files, upper-cased
 
     @property
     def known(self) -> bool:
@@ -118,15 +138,17 @@ class AmdBuild:
 
     def facts_for(self, path: str) -> FileFacts:
         if not self.known:
-            return NOTHING
+            return FileFacts(nvidia_switches=self.nvidia_switches, project_builds_for_amd=True) \
+                if self.nvidia_switches or self.python_amd else NOTHING
         full = os.path.abspath(path)
         compiled = full in self.amd_sources or (
             os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.amd_dirs)
         nvidia_file = full in self.nvidia_build_files
         ranges = tuple(self.nvidia_ranges.get(full, ()))
-        if not (compiled or nvidia_file or ranges):
-            return NOTHING
-        return FileFacts(compiled, frozenset(self.amd_defines), frozenset(self.nvidia_defines), nvidia_file, ranges)
+        nvidia_source = not compiled and (full in self.nvidia_sources or (
+            os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.nvidia_dirs))
+        return FileFacts(compiled, frozenset(self.amd_defines), frozenset(self.nvidia_defines), nvidia_file, ranges,
+                         self.nvidia_switches, True, nvidia_source)
 
     def describe(self) -> str:
         """`--show-build`: what was learned, paths relative to the repository."""
@@ -134,8 +156,14 @@ class AmdBuild:
             return os.path.relpath(p, self.root)
 
         lines = [f"# AMD build read from {self.root}"]
+        switches = ("nvidia-only-switches", sorted(self.nvidia_switches))
+        if self.python_amd:
+            lines.append("# the Python build builds for ROCm too (setup.py / install scripts name hipcc, ROCM_HOME or a HIP switch)")
         if not self.known:
             lines.append("# no AMD build found (no HIP CMake target, hipcc or `-x hip` rule): files are treated as before")
+            if self.nvidia_switches:
+                lines.append("# the build files name both backends' switches: the CUDA one is off in an AMD build")
+                lines.append(f"{switches[0]} = [\n" + "".join(f"  {v!r},\n" for v in switches[1]) + "]")
             return "\n".join(lines) + "\n"
         sections = [("amd-build-files", sorted(map(rel, self.amd_build_files))),
                     ("compiled-as-hip", sorted(map(rel, self.amd_sources))),
@@ -143,8 +171,10 @@ class AmdBuild:
                     ("amd-definitions", sorted(self.amd_defines)),
                     ("nvidia-only-definitions", sorted(self.nvidia_defines)),
                     ("nvidia-only-build-files", sorted(map(rel, self.nvidia_build_files))),
+                    ("nvidia-only-sources", sorted(map(rel, self.nvidia_sources))),
                     ("nvidia-only-blocks", [f"{rel(p)}:{_lines(p, s, e)}"
-                                            for p, spans in sorted(self.nvidia_ranges.items()) for s, e in spans])]
+                                            for p, spans in sorted(self.nvidia_ranges.items()) for s, e in spans]),
+                    switches]
         for name, values in sections:
             lines.append(f"{name} = [" + ("" if not values else "\n" + "".join(f"  {v!r},\n" for v in values)) + "]")
         return "\n".join(lines) + "\n"
@@ -171,15 +201,16 @@ _ROOT_OF_DIR: dict[str, str] = {}
 
 
 def root_of(path: str) -> str:
-    """The repository a file belongs to: the nearest directory with `.git`; without one, the highest
-    directory up to NO_GIT_LEVELS above the file that holds a build file (else the file's own)."""
+    """The repository a file belongs to: the nearest directory with `.git` or a PROJECT_MARKER file;
+    without one, the highest directory up to NO_GIT_LEVELS above the file that holds a build file (else
+    the file's own)."""
     directory = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
     known = _ROOT_OF_DIR.get(directory)
     if known is not None:
         return known
     current, found = directory, None
     for _ in range(GIT_LEVELS):
-        if os.path.exists(os.path.join(current, ".git")):
+        if os.path.exists(os.path.join(current, ".git")) or os.path.exists(os.path.join(current, PROJECT_MARKER)):
             found = current
             break
         parent = os.path.dirname(current)
@@ -251,7 +282,8 @@ def facts_for(path: str | None) -> FileFacts:
         return NOTHING
 
 
-def _build_files(root: str) -> tuple[list[str], list[str]]:
+def _build_files(root: str, make_includes: list | None = None) -> tuple[list[str], list[str]]:
+    """CMake files and Makefiles under root; `make_includes` collects make fragments (`Make.defs`, `*.mak`)."""
     cmake, make = [], []
     dirs = 0
     for directory, subdirs, files in os.walk(root):
@@ -262,13 +294,16 @@ def _build_files(root: str) -> tuple[list[str], list[str]]:
             subdirs[:] = []
             continue
         subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d.lower() not in SKIP_DIRS
-                            and not d.lower().startswith("cmake-build"))
+                            and not d.lower().startswith("cmake-build")
+                            and not os.path.exists(os.path.join(directory, d, PROJECT_MARKER)))
         for name in sorted(files):
             full = os.path.join(directory, name)
             if name == "CMakeLists.txt" or name.endswith(".cmake"):
                 cmake.append(full)
             elif name in MAKEFILES or name.endswith(".mk"):
                 make.append(full)
+            elif make_includes is not None and _SWITCH_EXTRA_FILES.search(name):
+                make_includes.append(full)
     return cmake, make
 
 
@@ -302,7 +337,8 @@ class _CMakeFile:
     functions: list = field(default_factory=list)  # (name, body start, body end)
 
 
-def _cmake_commands(data: bytes, context_text: bytes) -> tuple[list[_Command], list, list]:
+def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset = frozenset()
+                    ) -> tuple[list[_Command], list, list]:
     from hiplint.rules.build._cmake import _argument, _parser
 
     tree = _parser().parse(data)
@@ -340,7 +376,7 @@ def _cmake_commands(data: bytes, context_text: bytes) -> tuple[list[_Command], l
             children = []
             for c in node.children:
                 if c.type in ("if_command", "elseif_command"):
-                    tested = _branch_scope(head_args(c), context_text)
+                    tested = _branch_scope(head_args(c), context_text, project_words)
                     previous.append(tested)
                     branch_scope = tested or scope
                 elif c.type == "else_command":
@@ -360,7 +396,7 @@ def _cmake_commands(data: bytes, context_text: bytes) -> tuple[list[_Command], l
     return commands, blocks, functions
 
 
-def _branch_scope(words: list[str], context_text: bytes) -> str | None:
+def _branch_scope(words: list[str], context_text: bytes, project_words: frozenset = frozenset()) -> str | None:
     """"hip" for `if(X_USE_HIP)`, `if(GPU_RUNTIME STREQUAL "HIP")`; "cuda" for `if(NOT X_USE_HIP)`,
     `if(X_USE_CUDA)` where the project names X_USE_HIP (or _ROCM) too, `if(GPU STREQUAL "CUDA")`.
     `if(NOT X_USE_CUDA)` is neither: a CPU-only build takes it too."""
@@ -389,7 +425,7 @@ def _branch_scope(words: list[str], context_text: bytes) -> str | None:
         return None  # `if(CMAKE_HIP_COMPILER) ... else() message(FATAL_ERROR ...)`: a check, not a choice
     if names_amd(parts[0]) and len(parts) <= 2:
         return "cuda" if negated else "hip"
-    if len(parts) == 1 and names_cuda(parts[0]) and _has_amd_twin(parts[0], context_text):
+    if len(parts) == 1 and names_cuda(parts[0]) and _has_amd_twin(parts[0], context_text, project_words):
         return None if negated else "cuda"  # `if(NOT X_USE_CUDA)`: a CPU build, or the AMD one
     return None
 
@@ -398,23 +434,101 @@ _NOT_SWITCH_TESTS = frozenset({"DEFINED", "EXISTS", "IS_DIRECTORY", "IS_ABSOLUTE
                                "TEST", "MATCHES", "VERSION_LESS", "VERSION_GREATER", "VERSION_EQUAL",
                                "VERSION_GREATER_EQUAL", "VERSION_LESS_EQUAL", "IN_LIST"})
 _SWITCH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SWITCH_WORDS = frozenset({"USE", "ENABLE", "ENABLED", "WITH", "BUILD", "BACKEND", "HAVE", "HAS"})
+_SWITCH_WORDS = frozenset({"USE", "ENABLE", "ENABLED", "WITH", "BUILD", "BACKEND", "HAVE", "HAS", "COMPILING"})
+_BACKEND_WORDS = frozenset({"HIP", "ROCM", "CUDA"})
+_NOT_A_SWITCH = frozenset({"CMAKE", "FIND", "ENV"})
 
 
 def _is_build_switch(name: str) -> bool:
-    """`X_USE_HIP`, `GINKGO_BUILD_CUDA`, `WITH_ROCM`, `USE_ROCM`: an option choosing a build."""
+    """`X_USE_HIP`, `GINKGO_BUILD_CUDA`, `WITH_ROCM`, `USE_ROCM`, `GKO_COMPILING_HIP`, and a project
+    prefix with the backend last (`AMReX_CUDA`, `AMReX_HIP`): an option choosing a build.
+    (`CMAKE_CUDA`... and `HIP_PATH`, `CUDA_ARCH` are not.)"""
     words = _words(name)
-    return not words.isdisjoint(_SWITCH_WORDS) or words <= {"HIP", "ROCM", "CUDA"}
+    if not words.isdisjoint(_NOT_A_SWITCH):
+        return False
+    parts = [w for w in _WORD_SPLIT.split(name.upper()) if w]
+    return not words.isdisjoint(_SWITCH_WORDS) or words <= _BACKEND_WORDS or (
+        len(parts) == 2 and parts[1] in _BACKEND_WORDS and parts[0] not in _BACKEND_WORDS)
 
 
-def _has_amd_twin(switch: str, text: bytes) -> bool:
+def _twins(switch: str) -> list[str]:
+    """`X_USE_CUDA` -> [`X_USE_HIP`, `X_USE_ROCM`]; `AMReX_CUDA` -> [`AMReX_HIP`, ...]; `GMX_USE_NVTX` ->
+    [`GMX_USE_ROCTX`]: the same name with one NVIDIA word replaced by its AMD counterpart, case kept."""
     parts = switch.split("_")
+    out = []
     for i, part in enumerate(parts):
         for amd in AMD_LIBRARY_WORDS.get(part.upper(), ()):
-            twin = "_".join(parts[:i] + [amd] + parts[i + 1:])
-            if re.search(rb"(?i)(?<![\w])" + re.escape(twin.encode()) + rb"(?![\w])", text):
-                return True
+            spelled = amd if part.isupper() else amd.lower() if part.islower() else amd.capitalize()
+            out.append("_".join(parts[:i] + [spelled] + parts[i + 1:]))
+    return out
+
+
+def _has_amd_twin(switch: str, text: bytes, project_words: frozenset = frozenset()) -> bool:
+    """The switch's AMD twin is named in `text` (this build file and those above it) or anywhere in the
+    project's build files (`project_words`, upper-cased)."""
+    for twin in _twins(switch):
+        if twin.upper() in project_words:
+            return True
+        if re.search(rb"(?i)(?<![\w])" + re.escape(twin.encode()) + rb"(?![\w])", text):
+            return True
     return False
+
+
+_BUILD_WORD = re.compile(r"(?<![\w$])(?:-D)?([A-Za-z_][A-Za-z0-9_]*)")
+_SWITCH_EXTRA_FILES = re.compile(r"\.(mak|mk|defs|rules)$|^Make\.|^GNUmakefile", re.I)
+
+
+def _switch_words(paths: list[str]) -> frozenset:
+    """Every identifier of the project's build files (CMake, Makefiles and make includes such as
+    `Make.defs`, `*.mak`), upper-cased: where a project names its backend switches."""
+    words: set[str] = set()
+    for path in paths:
+        data = _read_bytes(path)
+        if data is None:
+            continue
+        words.update(m.group(1).upper() for m in _BUILD_WORD.finditer(data.decode("utf-8", "replace")))
+    return frozenset(words)
+
+
+_PY_BUILD_FILES = ("setup.py", "pyproject.toml", "setup.cfg")
+_PY_BUILD_DIRS = ("install", "setup", "build_tools", "tools/setup_helpers")
+_PY_AMD = re.compile(rb"\bROCM_HOME\b|\bROCM_PATH\b|\bhipcc\b|\b[A-Za-z_]*USE_HIP\b|\buse_hip\b|torch\.version\.hip")
+
+
+def python_builds_for_amd(root: str) -> bool:
+    """A Python build that also builds for ROCm: the root's `setup.py` / `pyproject.toml` / `setup.cfg`,
+    or the build scripts under `install/`, `setup/`, ... name hipcc, ROCM_HOME, a `*USE_HIP` switch or
+    `torch.version.hip` (CuPy's `CUPY_INSTALL_USE_HIP`; a PyTorch extension built through hipify)."""
+    paths = [os.path.join(root, n) for n in _PY_BUILD_FILES]
+    for d in _PY_BUILD_DIRS:
+        top = os.path.join(root, d)
+        if os.path.isdir(top):
+            for directory, subdirs, files in os.walk(top):
+                subdirs[:] = [x for x in subdirs if not x.startswith(".")][:50]
+                paths.extend(os.path.join(directory, f) for f in files if f.endswith(".py"))
+                if len(paths) > 400:
+                    break
+    for path in paths[:400]:
+        data = _read_bytes(path) if os.path.isfile(path) else None
+        if data and _PY_AMD.search(data):
+            return True
+    return False
+
+
+def nvidia_switches(project_words: frozenset) -> frozenset:
+    """The project's NVIDIA-build switches: a switch-like name for the CUDA build (`AMREX_USE_CUDA`,
+    `GKO_COMPILING_CUDA`, `USE_CUDA`, `AMReX_CUDA`) whose AMD twin (`AMREX_USE_HIP`, ...) the project's
+    build files name too. Such a project picks one backend per build (a build for AMD sets the HIP
+    switch, not the CUDA one), so in its sources `#ifdef AMREX_USE_CUDA` is NVIDIA code wherever it
+    sits, not only in files that name the twin themselves (hiplint.preproc). Upper-cased."""
+    from hiplint.preproc import is_cuda_build_macro
+
+    out = set()
+    for word in project_words:
+        if len([w for w in word.split("_") if w]) >= 2 and _is_build_switch(word) and is_cuda_build_macro(word) and \
+                any(t.upper() in project_words for t in _twins(word)):
+            out.add(word)
+    return frozenset(out)
 
 
 def _dir_scope(directory: str, root: str) -> str | None:
@@ -493,6 +607,7 @@ def _glob(patterns: list[str], here: str, recurse: bool, root: str) -> list[str]
 
 
 def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
+    words = build.project_words
     files: dict[str, _CMakeFile] = {}
     texts: dict[str, bytes] = {}
     for path in paths:
@@ -511,13 +626,17 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                 break
             d = os.path.dirname(d)
         try:
-            commands, blocks, functions = _cmake_commands(data, b"\n".join(context))
+            commands, blocks, functions = _cmake_commands(data, b"\n".join(context), words)
         except Exception:  # a file the grammar cannot take: read nothing from it
             continue
         files[path] = _CMakeFile(path, commands, blocks, functions=functions)
 
     # Who reads each CMakeLists.txt: add_subdirectory from which scope.
     reached: dict[str, set] = {}
+    modules: dict[str, list] = {}  # `include(AMReX_SetupCUDA)`: a module found on CMAKE_MODULE_PATH
+    for path in files:
+        if path.endswith(".cmake"):
+            modules.setdefault(os.path.basename(path)[:-6], []).append(path)
     for f in files.values():
         here = os.path.dirname(f.path)
         for c in f.commands:
@@ -527,6 +646,9 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                     continue
                 t = target[0] if os.path.isabs(target[0]) else os.path.join(here, target[0])
                 t = os.path.normpath(os.path.join(t, "CMakeLists.txt") if c.name == "add_subdirectory" else t)
+                found = modules.get(target[0], ())
+                if c.name == "include" and t not in files and "/" not in target[0] and len(found) == 1:
+                    t = found[0]
                 reached.setdefault(t, set()).add((f.path, c.scope))
 
     def file_scope(path: str, seen=()) -> str | None:
@@ -583,6 +705,10 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
             args = c.args
             if c.name == "enable_language" and any(a.upper() == "HIP" for a in args):
                 enables_hip = True
+            elif scope == "hip" and _uses_hip_runtime(c):
+                # `if(AMReX_HIP) ... find_package(hip) / target_link_libraries(amrex hip::device)`: an AMD
+                # build (compiled with hipcc or amdclang++ as the C++ compiler) whose block this is.
+                build.amd_build_files.add(path)
             elif c.name == "project" and any(a.upper() == "HIP" for a in args[1:]):
                 enables_hip = True
             elif c.name == "set" and args:
@@ -655,6 +781,8 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
             hip_files.add(path)
             build.amd_build_files.add(path)
 
+    nvidia_sources: set[str] = set()  # of targets only the NVIDIA build defines (`if(X_BUILD_CUDA) add_subdirectory(...)`)
+    other_sources: set[str] = set()
     for t in (r for records in targets.values() for r in records):
         scope = t["scope"]
         if scope is None and (t["file"] in hip_files and files[t["file"]].scope == "hip"
@@ -664,8 +792,15 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
         if scope == "hip":
             build.amd_build_files.add(t["file"])
             build.amd_sources.update(s for s in t["sources"] if os.path.isfile(s))
+        elif scope == "cuda":
+            nvidia_sources.update(s for s in t["sources"] if os.path.isfile(s))
+        else:
+            other_sources.update(t["sources"])
         defines_by_scope.setdefault(scope, set()).update(t["defines"])
     build.amd_sources.update(s for s in hip_language if os.path.isfile(s))
+    build.nvidia_sources = nvidia_sources - build.amd_sources - other_sources
+    shared_dirs = {os.path.dirname(s) for s in build.amd_sources | other_sources}
+    build.nvidia_dirs = {os.path.dirname(s) for s in build.nvidia_sources} - shared_dirs
     for path, f in files.items():
         if f.scope == "hip" and any(c.name in _TARGET_COMMANDS for c in f.commands):
             build.amd_build_files.add(path)
@@ -688,6 +823,7 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                     added = True
         if not added:
             break
+    _nvidia_only_variables(files)
     for f in files.values():
         f.nvidia_blocks.sort()
     amd_dirs = {os.path.dirname(s) for s in build.amd_sources}
@@ -698,6 +834,34 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                 build.nvidia_build_files.add(path)
         elif f.nvidia_blocks:
             build.nvidia_ranges[path] = f.nvidia_blocks
+
+
+def _nvidia_only_variables(files: dict) -> None:
+    """`set(CUDA_LIBS CUDA::cudart CUDA::cublas)` whose every `${CUDA_LIBS}` sits in an NVIDIA block
+    (Faiss links it in the `else()` of `if(FAISS_ENABLE_ROCM)`): the `set` is the NVIDIA build's too."""
+    def nvidia(f, at: int) -> bool:
+        return f.scope == "cuda" or any(s <= at < e for s, e in f.nvidia_blocks)
+
+    refs: dict[str, list[bool]] = {}
+    for f in files.values():
+        for c in f.commands:
+            for a in c.args:
+                for name in _VAR_REF.findall(a):
+                    refs.setdefault(name, []).append(nvidia(f, c.start))
+    for f in files.values():
+        for c in f.commands:
+            if c.name == "set" and c.args and not nvidia(f, c.start):
+                uses = refs.get(c.args[0])
+                if uses and all(uses):
+                    f.nvidia_blocks.append((c.start, c.end))
+
+
+def _uses_hip_runtime(c: _Command) -> bool:
+    if c.name == "find_package" and c.args:
+        return c.args[0].lower() in ("hip", "hiprand", "rocrand", "rocprim", "hipblas", "rocblas", "hipcub")
+    if c.name == "target_link_libraries":
+        return any(a.startswith(("hip::", "roc::")) for a in c.args[1:])
+    return False
 
 
 def _hip_twin_dir(directory: str) -> bool:
@@ -791,12 +955,18 @@ def _hip_line(line: str) -> bool:
 
 def read(root: str) -> AmdBuild:
     build = AmdBuild(root)
-    cmake, make = _build_files(root)
+    fragments: list[str] = []
+    cmake, make = _build_files(root, fragments)
+    build.project_words = _switch_words(cmake + make + fragments[:MAX_BUILD_FILES])
+    build.python_amd = python_builds_for_amd(root)
+    build.nvidia_switches = nvidia_switches(build.project_words)
     if cmake:
         _read_cmake(root, cmake, build)
     if make:
         _read_make(root, make, build)
     if not build.known:
+        build.nvidia_sources.clear()
+        build.nvidia_dirs.clear()
         build.nvidia_build_files.clear()
         build.nvidia_ranges.clear()
         build.amd_defines.clear()

@@ -193,12 +193,15 @@ class Cache:
         h.update(display.encode("utf-8", "surrogateescape") + b"\0" + language.encode() + b"\0")
         # Whether the file has a HIP twin decides its findings too (hiplint.layout): adding a hip/
         # directory beside cuda/ must not serve the entries written before.
-        h.update(b"cuda-backend\0" if path is not None and hip_twin(path) else b"\0")
         # So does what the project's AMD build says about it (hiplint.amdbuild): a CMakeLists.txt that
         # starts compiling it as HIP, or stops, must not serve the entries written before.
         if path is not None:
             from hiplint.amdbuild import facts_for
-            h.update(facts_for(path).signature() + b"\0")
+            facts = facts_for(path)
+            h.update(b"cuda-backend\0" if hip_twin(path, facts.project_builds_for_amd) else b"\0")
+            h.update(facts.signature() + b"\0")
+        else:
+            h.update(b"\0")
         h.update(data)
         return h.hexdigest()
 

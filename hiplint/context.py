@@ -18,6 +18,16 @@ _NAME_OR_CALL = re.compile(rb"\s*([A-Za-z_]\w*)\s*(?:\(.*)?\Z", re.S)
 _CUDA_NAME = re.compile(r"(?:cu|CU|cuda|CUDA|nv|NV|__)[A-Za-z0-9_]")
 
 
+def _names_cuda_module(path: str) -> bool:
+    """A CMake module named for CUDA (`CUDA.cmake`, `CudaToolkit.cmake`, `SetupCUDA.cmake`, `FindNVTX.cmake`)."""
+    import os
+
+    from hiplint.amdbuild import names_cuda
+    name = os.path.basename(path)
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name[:-6])  # FindCUDAToolkit: Find_CUDA_Toolkit
+    return name.endswith(".cmake") and names_cuda(words)
+
+
 class FileContext:
     def __init__(self, path: str, source: Source, settings, language: str, fs_path: str | None = None):
         self.path = path
@@ -52,8 +62,10 @@ class FileContext:
         for it (hiplint.amdbuild)."""
         cached = self.cache.get("hip_macros")
         if cached is None:
-            extra = self.build_facts.macros()
-            cached = self.cache["hip_macros"] = self.settings.hip_macros | extra if extra else self.settings.hip_macros
+            from hiplint.preproc import ROCM_FLOOR_MARK
+            major, minor = self.settings.rocm_version
+            extra = self.build_facts.macros() | {f"{ROCM_FLOOR_MARK}{major}.{minor}"}
+            cached = self.cache["hip_macros"] = self.settings.hip_macros | extra
         return cached
 
     # Reading ----------------------------------------------------------------------------------
@@ -110,7 +122,9 @@ class FileContext:
         if self._cuda_backend is None:
             from hiplint.layout import hip_twin
             # A source the project's AMD build compiles is its input, twin or not (hiplint.amdbuild).
-            self._cuda_backend = not self.build_facts.amd_compiled and hip_twin(self.fs_path) is not None
+            facts = self.build_facts
+            self._cuda_backend = not facts.amd_compiled and \
+                hip_twin(self.fs_path, whole_directory=facts.project_builds_for_amd) is not None
         return self._cuda_backend
 
     def platform_kind(self, file_byte: int) -> str | None:
@@ -139,6 +153,10 @@ class FileContext:
             facts = self.build_facts
             if facts.nvidia_build_file or any(s <= start < e for s, e in facts.nvidia_ranges):
                 return True  # a build file (or block) only the NVIDIA build reads: the AMD build is elsewhere
+            if facts.project_builds_for_amd and _names_cuda_module(self.path):
+                return True  # `cmake/deps/CUDA.cmake`, `FindCUDAToolkit.cmake`: the CUDA build's module
+        if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.build_facts.nvidia_source:
+            return True  # only NVIDIA-only targets compile it (`if(X_BUILD_CUDA) add_subdirectory(cuda)`)
         if self.platform is not None:
             kind = self.platform.kind_at(start)
             if kind == "hip" and not rule.report_in_hip_branches:

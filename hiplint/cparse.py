@@ -431,3 +431,44 @@ def error_ranges(root: Node) -> list[tuple[int, int]]:
         stack.extend(node.children)
     out.sort()
     return out
+
+
+_DECLARING = frozenset({"function_definition", "declaration", "field_declaration"})
+_TAG_SPECIFIERS = frozenset({"struct_specifier", "enum_specifier", "union_specifier", "class_specifier"})
+
+
+def is_defined_name(node: Node) -> bool:
+    """Is `node` the name a declaration gives (`cusolverStatus_t cusolverDnDHgesv(...) { return ...; }`,
+    `typedef enum nvtxColorType_t {...} nvtxColorType_t;`, `void nvtxMarkA(const char*);`) rather than a
+    use of it? A project's shim or stub that defines a CUDA API's name implements it; it does not call it."""
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type == "function_declarator" and parent.child_by_field_name("declarator") == node:
+        outer = parent.parent
+        while outer is not None and outer.type in ("pointer_declarator", "reference_declarator"):
+            outer = outer.parent
+        return outer is not None and outer.type in _DECLARING
+    if parent.type in _TAG_SPECIFIERS and parent.child_by_field_name("name") == node:
+        return parent.child_by_field_name("body") is not None
+    if parent.type == "type_definition" and node.type == "type_identifier":
+        return any(c == node for c in parent.children_by_field_name("declarator"))
+    return False
+
+
+def defined_names(ctx) -> frozenset:
+    """Names the file itself defines or declares (functions, tags with a body, typedefs): see
+    is_defined_name. Cached per file."""
+    cached = ctx.cache.get("defined_names")
+    if cached is None:
+        found = set()
+        for unit in ctx.units:
+            for node in iter_nodes(unit.root, {"function_declarator", "type_definition", *_TAG_SPECIFIERS}):
+                names = [node.child_by_field_name("declarator")] if node.type == "function_declarator" else \
+                    node.children_by_field_name("declarator") if node.type == "type_definition" else \
+                    [node.child_by_field_name("name")]
+                for name in names:
+                    if name is not None and name.type in ("identifier", "type_identifier") and is_defined_name(name):
+                        found.add(unit.text(name))
+        cached = ctx.cache["defined_names"] = frozenset(found)
+    return cached

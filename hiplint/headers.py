@@ -27,6 +27,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from hiplint.cparse import error_ranges, for_parsing, iter_nodes, new_parser
+from hiplint.preproc import AMD_SURE, AMD_SURE_HIP
 
 MAX_DEPTH = 4  # include chains followed this deep (kernel.cu -> common.cuh -> vendors/hip.h is 2)
 MAX_HEADERS = 64  # headers read per file, at most
@@ -120,20 +121,33 @@ def _switch_defines(root, data: bytes, platform) -> tuple:
             # `#if __CUDACC_VER_MAJOR__ >= 11 / #define CP_ASYNC_ENABLED`: reported as code AMD loses,
             # but as a switch it is never defined on AMD, like one in NVIDIA-only code.
             kind = "nvidia"
+        elif kind in (None, "hip") and platform.surely_on_amd(node.start_byte):
+            # `#if __CUDA_ARCH__ >= 800 || defined(USE_AMD_ROCM) / #define FULL_BF16 1`, or no #if at all:
+            # every AMD build makes the definition.
+            kind = AMD_SURE if kind is None else AMD_SURE_HIP
         value = node.child_by_field_name("value") if node.type == "preproc_def" else None
         zero = value is not None and data[value.start_byte:value.end_byte].strip().decode("utf-8", "replace") in ZERO
         out.append((data[name.start_byte:name.end_byte].decode("utf-8", "replace"), kind, zero))
     return tuple(out)
 
 
-def _includes_by_side(root, data: bytes, platform) -> list[tuple[str, str | None]]:
-    """Quoted includes with the kind of branch they sit in (None, "hip" or "nvidia")."""
+def _includes_by_side(root, data: bytes, platform, fs_path: str | None = None) -> list[tuple[str, str | None]]:
+    """Quoted includes with the kind of branch they sit in (None, "hip" or "nvidia"); with `fs_path`,
+    also angle-bracket ones found in an include directory of the project's build (by full path:
+    Faiss's `<faiss/gpu/utils/Float16.cuh>`)."""
     out = []
     for node in iter_nodes(root, {"preproc_include"}):
         path = node.child_by_field_name("path")
         kind = platform.kind_at(node.start_byte)
-        if path is not None and path.type == "string_literal" and kind != "never":
+        if path is None or kind == "never":
+            continue
+        if path.type == "string_literal":
             out.append((data[path.start_byte:path.end_byte].decode("utf-8", "replace").strip('"'), kind))
+        elif path.type == "system_lib_string" and fs_path is not None:
+            from hiplint.amdbuild import project_include
+            found = project_include(fs_path, data[path.start_byte:path.end_byte].decode("utf-8", "replace").strip("<>"))
+            if found is not None:
+                out.append((found, kind))
     return out
 
 
@@ -169,6 +183,11 @@ def _closure(includes, directory: str, hip_macros, level: int, seen: set[str], n
 def _side_of(side: str | None, kind: str | None) -> str | None:
     """Where a definition holds: `kind` of its branch in a header reached through `side`; "never" when
     the two contradict (an NVIDIA-only branch of a header included only for AMD)."""
+    if kind in (AMD_SURE, AMD_SURE_HIP):
+        # Surely defined where the header is read; a header read only for NVIDIA defines it for NVIDIA.
+        if side in (None, "hip"):
+            return kind
+        return "nvidia" if kind == AMD_SURE else "never"
     if side is None or kind is None or side == kind:
         return side or kind
     return "never"
@@ -180,13 +199,14 @@ def platform_map(root, data: bytes, hip_macros, errors, fs_path: str | None, dep
 
     Headers are read only when a condition of the file tests a macro hiplint cannot settle on AMD and
     the file has quoted includes or defines such a macro itself. `depends` receives every header read."""
-    from hiplint.preproc import AMD_ONLY, NVIDIA_ONLY, ZERO_ON_AMD, PlatformMap, derive_macros
+    from hiplint.preproc import (AMD_ONLY, AMD_ONLY_DEFINED, DEFINED_ON_AMD, NVIDIA_ONLY, ZERO_ON_AMD, PlatformMap,
+                                 derive_macros)
 
     platform = PlatformMap(root, data, hip_macros, errors)
     if not platform.open_names:
         return platform
     header_defines = []
-    includes = _includes_by_side(root, data, platform)
+    includes = _includes_by_side(root, data, platform, fs_path)
     missing: list = []  # includes that could not be read, by side: switches may hide there
     if includes and fs_path is not None and level <= MAX_DEPTH:
         here = os.path.dirname(os.path.abspath(fs_path))
@@ -204,7 +224,8 @@ def platform_map(root, data: bytes, hip_macros, errors, fs_path: str | None, dep
         depends.update((place, ABSENT) for _, places in missing for place in places)
     # A header of the other side that could not be read may define the switch there too.
     unread = {side for side, _ in missing}
-    other_side_unread = {AMD_ONLY: "nvidia" in unread, NVIDIA_ONLY: "hip" in unread, ZERO_ON_AMD: "hip" in unread}
+    other_side_unread = {AMD_ONLY: "nvidia" in unread, NVIDIA_ONLY: "hip" in unread, ZERO_ON_AMD: "hip" in unread,
+                         DEFINED_ON_AMD: False, AMD_ONLY_DEFINED: "nvidia" in unread}
     # The file's own definitions may sit in branches that only the switches settle: settle again.
     asked = platform.open_names
     derived: dict = {}

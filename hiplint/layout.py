@@ -65,8 +65,11 @@ def _generated_by_hipify(path: str) -> bool:
     return False
 
 
-def hip_twin(path: str) -> str | None:
-    """The HIP counterpart that makes `path` part of a CUDA backend, or None."""
+def hip_twin(path: str, whole_directory: bool = False) -> str | None:
+    """The HIP counterpart that makes `path` part of a CUDA backend, or None. With `whole_directory`
+    (a project that already builds for AMD: hiplint.amdbuild), every file of a CUDA directory with a HIP
+    twin directory is the CUDA backend's: a file the HIP side lacks is a feature the project keeps to
+    NVIDIA (Kokkos's CUDA task scheduler), not a port in progress; the twin directory is returned."""
     full = os.path.abspath(path)
     low = full.lower()
     if "cuda" not in low and not low.endswith((".cu", ".cuh", ".hip")):
@@ -94,6 +97,8 @@ def hip_twin(path: str) -> str | None:
                     found = _counterpart(twin_dir, below, name)
                     if found:
                         return found
+                    if whole_directory:
+                        return twin_dir
         if parent == current:
             break
         below.insert(0, base)

@@ -5,8 +5,8 @@ then rename CUDA API names to HIP on the syntax tree (identifiers, type and name
 paths, macro bodies through their byte mappings) with the project's table (`hiplint.renames`). Names in
 comments and string literals are never touched, nor names outside the table, nor code in `#if`
 branches that only compile for NVIDIA. A rewrite that would add a parse error is dropped (the file is
-copied unchanged and the summary says so). Other files are copied; build files are listed in the
-checklist. What is left for hand work (findings, including API001/API002 for names without a HIP
+copied unchanged and the summary says so). CMake files and Makefiles are ported to a HIP-only build
+(`hiplint.buildport`); other build files are copied and listed in the checklist; other files are copied. What is left for hand work (findings, including API001/API002 for names without a HIP
 equivalent) goes into the checklist beside the output.
 
 Safety: the source tree is only written with `in_place`, after a full copy to a sibling of its resolved
@@ -26,6 +26,7 @@ import stat
 from collections import Counter
 from dataclasses import dataclass, field
 
+from hiplint import buildport
 from hiplint.cparse import error_ranges, iter_nodes, new_parser, parse_file
 from hiplint.fix import fix_bytes, is_read_only, replace_file, write_atomic
 from hiplint.languages import language_of
@@ -77,6 +78,8 @@ class FileOutcome:
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     build_file: bool = False
+    ported: str = ""  # a build file ported to HIP: what changed
+    manual: list = field(default_factory=list)  # a build file's (line, what to do by hand)
     unapplied: Counter = field(default_factory=Counter)  # why a fix the migration tried was not applied -> count
     error: str = ""  # it could not be written: the migration is incomplete (exit 2)
 
@@ -459,6 +462,7 @@ class Migrator:
         self.rule_classes = list(rule_classes)
         self.linter = None  # built in run(), once the names the project declares are known
         self.progress = None  # called with (files done, files in all) after each file
+        self.facts = buildport.TreeFacts()  # what build-file ports need from the tree (set by run())
 
     def _build_linter(self, src: str) -> None:
         """Every selected rule, plus API003 (names the table does not know), which needs to know
@@ -585,6 +589,7 @@ class Migrator:
         self._build_linter(src)
         left_out: list[str] = []
         todo = list(_walk(src, left_out))
+        self.facts = self._tree_facts(src, todo)
         for i, rel in enumerate(todo):
             result.files.append(self._one(src, dst, rel))
             if self.progress is not None:
@@ -597,6 +602,25 @@ class Migrator:
         for f in result.files:
             result.notes.extend(f.notes)
         return result
+
+    def _tree_facts(self, src: str, rels: list[str]) -> buildport.TreeFacts:
+        """What the build files' ports need from the whole tree: the sources renamed `.cu` -> `.hip`, and
+        the ROCm packages for every CUDA library the CMake files link (found where the toolkit was)."""
+        renamed, packages, toolkit = set(), [], False
+        for rel in rels:
+            lang = language_of(rel, self.settings.include)
+            if lang == "cuda" and output_name(rel, self.options.hip_extension) != rel:
+                renamed.add(rel.replace(os.sep, "/"))
+            elif lang == buildport.CMAKE_LANGUAGE and not os.path.islink(os.path.join(src, rel)):
+                try:
+                    with open(os.path.join(src, rel), "rb") as fh:
+                        data = fh.read(MAX_SOURCE_BYTES + 1)
+                    if len(data) <= MAX_SOURCE_BYTES and b"\0" not in data[:8192]:
+                        packages.append((os.path.dirname(rel).replace(os.sep, "/"), frozenset(buildport.cmake_packages(data))))
+                        toolkit = toolkit or buildport.finds_toolkit(data)
+                except (OSError, RecursionError):
+                    continue
+        return buildport.TreeFacts(frozenset(renamed), self.options.hip_extension, tuple(packages), toolkit)
 
     def _backup(self, src: str, result: MigrationResult) -> str:
         """Copy the whole tree to a new sibling of its resolved path, `<parent>/<name>.hiplint-backup`
@@ -650,11 +674,13 @@ class Migrator:
             return self._copied(spath, dst, rel, "larger than 16 MiB")
         if lang != "cuda":
             reason = "build file" if build else "not a C/C++/CUDA source"
-            if lang in self.linter.languages:
-                out = self._analysed(spath, dst, rel, data, lang, reason)
+            if lang in self.linter.languages or (build and lang in buildport.PORTED_LANGUAGES):
+                out = self._analysed(spath, dst, rel, data, lang, reason, port=build)
             else:
                 out = self._copied(spath, dst, rel, reason)
             out.build_file = build
+            if build and lang not in buildport.PORTED_LANGUAGES and out.src:
+                out.manual = buildport.unported_notes(data)  # setup.py, Meson, Bazel...: listed, not ported
             return out
         try:
             new, outcome = self.migrate_source(rel, data, dst_rel, spath)
@@ -677,15 +703,28 @@ class Migrator:
             return FileOutcome(rel, "", "skipped", reason, error=reason)
         return outcome
 
-    def _analysed(self, spath: str, dst: str, rel: str, data: bytes, lang: str, reason: str) -> FileOutcome:
-        """A file some rule reads (Python, CMake, Makefiles): its fixes applied like a source's, no renames."""
+    def _analysed(self, spath: str, dst: str, rel: str, data: bytes, lang: str, reason: str,
+                  port: bool = False) -> FileOutcome:
+        """A file some rule reads (Python, CMake, Makefiles): a build file ported to HIP first
+        (`hiplint.buildport`), then its fixes applied like a source's, no renames. Its findings are those
+        of the file written: what the port did not do."""
         dpath = os.path.join(dst, rel)
         lint = lambda d: self.linter.lint_bytes(rel, d, lang, fs_path=spath).findings  # noqa: E731
+        ported = None
+        base = data
+        if port and lang in buildport.PORTED_LANGUAGES:
+            try:
+                ported = buildport.port(rel.replace(os.sep, "/"), data, lang, self.settings.targets, self.facts)
+            except Exception as exc:  # the migration goes on; the file is copied as it is
+                ported = buildport.Port(data, refused=f"internal error: {type(exc).__name__}: {exc}")
+            base = ported.data
         try:
-            if not self.options.apply_fixes:
-                findings, new, applied = lint(data), data, []
+            if lang not in self.linter.languages:
+                findings, new, applied = [], base, []
+            elif not self.options.apply_fixes:
+                findings, new, applied = lint(base), base, []
             else:
-                fixed = fix_bytes(lint, data, lang, self.threshold)
+                fixed = fix_bytes(lint, base, lang, self.threshold)
                 new, applied = fixed.data, fixed.applied
         except Exception as exc:  # the migration goes on; the file is copied as it is
             out = self._copied(spath, dst, rel, reason)
@@ -699,7 +738,14 @@ class Migrator:
                 _write_file(dpath, new, stat.S_IMODE(os.stat(spath).st_mode))
             except OSError as exc:
                 return FileOutcome(rel, "", "skipped", f"cannot write ({exc.strerror or exc})")
-        if self.options.apply_fixes:
+        if ported is not None:
+            out.manual = list(ported.manual)
+            if ported.refused:
+                out.notes.append(f"{rel}: build file not ported: {ported.refused}; copied as it was")
+                out.manual.insert(0, (0, f"not ported: {ported.refused}"))
+            elif ported.changed:
+                out.ported = ported.describe()
+        if self.options.apply_fixes and lang in self.linter.languages:
             out.fixes, out.applied = len(applied), list(applied)
             out.notes.extend(fixed.dropped)
             findings = self._left(fixed.remaining, fixed, out)
@@ -721,11 +767,27 @@ class Migrator:
 
 # The checklist -------------------------------------------------------------------------------
 
-BUILD_ADVICE = ("Build files are copied unchanged. Point them at HIP: enable the HIP language "
-                "(`enable_language(HIP)`, or compile with `hipcc`/`clang++ -x hip`), set `--offload-arch` "
-                "for your AMD targets, replace CUDA libraries with their HIP ones (hipBLAS, hipRAND, hipSOLVER, "
-                "hipFFT, hipSPARSE, hipCUB), and remove nvcc-only flags (`-arch=sm_XX`, `--use_fast_math`, "
-                "`-Xcompiler`).")
+BUILD_ADVICE = ("CMake files and Makefiles are ported to a HIP-only build (`hiplint.buildport`): the HIP "
+                "language instead of CUDA, the AMD targets, the hip* packages and libraries, hipcc, nvcc options "
+                "translated or dropped. Review each one; the items under a file are what it still needs by hand. "
+                "Other build files (setup.py, meson.build, Bazel, configure.ac) are copied unchanged: point them "
+                "at HIP by hand (hipcc or `clang++ -x hip`, `--offload-arch` per AMD target, the hip* libraries, "
+                "no nvcc-only options; a PyTorch `CUDAExtension` builds for ROCm as it is, see the PY rules).")
+
+
+def _build_lines(f: FileOutcome) -> list[str]:
+    if f.ported:
+        head = f"- [ ] `{f.dst or f.src}`: ported ({f.ported})"
+    elif f.action == "changed":
+        head = f"- [ ] `{f.dst or f.src}`: fixes applied, nothing to port"
+    elif f.manual:
+        head = f"- [ ] `{f.src}`: copied unchanged"
+    else:
+        head = f"- [ ] `{f.src}`: copied unchanged (nothing to port, or it already builds HIP)"
+    lines = [head]
+    for line, text in f.manual:
+        lines.append(f"  - [ ] {'line ' + str(line) + ': ' if line else ''}{text}")
+    return lines
 
 
 def render_checklist(result: MigrationResult, settings) -> str:
@@ -745,7 +807,9 @@ def render_checklist(result: MigrationResult, settings) -> str:
     build = [f for f in result.files if f.build_file]
     if build:
         head += ["## Build files", "", BUILD_ADVICE, ""]
-        head += [f"- [ ] `{f.src}`" for f in build] + [""]
+        for f in build:
+            head += _build_lines(f)
+        head.append("")
     if "checklist" in emit.EMITTERS:
         # A fix left in the migrated tree was computed on the CUDA text, before the renames: the way
         # to it is another migration, not `hiplint fix` on the output.

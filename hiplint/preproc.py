@@ -47,6 +47,13 @@ CLANG_CUDA_MACROS = frozenset({"__CUDA__"})
 HIP_PASS_MACROS = ("__HIP_DEVICE_COMPILE__",)
 
 HIP, CUDA = "hip", "cuda"
+# In a file's hip-macro set, "@rocm=7.0": the oldest ROCm the port supports (`rocm-version`). AMD's
+# version macros compare against it: `#if HIP_VERSION >= 60000000` is true for every supported ROCm, and
+# its `#else` (code for older ROCm) is compiled by none of them.
+ROCM_FLOOR_MARK = "@rocm="
+HIP_VERSION_MACROS = {"HIP_VERSION": lambda major, minor: major * 10_000_000 + minor * 100_000,
+                      "HIP_VERSION_MAJOR": lambda major, minor: major, "ROCM_VERSION_MAJOR": lambda major, minor: major,
+                      "ROCM_VERSION": lambda major, minor: major * 10_000 + minor * 100}
 # In a file's hip-macro set, "!NAME": NAME is defined by the project's NVIDIA build and not by its AMD
 # build (hiplint.amdbuild read both from the build files): true for nvcc, false on AMD.
 NVIDIA_BUILD_MARK = "!"
@@ -61,6 +68,12 @@ IDE_MACROS = frozenset({"__CLION_IDE__", "__JETBRAINS_IDE__", "__INTELLISENSE__"
 # undefined on AMD, one defined only in HIP-only code is undefined for nvcc, and one whose definitions
 # outside NVIDIA-only code are all `0` (`#define LIB_HAS_TMA 0` in the `#else`) is 0 on AMD.
 NVIDIA_ONLY, AMD_ONLY, ZERO_ON_AMD = "nvidia-only", "amd-only", "zero-on-amd"
+# Defined (not as 0) where every AMD build compiles it (`#if __CUDA_ARCH__ >= 800 || defined(USE_AMD_ROCM)`
+# / `#define FULL_BF16 1`): defined on AMD. Region kind "amd-sure" in the definitions given to derive_macros.
+DEFINED_ON_AMD, AMD_SURE = "defined-on-amd", "amd-sure"
+# The same in a branch only AMD takes (`#ifdef USE_ROCM`, or one written for AMD and newer nvcc): defined
+# on AMD, undefined for nvcc.
+AMD_ONLY_DEFINED, AMD_SURE_HIP = "amd-only-defined", "amd-sure-hip"
 
 
 def derive_macros(defines) -> dict[str, str]:
@@ -72,6 +85,13 @@ def derive_macros(defines) -> dict[str, str]:
     derived = {}
     for name, defs in seen.items():
         kinds = {kind for kind, _ in defs}
+        if AMD_SURE_HIP in kinds and kinds <= {AMD_SURE_HIP, "hip"} and not all(zero for _, zero in defs):
+            derived[name] = AMD_ONLY_DEFINED
+            continue
+        if kinds & {AMD_SURE, AMD_SURE_HIP}:
+            sure_zero = all(zero for kind, zero in defs if kind in (AMD_SURE, AMD_SURE_HIP))
+            derived[name] = ZERO_ON_AMD if sure_zero else DEFINED_ON_AMD
+            continue
         if kinds == {"nvidia"}:
             derived[name] = NVIDIA_ONLY
         elif kinds == {"hip"}:
@@ -139,6 +159,18 @@ def names_nvidia_compiler(name: str) -> bool:
     return not _NVIDIA_COMPILER_WORDS.isdisjoint(words) and _HIP_WORDS.isdisjoint(words)
 
 
+# A project's macro for another host compiler (KOKKOS_COMPILER_GNU, X_COMPILER_INTEL, X_COMPILER_MSVC):
+# hip-clang is clang, so an AMD build never sets it. (`__GNUC__` is not one: clang defines it.)
+_OTHER_COMPILER_WORDS = frozenset({"GNU", "GCC", "INTEL", "ICC", "ICPC", "ICX", "MSVC", "XL", "IBM", "CRAY",
+                                   "FUJITSU", "NEC", "PGI", "NVHPC", "NVCC"})
+
+
+def names_other_compiler(name: str) -> bool:
+    """`KOKKOS_COMPILER_GNU`: COMPILER followed by a compiler that is not clang."""
+    words = [w for w in name.upper().split("_") if w]
+    return any(a == "COMPILER" and b in _OTHER_COMPILER_WORDS for a, b in zip(words, words[1:]))
+
+
 def _not(v):
     return None if v is None else (not v)
 
@@ -181,6 +213,7 @@ class _Eval:
         self.open_names: set[str] = set()  # macros left unknown on AMD: what derive_macros may settle
         self.hip_on_nvidia = False  # set per condition by truth()
         self._twins: dict[str, bool] = {}
+        self.rocm_floor = _rocm_floor(hip_macros)
 
     def text(self, node: Node) -> str:
         return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
@@ -208,12 +241,16 @@ class _Eval:
             return False if world == HIP else None
         if is_hip_macro(name, self.hip_macros):
             return world == HIP
-        if world == HIP and names_nvidia_compiler(name):
+        if world == HIP and (names_nvidia_compiler(name) or names_other_compiler(name)):
             return False
         if world == HIP and self.has_amd_twin(name):
             return False  # `AMREX_USE_CUDA` where the file also names `AMREX_USE_HIP`: the backends exclude each other
         side = self.derived.get(name)
         if (side == NVIDIA_ONLY and world == HIP) or (side == AMD_ONLY and world == CUDA):
+            return False
+        if side in (DEFINED_ON_AMD, AMD_ONLY_DEFINED) and world == HIP:
+            return True
+        if side == AMD_ONLY_DEFINED and world == CUDA:
             return False
         if world == HIP and side is None:
             self.open_names.add(name)
@@ -293,6 +330,20 @@ class _Eval:
                 return _and(self._truth(left, world), self._truth(right, world))
             if opt == "||":
                 return _or(self._truth(left, world), self._truth(right, world))
+            if world == HIP and self.rocm_floor is not None and opt in (">", ">=", "<", "<=") and left is not None \
+                    and left.type == "identifier" and self.text(left) in HIP_VERSION_MACROS \
+                    and right is not None and right.type == "number_literal":
+                # `HIP_VERSION >= 60000000` with every supported ROCm at least the floor: true.
+                try:
+                    n = int(self.text(right).rstrip("uUlL"), 0)
+                except ValueError:
+                    return None
+                floor = HIP_VERSION_MACROS[self.text(left)](*self.rocm_floor)
+                if opt == ">=" and floor >= n or opt == ">" and floor > n:
+                    return True
+                if opt == "<" and floor >= n or opt == "<=" and floor > n:
+                    return False
+                return None
             # `X >= N` with X undefined in this world compares 0; anything else is unknown.
             if opt in (">", ">=", "==", "!=", "<", "<=") and left is not None and left.type == "identifier":
                 if self.defined(self.text(left), world) is False and right is not None and right.type == "number_literal":
@@ -308,6 +359,17 @@ class _Eval:
             except ValueError:
                 return None
         return None
+
+
+def _rocm_floor(hip_macros) -> tuple[int, int] | None:
+    for m in hip_macros:
+        if m.startswith(ROCM_FLOOR_MARK):
+            try:
+                major, minor = m[len(ROCM_FLOOR_MARK):].split(".")[:2]
+                return int(major), int(minor)
+            except ValueError:
+                return None
+    return None
 
 
 class _FloorEval(_Eval):
@@ -425,6 +487,38 @@ def condition_truth(node: Node, data: bytes, world: str, hip_macros: frozenset[s
     return _Eval(data, hip_macros, derived).truth(node, world)
 
 
+def masked_on_amd(cond: Node, data: bytes, names, hip_macros: frozenset[str] = HIP_MACROS, derived=None) -> bool:
+    """Does every use of `names` in `cond` sit where its value cannot matter on AMD: inside `a && b` whose
+    other operand is false there, or `a || b` whose other operand is true (`defined(__NVCC__) &&
+    defined(__CUDA_ARCH__)`, `!defined(__NVCC__) || __CUDACC_VER_MAJOR__ >= 11`)? False when no use."""
+    ev = _Eval(data, hip_macros, derived)
+    wanted = names if callable(names) else names.__contains__
+    uses = [i for i in iter_nodes(cond, {"identifier"}) if wanted(data[i.start_byte:i.end_byte].decode("utf-8", "replace"))]
+    if cond.type == "identifier" and wanted(data[cond.start_byte:cond.end_byte].decode("utf-8", "replace")):
+        uses = [cond]
+    if not uses:
+        return False
+    for use in uses:
+        node, masked = use, False
+        while node is not None and (node.start_byte, node.end_byte) != (cond.start_byte, cond.end_byte) and not masked:
+            parent = node.parent
+            if parent is None:
+                break
+            op = parent.child_by_field_name("operator") if parent.type == "binary_expression" else None
+            if op is not None and op.type in ("&&", "||"):
+                left, right = parent.child_by_field_name("left"), parent.child_by_field_name("right")
+                other = right if (left.start_byte, left.end_byte) == (node.start_byte, node.end_byte) else left
+                # Only an operand free of the names decides (`defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800`
+                # is false on AMD because of the very macro).
+                free = not any(wanted(data[i.start_byte:i.end_byte].decode("utf-8", "replace"))
+                               for i in [other, *iter_nodes(other, {"identifier"})] if i.type == "identifier")
+                masked = free and ev.truth(other, HIP) is (op.type == "||")  # `false && x`, `true || x`
+            node = parent
+        if not masked:
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class Region:
     start: int
@@ -458,6 +552,82 @@ def _tests_hip_macro(branch: Node, data: bytes, hip_macros: frozenset[str], deri
     for ident in iter_nodes(cond, {"identifier"}):
         name = data[ident.start_byte:ident.end_byte].decode("utf-8", "replace")
         if name not in HIP_PASS_MACROS and (is_hip_macro(name, hip_macros) or (derived and name in derived)):
+            return True
+    return False
+
+
+# A project's per-vendor selector macro, named by its arguments' backends in order: AMReX's
+# `AMREX_HIP_OR_CUDA(hip_code, cuda_code)`, `AMREX_HIP_OR_CUDA_OR_SYCL(h, c, s)`. The argument for
+# CUDA is the NVIDIA build's code, the one for HIP the AMD build's.
+_VENDOR_WORDS = ("HIP", "CUDA", "SYCL", "DPCPP", "CPU", "HOST", "OMP", "OPENMP")
+_VENDOR_SELECTOR = re.compile(r"(?:^|_)((?:%s)(?:_OR_(?:%s))+)$" % ("|".join(_VENDOR_WORDS), "|".join(_VENDOR_WORDS)))
+_VENDOR_HINT = re.compile(rb"_OR_(?:CUDA|HIP)\b|(?:CUDA|HIP)_OR_")
+
+
+_VENDOR_CALL = re.compile(rb"\b([A-Za-z_]\w*)[ \t]*(?:\\?\r?\n[ \t]*)*\(")
+
+
+def _vendor_argument_regions(root: Node, data: bytes) -> list[Region]:
+    """Read from the text (the arguments are often statements, `AMREX_HIP_OR_CUDA(f();, g();)`, which the
+    grammar cannot take as a call)."""
+    if not _VENDOR_HINT.search(data):
+        return []
+    regions = []
+    for m in _VENDOR_CALL.finditer(data):
+        name = m.group(1).decode("ascii", "replace")
+        selector = _VENDOR_SELECTOR.search(name)
+        if selector is None:
+            continue
+        line_start = data.rfind(b"\n", 0, m.start()) + 1
+        if data[line_start:m.start()].lstrip().startswith(b"#"):
+            continue  # the selector's own `#define`
+        vendors = selector.group(1).split("_OR_")
+        if "HIP" not in vendors or "CUDA" not in vendors:
+            continue
+        args = _top_level_arguments(data, m.end())
+        if args is None or len(args) != len(vendors):
+            continue
+        for vendor, (a, b) in zip(vendors, args):
+            if vendor in ("HIP", "CUDA"):
+                regions.append(Region(a, b, "hip" if vendor == "HIP" else "nvidia"))
+    return regions
+
+
+def _top_level_arguments(data: bytes, at: int, limit: int = 20000):
+    """(start, end) of each top-level argument of the call whose `(` ends just before `at`; None when
+    the parentheses do not close within `limit` bytes."""
+    depth, start, out, i, end = 0, at, [], at, min(len(data), at + limit)
+    while i < end:
+        c = data[i]
+        if c in (0x22, 0x27):  # a string or character literal
+            quote = c
+            i += 1
+            while i < end and data[i] != quote:
+                i += 2 if data[i] == 0x5C else 1
+        elif c in (0x28, 0x5B, 0x7B):  # ( [ {
+            depth += 1
+        elif c in (0x29, 0x5D, 0x7D):  # ) ] }
+            if depth == 0:
+                out.append((start, i))
+                return out
+            depth -= 1
+        elif c == 0x2C and depth == 0:  # ,
+            out.append((start, i))
+            start = i + 1
+        i += 1
+    return None
+
+
+def _tests_nvidia_switch(branch: Node, data: bytes, switches: frozenset[str]) -> bool:
+    """Does the branch test one of the project's NVIDIA-build switches (hiplint.amdbuild), or a macro
+    named for NVIDIA's platform or compilers (`USE_NVIDIA_CUVS`, `KOKKOS_COMPILER_NVHPC`)?"""
+    cond = branch.child_by_field_name("condition") or branch.child_by_field_name("name")
+    if cond is None:
+        return False
+    idents = [cond] if cond.type == "identifier" else iter_nodes(cond, {"identifier"})
+    for i in idents:
+        name = data[i.start_byte:i.end_byte].decode("utf-8", "replace")
+        if name in switches or names_nvidia_compiler(name):
             return True
     return False
 
@@ -620,10 +790,13 @@ def _snippet_parser():
     return new_parser()
 
 
-def _chain_regions(chain: list, amd_off: list | None = None) -> list[Region]:
+def _chain_regions(chain: list, amd_off: list | None = None, switch_starts=frozenset(),
+                   branches_out: list | None = None) -> list[Region]:
     """Regions of one #if/#elif/#else chain, given per branch (start, end, {world: condition},
     tests a HIP macro). `amd_off` receives (start, end) of every branch AMD surely skips, NVIDIA-only
-    or not (a lone `#if __CUDACC_VER_MAJOR__ >= 11`): where a define is not made on AMD."""
+    or not (a lone `#if __CUDACC_VER_MAJOR__ >= 11`): where a define is not made on AMD. A branch whose
+    start is in `switch_starts` tests the project's NVIDIA-build switch (`#if defined(AMREX_USE_CUDA) &&
+    defined(PROFILING)`): if AMD never takes it, it is the NVIDIA backend's code, not a feature to port."""
     prior = {HIP: True, CUDA: True}
     names_hip = False  # does the chain so far test a HIP macro (an explicit AMD alternative)?
     branches = []
@@ -640,8 +813,11 @@ def _chain_regions(chain: list, amd_off: list | None = None) -> list[Region]:
     has_hip = any(t[CUDA] is False and t[HIP] is not False for _, _, t, _ in branches)
     regions = []
     for start, end, taken, hip_named in branches:
+        hip_named = hip_named or start in switch_starts
         if amd_off is not None and taken[HIP] is False:
             amd_off.append((start, end))
+        if branches_out is not None:
+            branches_out.append((start, end, taken[HIP]))  # for surely_on_amd
         if taken[CUDA] is False and taken[HIP] is not False:
             regions.append(Region(start, end, "hip"))
         elif taken[HIP] is False and (taken[CUDA] is True or (taken[CUDA] is None and (has_hip or hip_named))):
@@ -730,6 +906,9 @@ class PlatformMap:
         cuda_off = _CudaOffEval(data, hip_macros, self.derived)
         regions: list[Region] = []
         amd_off: list[tuple[int, int]] = []
+        branches: list[tuple[int, int, bool | None]] = []  # every branch: (start, end, taken on AMD?)
+        switch_starts: set[int] = set()
+        nvidia_switches = frozenset(m[1:] for m in hip_macros if m.startswith(NVIDIA_BUILD_MARK))
         seen = set()
         guards: set[str] = set()
         for node in iter_nodes(root, {"preproc_if", "preproc_ifdef"}):
@@ -769,11 +948,13 @@ class PlatformMap:
                 end = _body_end(branch) if t != "preproc_else" else branch.end_byte
                 cond_node = branch.child_by_field_name("condition") or branch.child_by_field_name("name")
                 chain.append((start, end, cond, _tests_hip_macro(branch, data, hip_macros, self.derived)))
+                if _tests_nvidia_switch(branch, data, nvidia_switches):
+                    switch_starts.add(start)
                 conditions.append((t, cond_node))
                 branch = branch.child_by_field_name("alternative")
             if any(entry[3] for entry in chain[1:]):
                 chain = _settle_cuda_branches(chain, lambda i: _tree_truth(cuda_off, *conditions[i]))
-            regions.extend(_chain_regions(chain, amd_off))
+            regions.extend(_chain_regions(chain, amd_off, switch_starts, branches))
         # `#if 0` and `#ifdef __CLION_IDE__`: no compiler at all takes it (the plain C++ #else of an
         # nvcc/hipcc chain is a host compiler's, so "neither world" is not enough).
         for node in iter_nodes(root, {"preproc_if", "preproc_ifdef"}):
@@ -817,13 +998,21 @@ class PlatformMap:
                 if any(entry[3] for entry in chain[1:]):
                     chain = _settle_cuda_branches(chain, lambda i, group=group: _text_branch(
                         *group[i][:2], hip_macros, _CudaOffEval, switches)[0][HIP])
-                regions.extend(_chain_regions(chain, amd_off))
+                regions.extend(_chain_regions(chain, amd_off, branches_out=branches))
+        regions.extend(_vendor_argument_regions(root, data))
         regions.sort(key=lambda r: (r.start, -r.end))
         # Left unknown on AMD: what the project's headers may settle. An include guard is no switch.
         self.open_names = frozenset(ev.open_names - guards)
         self.regions = regions
         self._starts = [r.start for r in regions]
         self._amd_off = sorted(amd_off)
+        self._branches = sorted(branches)
+
+    def surely_on_amd(self, byte: int) -> bool:
+        """Does every conditional branch around `byte` surely compile on AMD (an include guard, `#if
+        defined(USE_ROCM) || __CUDA_ARCH__ >= 800`)? Then a `#define` there is made in every AMD build."""
+        i = bisect.bisect_right(self._branches, (byte, float("inf"), True))
+        return all(taken is True for start, end, taken in self._branches[:i] if start <= byte < end)
 
     def off_on_amd(self, byte: int) -> bool:
         """Does `byte` lie in a branch an AMD build surely skips (whatever NVIDIA does)?"""

@@ -59,8 +59,13 @@ nvidia-only-definitions = [
 nvidia-only-build-files = [
   'backend-cuda/CMakeLists.txt',
 ]
+nvidia-only-sources = []
 nvidia-only-blocks = [
   'CMakeLists.txt:9',
+]
+nvidia-only-switches = [
+  'PROJ_CUDA',
+  'PROJ_USE_CUDA',
 ]"""
 
 
@@ -212,3 +217,81 @@ def test_a_compat_header_included_with_angle_brackets_from_the_projects_include_
         "  enable_language(HIP)\n  set_source_files_properties(src/k.cu PROPERTIES LANGUAGE HIP)\n"
         "  add_library(p src/k.cu)\nendif()\n")
     assert scan(tmp_path, "--isolated", "--select", "WRP006") == []
+
+
+SWITCHES = ROOT / "fixtures" / "dualtarget_switches"
+
+
+def test_a_project_that_switches_backends_per_vendor():
+    # One switch per vendor (SIMX_CUDA / SIMX_HIP; SIMX_USE_CUDA / SIMX_USE_HIP in the sources), the AMD
+    # build through hipcc as the C++ compiler: the NVIDIA block, the module it includes, CUDA-language
+    # options, `#if defined(SIMX_USE_CUDA) && ...`, the selector macro's NVIDIA argument, toolkit tests
+    # guarded by `defined(CUDA_VERSION)`, a branch every clang takes after an nvcc one, and a header
+    # declaring both bf16 types are quiet; the kernel added outside every switch is reported.
+    assert [f for f in scan(ROOT, "fixtures/dualtarget_switches") if ".fixed." not in f[0]] == [
+        ("fixtures/dualtarget_switches/src/count.cpp", 6, "WRP005"),
+        ("fixtures/dualtarget_switches/src/count.cpp", 6, "WRP006"),
+        ("fixtures/dualtarget_switches/src/count.cpp", 7, "WRP001"),
+    ]
+    build = amdbuild.read(str(SWITCHES))
+    assert build.nvidia_switches == {"SIMX_CUDA", "SIMX_USE_CUDA"}
+    assert str(SWITCHES / "cmake" / "SimxSetupCUDA.cmake") in build.nvidia_build_files  # include(SimxSetupCUDA)
+    assert build.known  # `if(SIMX_HIP) find_package(hip) / target_link_libraries(... hip::device)`
+
+
+def test_backend_switches_need_both_vendors_named():
+    words = frozenset({"AMREX_USE_CUDA", "AMREX_USE_HIP", "AMREX_CUDA", "AMREX_HIP", "GKO_COMPILING_CUDA",
+                       "GKO_COMPILING_HIP", "USE_CUDA", "CUDA", "HIP", "CMAKE_CUDA_FLAGS", "CMAKE_HIP_FLAGS",
+                       "CUDA_PATH", "HIP_PATH", "WITH_CUDNN", "X_USE_NVTX", "X_USE_ROCTX"})
+    assert amdbuild.nvidia_switches(words) == {"AMREX_USE_CUDA", "AMREX_CUDA", "GKO_COMPILING_CUDA", "X_USE_NVTX"}
+
+
+def test_a_marker_file_makes_a_directory_its_own_project(tmp_path):
+    # hiplint's fixtures are one sample project per directory; a monorepo's sub-project can be one too.
+    for family in (ROOT / "fixtures").iterdir():
+        if family.is_dir() and not family.name.endswith(".expected"):
+            assert (family / amdbuild.PROJECT_MARKER).exists(), f"{family.name} needs {amdbuild.PROJECT_MARKER}"
+    (tmp_path / ".git").mkdir()
+    sub = tmp_path / "gpu"
+    sub.mkdir()
+    (sub / amdbuild.PROJECT_MARKER).write_text("")
+    (sub / "CMakeLists.txt").write_text("if(P_USE_HIP)\n  find_package(hip)\n  target_link_libraries(p hip::device)\n"
+                                        "endif()\nif(P_USE_CUDA)\n  enable_language(CUDA)\nendif()\n")
+    (tmp_path / "k.cu").write_text(KERNEL)
+    assert amdbuild.root_of(str(sub / "x.cu")) == str(sub)
+    assert amdbuild.root_of(str(tmp_path / "k.cu")) == str(tmp_path)
+    outer = amdbuild.read(str(tmp_path))
+    assert not outer.known and not outer.nvidia_switches  # the sub-project's build is its own
+    assert amdbuild.read(str(sub)).nvidia_switches == {"P_USE_CUDA"}
+
+
+def test_a_variable_used_only_by_the_nvidia_build_is_the_nvidia_builds(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(
+        "set(GPU_LIBS CUDA::cudart CUDA::cublas)\n"      # used in the NVIDIA block only
+        "set(COMMON_LIBS CUDA::cudart)\n"                # used by both builds
+        "add_library(p k.cu)\n"
+        "target_link_libraries(p ${COMMON_LIBS})\n"
+        "if(P_USE_HIP)\n  find_package(hip)\n  target_link_libraries(p hip::device)\n"
+        "else()\n  target_link_libraries(p ${GPU_LIBS})\nendif()\n")
+    (tmp_path / "k.cu").write_text(KERNEL)
+    build = amdbuild.read(str(tmp_path))
+    text = (tmp_path / "CMakeLists.txt").read_bytes()
+    spans = build.nvidia_ranges[str(tmp_path / "CMakeLists.txt")]
+    covered = {text[:s].count(b"\n") + 1 for s, _ in spans}
+    assert 1 in covered and 2 not in covered
+
+
+def test_a_python_build_for_rocm_makes_the_project_dual_target(tmp_path):
+    # CuPy-like: cupy_backends/cuda/ beside cupy_backends/hip/, a setup.py with a HIP switch. The CUDA
+    # backend's file without a HIP counterpart is the CUDA backend's; without the switch it is a port in progress.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "backends" / "cuda").mkdir(parents=True)
+    (tmp_path / "backends" / "hip").mkdir()
+    (tmp_path / "backends" / "cuda" / "only_cuda.cu").write_text(KERNEL)
+    (tmp_path / "backends" / "hip" / "stream.h").write_text("#pragma once\n")
+    (tmp_path / "setup.py").write_text("import os\nuse_hip = os.environ.get('PROJ_INSTALL_USE_HIP') == '1'\n")
+    assert scan(tmp_path) == []
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='proj')\n")
+    amdbuild._BY_ROOT.clear()
+    assert [code for _, _, code in scan(tmp_path)] == ["WRP006"]

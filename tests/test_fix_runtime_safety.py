@@ -50,6 +50,35 @@ def test_mask_macro_used_only_as_sync_masks_is_fixed_safely():
     assert "__activemask()" in macro[0].fix.edits[0].content
 
 
+def test_mask_constant_used_only_as_sync_masks_is_fixed_safely_at_each_use():
+    """A namespace-scope constant cannot be __activemask() (a device function) and must not become ~0ull
+    (it would trap in partly active waves): each mask use becomes HIPLINT_FULL_WARP_MASK."""
+    findings, _, _, _ = lint_fixture(FIXTURES / "fixsafety" / "partly_active_constant.cu")
+    constants = [f for f in findings if f.code == "WRP006"]
+    assert {f.line for f in constants} == {8, 9}  # once each, at the declaration
+    assert all(f.fix.applicability == Applicability.SAFE for f in constants)
+    assert sorted(r.line for f in constants for r in f.related) == [14, 36, 38]
+    fixed = (FIXTURES / "fixsafety" / "partly_active_constant.fixed.cu").read_text()
+    body = fixed.split("#endif\n#endif\n", 1)[1]
+    assert "_sync(kFullMask" not in body and "_sync(vote::all_lanes" not in body and "__syncwarp(kFullMask" not in body
+    assert body.count("HIPLINT_FULL_WARP_MASK") == 3
+    amd = fixed.split("#if defined(__HIP_PLATFORM_AMD__) || defined(__HIP__)", 1)[1].split("#else", 1)[0]
+    assert amd.strip() == "#define HIPLINT_FULL_WARP_MASK __activemask()"
+
+
+def test_mask_constant_fix_is_unsafe_with_other_uses_a_header_or_a_variable():
+    unsafe = {f.message.split("`")[1]: f.fix for f in lint_fixture(FIXTURES / "warp" / "mask_constant_unsafe.cu")[0]
+              if f.code == "WRP006"}
+    assert unsafe["kAllLanes"].applicability == Applicability.UNSAFE and "other use" in unsafe["kAllLanes"].title
+    assert unsafe["g_sync_mask"].applicability == Applicability.UNSAFE and "not `const`" in unsafe["g_sync_mask"].title
+    header = [f for f in lint_fixture(FIXTURES / "warp" / "mask_constant_header.cuh")[0] if f.code == "WRP006"]
+    assert header and header[0].fix.applicability == Applicability.UNSAFE and "header" in header[0].fix.title
+    # A partial mask is a real lane mask, and a constant whose name is declared again is not resolved: no fix.
+    kept = [f for f in lint_fixture(FIXTURES / "warp" / "mask_constants.cu")[0]
+            if f.code == "WRP006" and "constant" in f.message]
+    assert kept and all(f.fix is None for f in kept)
+
+
 def test_narrowed_widening_is_not_safe():
     findings, _, _, _ = lint_fixture(FIXTURES / "fixsafety" / "narrowed_lane_mask.cu")
     by_line = {f.line: f for f in findings if f.code == "WRP004"}

@@ -300,10 +300,11 @@ def test_out_writes_the_tree_and_never_touches_the_source(tmp_path):
     result = migrate(MIGRATE, tmp_path / "out")
     assert tree_digest(MIGRATE) == before
     out = tmp_path / "out"
-    assert (out / "saxpy_streams.cu").exists() and (out / "CMakeLists.txt").read_bytes() == (MIGRATE / "CMakeLists.txt").read_bytes()
-    assert result.count("changed") == 6 and result.count("copied") == 1
+    assert (out / "saxpy_streams.cu").exists()
+    assert "project(migrate_fixture LANGUAGES CXX HIP)" in (out / "CMakeLists.txt").read_text()  # ported (test_buildport.py)
+    assert result.count("changed") == 7 and result.count("copied") == 1  # .hiplint-project
     checklist = (out / CHECKLIST_NAME).read_text()
-    assert "- [ ] `CMakeLists.txt`" in checklist and "6 changed" in checklist
+    assert "- [ ] `CMakeLists.txt`: ported (" in checklist and "7 changed" in checklist
 
 
 def test_out_refuses_a_non_empty_directory_unless_forced(tmp_path, cli):
@@ -316,7 +317,7 @@ def test_out_refuses_a_non_empty_directory_unless_forced(tmp_path, cli):
     r = cli("migrate", MIGRATE, "--out", out, "--force")
     assert r.returncode == 0, r.stderr
     assert (out / "keep.txt").read_text() == "mine" and (out / "saxpy_streams.cu").exists()
-    assert b"6 changed" in r.stdout
+    assert b"7 changed" in r.stdout
 
 
 def test_options_are_checked(tmp_path, cli):
@@ -334,7 +335,8 @@ def test_in_place_keeps_a_backup_of_the_original(tmp_path):
     shutil.copytree(MIGRATE, work)
     original = tree_digest(work)
     result = migrator(work, in_place=True).run(str(work))
-    assert result.count("copied") == 0 and "unchanged 1: build file" in result.summary()
+    assert result.count("copied") == 0 and result.count("changed") == 7
+    assert "LANGUAGES CXX HIP" in (work / "CMakeLists.txt").read_text()  # the build file is ported in place too
     backup = Path(str(work) + BACKUP_SUFFIX)
     assert result.backup == str(backup) and tree_digest(backup) == original
     assert "hipMalloc" in (work / "saxpy_streams.cu").read_text()

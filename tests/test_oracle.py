@@ -4,16 +4,18 @@
 - every `*.fixed.*` result compiles with nvcc too (fixed code stays valid CUDA);
 - every fixture's end state (its unsafe.fixed result, else its .fixed one; for fixtures/oracle/ the
   safe .fixed one) compiles, after the plain rename and with the fixed versions of the headers beside it,
-  as HIP for gfx90a, gfx942 and gfx1100 (HIP 5.2 + our sync shim, full -c), when it is kernel-only
-  against ROCm 7.2's device header, and, for fixtures/fixsafety and fixtures/oracle, with the full
-  ROCm 7.2 toolchain (clang 22, HIP 7.2 host and device headers; ROCM72_FULL_DIRS);
-- every fixture under fixtures/oracle/ fails for gfx942 after the plain rename alone.
+  as HIP for gfx90a, gfx942 and gfx1100 with the full ROCm 7.2 toolchain (clang 22, HIP 7.2 host and
+  device headers and libraries), and, when it is kernel-only, against AMD's ROCm 7.2 hipRTC device
+  header; a fixture written for an older ROCm (`hl-config: rocm-version` below 6) with Debian's HIP 5.2
+  instead of ROCm 7.2;
+- every fixture under fixtures/oracle/ fails for gfx942 (ROCm 7.2) after the plain rename alone.
 
 Compiles run in parallel (one job per core) when the first oracle test asks for its result.
 Without the toolchain these tests skip with one line; in CI (CI=true) they fail instead, so a broken
 install cannot pass as green. Install: `tests/oracle/setup.sh` (root).
 A fixture can opt out with a reason: `// hl-oracle: cuda-only "why"` (no HIP compile) or
-`// hl-oracle: skip "why"` (no compile at all), or ask for nvcc flags: `// hl-oracle: nvcc-flags "-rdc=true"`.
+`// hl-oracle: skip "why"` (no compile at all), or ask for flags: `// hl-oracle: nvcc-flags "-rdc=true"`,
+`// hl-oracle: hip-flags "-DPROJ_USE_HIP"` (what its AMD build defines).
 """
 from __future__ import annotations
 
@@ -102,7 +104,7 @@ def _job(kind: str, path: Path):
     what = _id(path)
     return {
         "cuda": lambda: tc.compile_cuda(text, inc, what=what, headers=headers),
-        "hip": lambda: tc.compile_hip(hip_text, include_dir=inc, what=what, headers=headers),
+        "hip52": lambda: tc.compile_hip(hip_text, include_dir=inc, what=what, headers=headers),
         "rocm72": lambda: tc.compile_rocm72(hip_text, include_dir=inc, what=what, headers=headers),
         "rocm72-full": lambda: tc.compile_rocm72_full(hip_text, include_dir=inc, what=what, headers=headers),
         "renamed-gfx942": lambda: _renamed_gfx942(hip_text, inc, what, headers),
@@ -110,19 +112,25 @@ def _job(kind: str, path: Path):
 
 
 def _renamed_gfx942(text: str, inc: Path, what: str, headers) -> tc.Result:
-    """Does the renamed file compile for gfx942? The quick ROCm 7.2 device check first, then HIP 5.2 + shim."""
-    if tc.is_kernel_only(text):
-        r = tc.compile_rocm72(text, archs=("gfx942",), include_dir=inc, what=what, headers=headers)
-        if not r.ok:
-            return r
-    return tc.compile_hip(text, archs=("gfx942",), include_dir=inc, what=what, headers=headers)
+    """Does the renamed file compile for gfx942 with ROCm 7.2?"""
+    return tc.compile_rocm72_full(text, archs=("gfx942",), include_dir=inc, what=what, headers=headers)
 
 
-# Fixtures also compiled, host and device, with the full ROCm 7.2 toolchain (clang 22, HIP 7.2 headers):
-# the fix-safety fixtures and the oracle kernels. Widening this to every fixture is open work: on the
-# first run two fixtures failed there for reasons HIP 5.2 hides (a hipCUB primitive whose rocPRIM
-# static_assert rejects gfx1100; a dual-target fixture whose AMD build needs its own -D).
-ROCM72_FULL_DIRS = ("fixsafety", "oracle")
+# The AMD compile of every end state is the full ROCm 7.2 toolchain (host and device, real headers and
+# libraries, gfx90a + gfx942 + gfx1100). Debian's HIP 5.2 only where an older ROCm is the point: a fixture
+# configured for ROCm 5.x (`hl-config: rocm-version = "5.7"`), whose code must build with old headers.
+ROCM_VERSION = re.compile(r'hl-config:\s*rocm-version\s*=\s*"(\d+)\.(\d+)')
+OLDER_ROCM = (6, 0)
+
+
+def _older_rocm(path: Path) -> bool:
+    m = ROCM_VERSION.search(_text(path))
+    return m is not None and (int(m.group(1)), int(m.group(2))) < OLDER_ROCM
+
+
+def _hip_side(path: Path) -> str:
+    """Which HIP headers compile the file: "hip" (ROCm 7.2) or "hip52" (an older ROCm is the point)."""
+    return "hip52" if _older_rocm(path) else "hip"
 
 
 def _jobs_for(test_name: str, path: Path) -> list[str]:
@@ -131,19 +139,19 @@ def _jobs_for(test_name: str, path: Path) -> list[str]:
     if test_name.startswith("test_fixed_is_valid_cuda"):
         return ["cuda"]
     if test_name.startswith("test_fixed_compiles_for_amd"):
-        jobs = ["hip"] + (["rocm72"] if tc.is_kernel_only(tc.plain_rename(_text(path))) else [])
-        if path.relative_to(FIXTURES).parts[0] in ROCM72_FULL_DIRS:
-            jobs.append("rocm72-full")  # host and device, real ROCm 7.2 headers, gfx90a + gfx942 + gfx1100
-        return jobs
+        if _older_rocm(path):
+            return ["hip52"]
+        return ["rocm72-full"] + (["rocm72"] if tc.is_kernel_only(tc.plain_rename(_text(path))) else [])
     if test_name.startswith("test_plain_rename_fails"):
         return ["renamed-gfx942"]
     return []
 
 
 def _missing_libraries(path: Path, side: str) -> list[str]:
-    """Library headers the file (or a header beside it) includes that the oracle lacks on `side`."""
+    """Library headers the file (or a header beside it) includes that the oracle lacks on `side`
+    ("cuda", "hip": ROCm 7.2, "hip52")."""
     texts = [_text(path)] + [_text(h) for h in _headers(path).values()]
-    if side == "hip" and not _is_hip_source(path):
+    if side != "cuda" and not _is_hip_source(path):
         texts = [tc.plain_rename(t) for t in texts]
     return sorted({h for t in texts for h in tc.missing_library_headers(t, side)})
 
@@ -168,10 +176,13 @@ class Oracle:
         self.futures = {}
         for item in items:
             path = getattr(item, "callspec", None) and item.callspec.params.get("path")
-            if not isinstance(path, Path) or _opt_out(path):
+            out = _opt_out(path) if isinstance(path, Path) else None
+            if not isinstance(path, Path) or (out and out[0] == "skip"):
                 continue
             for kind in _jobs_for(item.name, path):
-                if not _missing_libraries(path, "cuda" if kind == "cuda" else "hip"):
+                if out and kind != "cuda":
+                    continue  # cuda-only: its nvcc compile is still submitted now, in order
+                if not _missing_libraries(path, "cuda" if kind == "cuda" else _hip_side(path)):
                     self.submit(kind, path)
 
     def submit(self, kind, path):
@@ -227,7 +238,7 @@ def test_fixed_is_valid_cuda(oracle, path, request):
 def test_fixed_compiles_for_amd(oracle, path, request):
     _expect_known_failure(request, "amd", path)
     _skip_opted_out(path, hip=True)
-    _skip_missing_libraries(path, "hip")
+    _skip_missing_libraries(path, _hip_side(path))
     failures = [str(oracle.result(kind, path)) for kind in _jobs_for("test_fixed_compiles_for_amd", path)]
     failures = [f for f in failures if f.startswith("FAIL")]
     assert not failures, "\n".join(failures)
@@ -277,6 +288,18 @@ def test_nvcc_flags_come_from_the_fixture():
     assert tc.nvcc_flags('// hl-oracle: nvcc-flags "-rdc=true"\n__global__ void k() {}\n') == ["-rdc=true"]
     assert tc.nvcc_flags('// hl-oracle: nvcc-flags "-rdc=true -DX=1"\n') == ["-rdc=true", "-DX=1"]
     assert tc.nvcc_flags('// nvcc-flags "-rdc=true" without the marker\n') == []
+
+
+def test_hip_flags_come_from_the_fixture():
+    assert tc.hip_flags('// hl-oracle: hip-flags "-DPROJ_USE_HIP -DPROJ_GPU_TUNED"\n') == ["-DPROJ_USE_HIP", "-DPROJ_GPU_TUNED"]
+    assert tc.hip_flags('// hl-oracle: nvcc-flags "-rdc=true"\n') == []
+    assert tc.nvcc_flags('// hl-oracle: hip-flags "-DPROJ_USE_HIP"\n') == []
+
+
+def test_older_rocm_fixtures_are_compiled_with_hip52():
+    assert _older_rocm(FIXTURES / "memory" / "pointer_attributes.fixed.cu")  # rocm-version = "5.7"
+    assert not _older_rocm(FIXTURES / "warp" / "macros_and_versions.fixed.cu")  # "6.2": ROCm 7.2
+    assert not _older_rocm(FIXTURES / "oracle" / "block_reduce.fixed.cu")  # no version: ROCm 7.2
 
 
 def test_isa_version_numbers():

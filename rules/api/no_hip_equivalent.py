@@ -1,5 +1,6 @@
 from hiplint import CudaRule, Impact, Severity
 from hiplint.renames import load_table
+from hiplint.cparse import defined_names
 
 from ._common import in_preproc_condition
 
@@ -19,7 +20,9 @@ class ApiWithoutHipEquivalent(CudaRule):
     `rsqrtf` in host code compiles on ROCm 7.2 (clang's HIP math header declares it for both sides).
     Only exact names are reported: a
     member `obj.cudaInitDevice`, a name in a comment or string, a name in an `#if` condition (a version
-    test), or code in an `#if` branch that only compiles for NVIDIA are not. It is the fallback for
+    test), code in an `#if` branch that only compiles for NVIDIA, and a name the file defines or
+    declares itself (a project's stub or AMD shim: `cusolverStatus_t cusolverDnDHgesv(...) { return
+    NOT_SUPPORTED; }`, and the file's calls to it) are not. It is the fallback for
     names no specialist rule knows: when a RND, SLV, LIB, MEM or other rule reports the same name in
     the file, this rule stays quiet (unless that rule is not selected); for a family a specialist
     reports once per file (CUDA fp8: MEM009, on gfx940-gfx942 targets), it stays quiet on every
@@ -69,8 +72,14 @@ class ApiWithoutHipEquivalent(CudaRule):
 
     def check(self, ctx, captures):
         table = load_table()
-        for node in captures.get("name", ()):
+        nodes = captures.get("name", ())
+        # The project's own shim or stub of an API (CuPy defines `cusolverDnDHgesv` for ROCm): the
+        # definition and the file's uses of it are the project's, not calls into CUDA.
+        defined = defined_names(ctx)
+        for node in nodes:
             name = ctx.text(node)
+            if name in defined:
+                continue
             advice = table.unsupported.get(name)
             if advice is None or in_preproc_condition(node):
                 continue  # `#if CUDART_VERSION >= 11000` is a version test, not a use

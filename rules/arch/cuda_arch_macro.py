@@ -3,13 +3,20 @@ import re
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes, respell_operators, strip_c_comments
 from hiplint.headers import amd_macros
-from hiplint.preproc import HIP, condition_truth, amd_truth, is_hip_macro
+from hiplint.preproc import NVIDIA_BUILD_MARK, masked_on_amd, HIP, condition_truth, amd_truth, is_hip_macro
 
 ARCH_MACROS = re.compile(r"\b(__CUDA_ARCH__|__CUDA_ARCH_LIST__|__CUDA_ARCH_FEAT_SM\w+|__CUDA_ARCH_SPECIFIC__|"
                          r"__CUDA_ARCH_FAMILY_SPECIFIC__)\b")
 VERSION_MACROS = re.compile(r"\b(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__|"
                             r"__CUDACC_VER_BUILD__)\b")
 IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*")
+
+
+def reads_arch_or_version(name: str) -> bool:
+    """A name ARC001 reads: an architecture or CUDA version macro."""
+    return bool(ARCH_MACROS.fullmatch(name) or VERSION_MACROS.fullmatch(name))
+
+
 NOT_DEFINED_ARCH = re.compile(r"!\s*defined\s*\(?\s*__CUDA_ARCH__")
 # `!defined(CUDA_VERSION)`: the branch for a build without the CUDA toolkit, which AMD's is.
 # A test for particular CUDA releases (`__CUDACC_VER_MAJOR__ == 11`, `CUDA_VERSION >= 12020 &&
@@ -23,7 +30,11 @@ _VERSION = r"\b(?:CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC_VER_
 EXACT_RELEASE = re.compile(_VERSION + r"==\s*\d")
 LOWER_BOUND = re.compile(_VERSION + r">=?\s*\d")
 UPPER_BOUND = re.compile(_VERSION + r"<=?\s*\d")
-NOT_DEFINED_VERSION = re.compile(r"!\s*defined\s*\(?\s*(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__)\b")
+NOT_DEFINED_VERSION = re.compile(r"!\s*defined\s*\(?\s*(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC__|__NVCC__)\b")
+# `defined(CUDA_VERSION) && ...`: the author tests for the CUDA toolkit before reading it, so the branch is
+# meant for NVIDIA only and AMD's skipping it is on purpose.
+DEFINED_TOOLKIT = re.compile(r"(?<!!)\bdefined\s*\(?\s*(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__)\b")
+DEFINED_NAME = re.compile(r"(?<!!)\bdefined\s*\(?\s*([A-Za-z_]\w*)")
 # A macro body that is a test (a comparison, `defined`, a logical operator), not just the value.
 TEST_LIKE = re.compile(r"\bdefined\b|[<>]=?|[=!]=|&&|\|\|")
 # `defined(__CUDA_ARCH__)` alone, possibly negated: the host/device split.
@@ -190,7 +201,15 @@ class CudaArchMacro(CudaRule):
       implements natively (the other branch is NVIDIA code then: every CUDA from 11.0 on takes it);
     - a macro that a project header the file includes defines in AMD builds (ggml's HIP vendor header
       sets `#define __CUDA_ARCH__ 1300`): the definition is reported instead, once; `__CUDA_ARCH__`
-      counts only when defined for AMD alone, not as a host-pass default.
+      counts only when defined for AMD alone, not as a host-pass default;
+    - in a project that already builds for AMD (hiplint.amdbuild: an AMD build read, or backend
+      switches for both vendors), a conjunction that first makes sure of the CUDA toolkit
+      (`defined(CUDA_VERSION) && CUDA_VERSION >= 13000`) or tests the project's NVIDIA-build switch
+      (`defined(GKO_COMPILING_CUDA) && CUDA_VERSION >= 11040`): AMD is kept out on purpose. In code
+      never ported the same guard is for host compilers, and it is reported;
+    - a chain whose later branch every clang takes (`#elif defined(__clang__)`, hip-clang included);
+    - a chain that only `#define`s macros the file reads in NVIDIA-only code alone (PTX load strings
+      per architecture, used in the `#else` of `#ifdef USE_ROCM`).
 
     Still reported: `#ifdef CUDART_VERSION` (AMD skips code its build may need), an unguarded
     `__CUDA_ARCH__ < 700` (AMD's device pass reads 0 and takes the shim), and lower bounds.
@@ -344,6 +363,13 @@ class CudaArchMacro(CudaRule):
             return
         if kind == "CUDA version" and (negated or (on_amd is True and NOT_DEFINED_VERSION.search(text))):
             return  # `#ifndef CUDART_VERSION`, `!defined(CUDA_VERSION) || ...`: written for "no CUDA", as AMD is
+        if on_amd is False and "||" not in text and (
+                (DEFINED_TOOLKIT.search(text) and ctx.build_facts.builds_for_amd)
+                or any(NVIDIA_BUILD_MARK + n in ctx.hip_macros for n in DEFINED_NAME.findall(text))):
+            # In a project that already builds for AMD, `defined(CUDA_VERSION) && CUDA_VERSION >= 13000` and
+            # `defined(GKO_COMPILING_CUDA) && ...` keep AMD out on purpose. (In code never ported, the guard
+            # is for host compilers, and AMD silently losing the branch is the finding.)
+            return
         if kind == "architecture" and on_amd is False and DEFINED_ARCH.search(text) and ARCH_BELOW.search(text) \
                 and not ARCH_FROM.search(text) and not LOWER_BOUND.search(text) and not EXACT_RELEASE.search(text):
             # Old GPUs, or old GPUs or an old toolkit (`&& (__CUDA_ARCH__ < 600 || CUDA_VERSION < 8000)`):
@@ -362,6 +388,10 @@ class CudaArchMacro(CudaRule):
             return  # `__shfl_xor_sync` from CUDA 9, `__shfl_xor` before: AMD takes the form HIP has natively
         if on_amd is False and self._hip_branch_follows(ctx, node):
             return  # `#if CUDART_VERSION >= 11000 ... #elif defined(USE_ROCM)`: AMD goes on to its own branch
+        if ctx.unit.delta == 0 and masked_on_amd(cond, ctx.source.data, reads_arch_or_version, ctx.hip_macros, switches):
+            return  # `defined(__EDG__) || (defined(__NVCC__) && defined(__CUDA_ARCH__))`: its value cannot matter on AMD
+        if ctx.unit.delta == 0 and self._defines_only_for_nvidia_code(ctx, node):
+            return  # `#if __CUDA_ARCH__ >= 350 / #define LD_NC "ld.global.nc"`, read only by the NVIDIA branch
         if ctx.unit.delta == 0 and amd_truth(cond, ctx.source.data, ctx.hip_macros, unknown=_cuda_macro,
                                              device_pass=kind == "architecture", derived=switches) is not None:
             # Settled on AMD without the CUDA macros (`defined(__NVCC__) && CUDART_VERSION >= ...`). An
@@ -382,13 +412,40 @@ class CudaArchMacro(CudaRule):
                          f"the preprocessor {how}{taken}")
 
     @staticmethod
+    def _defines_only_for_nvidia_code(ctx, node) -> bool:
+        """Does the chain only #define macros that the file uses in NVIDIA-only code alone (Faiss's PTX
+        load strings, chosen per architecture and used in the `#else` of `#ifdef USE_AMD_ROCM`)?"""
+        top = node
+        while top.parent is not None and top.type in ("preproc_elif", "preproc_elifdef", "preproc_else"):
+            top = top.parent
+        names, arm = set(), top
+        while arm is not None:
+            fields = (arm.child_by_field_name(f) for f in ("condition", "name", "alternative"))
+            skip = {(f.start_byte, f.end_byte) for f in fields if f is not None}
+            for child in arm.named_children:
+                if (child.start_byte, child.end_byte) in skip or child.type == "comment":
+                    continue
+                if child.type not in ("preproc_def", "preproc_function_def"):
+                    return False
+                name = child.child_by_field_name("name")
+                if name is not None:
+                    names.add(ctx.text(name))
+            arm = arm.child_by_field_name("alternative")
+        if not names or ctx.platform is None:
+            return False
+        data = ctx.source.data
+        uses = [m.start() for m in re.finditer(rb"\b(?:%s)\b" % b"|".join(re.escape(n.encode()) for n in names), data)
+                if not top.start_byte <= m.start() < top.end_byte]
+        return bool(uses) and all(ctx.platform.kind_at(u) == "nvidia" for u in uses)
+
+    @staticmethod
     def _hip_branch_follows(ctx, node) -> bool:
         """Does a later `#elif` of the same chain test a HIP macro?"""
         alt = node.child_by_field_name("alternative")
         while alt is not None and alt.type in ("preproc_elif", "preproc_elifdef"):
             cond = alt.child_by_field_name("condition") or alt.child_by_field_name("name")
-            if cond is not None and _mentions_hip(ctx, ctx.text(cond)):
-                return True
+            if cond is not None and (_mentions_hip(ctx, ctx.text(cond)) or _clang_disjunct(ctx.text(cond))):
+                return True  # AMD's own branch, or one every clang takes (hip-clang defines __clang__)
             alt = alt.child_by_field_name("alternative")
         return False
 
@@ -472,6 +529,14 @@ class CudaArchMacro(CudaRule):
 
 
 DIRECTIVE_LINE = re.compile(r"\s*#")
+
+
+_CLANG_TEST = re.compile(r"\s*\(?\s*(defined\s*\(?\s*__clang__\s*\)?|__clang__)\s*\)?\s*")
+
+
+def _clang_disjunct(text: str) -> bool:
+    """`defined(__clang__)` alone or as one alternative of `||`: true for hip-clang whatever else holds."""
+    return any(_CLANG_TEST.fullmatch(part) for part in respell_operators(text).split("||"))
 
 
 def _mentions_hip(ctx, text: str) -> bool:

@@ -3,7 +3,7 @@ import re
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
 from hiplint.model import Edit
-from hiplint.preproc import is_hip_macro
+from hiplint.preproc import NVIDIA_BUILD_MARK, is_hip_macro
 
 MACROS = ("__CUDACC__", "__NVCC__")
 _CHAIN = ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else")
@@ -22,8 +22,10 @@ class CudaCompilerMacroTest(CudaRule):
     (or macros defined empty for the host compiler), `__forceinline__`, kernel launches, `threadIdx`,
     `__syncthreads`, or `min`/`max` helpers. Not reported when the condition, or another branch of
     the same `#if` chain, tests a HIP macro (`__HIPCC__`, `__HIP__`, `__HIP_PLATFORM_AMD__`,
-    `USE_ROCM`, ...): the project already says what AMD takes. Tests of `__CUDACC_VER_MAJOR__` and
-    the other version macros are ARC001's.
+    `USE_ROCM`, ...): the project already says what AMD takes; nor when it tests the project's
+    NVIDIA-build switch (`defined(__CUDACC__) && defined(AMREX_USE_CUDA)`, where the build files also
+    name `AMREX_USE_HIP`: hiplint.amdbuild), which keeps the branch to the NVIDIA build on purpose.
+    Tests of `__CUDACC_VER_MAJOR__` and the other version macros are ARC001's.
 
     ## Why it breaks on AMD
     hip-clang defines neither `__CUDACC__` nor `__NVCC__`: it defines `__HIPCC__` and `__HIP__`
@@ -95,11 +97,14 @@ class CudaCompilerMacroTest(CudaRule):
                 and top.parent.type in _CHAIN:
             top = top.parent
         chain = list(_chain(top))
-        hip = ctx.settings.hip_macros
+        hip = ctx.hip_macros
         for d in chain:
             test = d.child_by_field_name("condition") or d.child_by_field_name("name")
-            if test is not None and any(is_hip_macro(ctx.text(i), hip) for i in [*iter_nodes(test, {"identifier"}), *_self(test)]):
+            names = [ctx.text(i) for i in [*iter_nodes(test, {"identifier"}), *_self(test)]] if test is not None else []
+            if any(is_hip_macro(n, hip) for n in names):
                 return  # AMD has its own branch, or is tested with it
+            if any(NVIDIA_BUILD_MARK + n in hip for n in names):
+                return  # `defined(__CUDACC__) && defined(AMREX_USE_CUDA)`: the project's NVIDIA backend (hiplint.amdbuild)
         if not GPU_CODE.search(ctx.text(top)):
             return  # `#ifdef __NVCC__ / #pragma nv_diag_suppress`: about the compiler, not the GPU build
         defined = node.parent if node.parent is not None and node.parent.type == "preproc_defined" else None

@@ -46,8 +46,21 @@ class Command:
 
     def tokens(self) -> list[Token]:
         out = []
+        # A generator expression may span arguments (`$<$<COMPILE_LANGUAGE:CUDA>:--extended-lambda` newline
+        # `--expt-relaxed-constexpr>`: CMake joins the list before evaluating it): its condition holds
+        # for every argument until it closes.
+        carry, depth = "", 0
         for a in self.args:
-            out.extend(split_argument(a))
+            tokens = split_argument(a)
+            if carry:
+                tokens = [Token(t.text, t.start, t.end, carry + t.genex) for t in tokens]
+            out.extend(tokens)
+            opened, closed = a.text.count("$<"), a.text.count(">")
+            if depth == 0 and opened > closed and tokens:
+                carry = tokens[-1].genex
+            depth += opened - closed
+            if depth <= 0:
+                depth, carry = 0, ""
         return out
 
     def arg_texts(self) -> list[str]:

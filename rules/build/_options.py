@@ -9,6 +9,9 @@ from . import _cmake, _make, _nvcc
 OPTION_COMMANDS = ("set", "list", "string", "target_compile_options", "add_compile_options", "target_link_options",
                    "add_link_options", "set_property", "set_target_properties", "set_source_files_properties",
                    "cuda_add_executable", "cuda_add_library", "cuda_compile")
+# The list() and string() forms that build an option list; the others search, remove or replace.
+LIST_BUILDS = frozenset({"APPEND", "PREPEND", "INSERT"})
+STRING_BUILDS = frozenset({"APPEND", "PREPEND", "CONCAT", "JOIN"})
 CUDA_ONLY_VARIABLES = ("CMAKE_CUDA_FLAGS", "CUDA_NVCC_FLAGS")
 # Their options reach compile steps only (`-lineinfo` there is an unused linker input, not a failed link).
 COMPILE_ONLY_COMMANDS = ("target_compile_options", "add_compile_options")
@@ -54,12 +57,17 @@ def compiles_no_cuda(commands) -> bool:
 
 def _cmake_uses(ctx):
     commands = _cmake.get(ctx)
-    hip_language = _cmake.enables_hip_language(commands)
+    # The CUDA language's options never reach an AMD build: the HIP language here, or the project's
+    # AMD build elsewhere (hiplint.amdbuild: `if(X_HIP)` with hip::device, a HIP directory, hipcc rules).
+    hip_language = _cmake.enables_hip_language(commands) or ctx.build_facts.project_builds_for_amd
     dead_cuda_flags = compiles_no_cuda(commands)
     out = []
     for cmd in commands:
         if cmd.aware or cmd.name not in OPTION_COMMANDS:
             continue
+        sub = cmd.arg_texts()[0].upper() if cmd.args else ""
+        if (cmd.name == "list" and sub not in LIST_BUILDS) or (cmd.name == "string" and sub not in STRING_BUILDS):
+            continue  # `list(REMOVE_ITEM flags "-Xcompiler")`, `string(FIND ...)`: about an option, not passing one
         tokens = cmd.tokens()
         names = [t.text for t in tokens[:2]]
         cuda_variable = any(n.startswith(CUDA_ONLY_VARIABLES) for n in names)

@@ -1,6 +1,7 @@
 from hiplint import FileRule, Impact, Severity
 
 from . import _cmake
+from ._options import compiles_no_cuda
 
 ARCH_VARIABLES = ("CMAKE_CUDA_ARCHITECTURES", "CUDA_ARCHITECTURES")
 SETTERS = ("set", "list", "string", "set_property", "set_target_properties", "option")
@@ -15,9 +16,13 @@ class CMakeCudaArchitectures(FileRule):
     `set_property(... PROPERTY CUDA_ARCHITECTURES ...)`). Not reported when the file also names
     `CMAKE_HIP_ARCHITECTURES`, `HIP_ARCHITECTURES`, `GPU_TARGETS` or `AMDGPU_TARGETS`, or inside an
     `if()` chain whose condition names HIP or ROCm, or when the value is `OFF` (CMake then adds no
-    architecture flags: a PTX-only or driver-selected target).
+    architecture flags: a PTX-only or driver-selected target), nor in a file none of whose targets
+    compiles a `.cu` source (host code calling cuBLAS, NVRTC samples whose kernels compile at run time).
     One finding per file for each variable to set; the other places are listed with it as
     related locations.
+    `hiplint migrate` ports it (docs/migrate.md): the names become `CMAKE_HIP_ARCHITECTURES` /
+    `HIP_ARCHITECTURES` and literal NVIDIA values become the configured targets (`--target`); a value from
+    a variable is listed for hand work.
 
     ## Why it breaks on AMD
     The values are NVIDIA compute capabilities (`70;80;90`). The HIP language takes AMD target IDs
@@ -58,6 +63,8 @@ class CMakeCudaArchitectures(FileRule):
         commands = _cmake.get(ctx)
         if _cmake.sets_hip_architectures(commands):
             return
+        if compiles_no_cuda(commands):
+            return  # no target here compiles a .cu (cuBLAS from host code, NVRTC kernels): no device code to target
         for cmd in commands:
             if cmd.aware or cmd.name not in SETTERS:
                 continue

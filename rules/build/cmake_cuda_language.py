@@ -15,6 +15,9 @@ class CMakeCudaLanguage(FileRule):
     CUDA-only backend directory kept beside a HIP one (ggml's `ggml-cuda/` and `ggml-hip/`) is still
     reported; exclude it in the configuration or with `# hiplint: file-ignore[BLD]`.
     One finding per file; other places that enable CUDA are listed with it as related locations.
+    `hiplint migrate` ports it (docs/migrate.md): `CUDA` becomes `HIP` in `project()` and
+    `enable_language()`, `.cu` sources get `LANGUAGE HIP` (or are renamed `.hip` with `--hip-extension`),
+    and `cmake_minimum_required` is raised to 3.21.
 
     ## Why it breaks on AMD
     CMake's CUDA language runs nvcc (or clang for NVIDIA targets); it cannot build for AMD GPUs.

@@ -18,6 +18,9 @@ class CMakeFindCuda(FileRule):
     tests `FFTLIB_ENABLE_ROCM`), or in a file that also calls `find_package(hip)`.
     One finding per file for CUDA packages and one for FindCUDA macros; the other places are
     listed with them as related locations.
+    `hiplint migrate` ports it (docs/migrate.md): `find_package(hip)` plus one `find_package` per
+    hip* library linked in that directory and below; `cuda_add_executable`/`cuda_add_library` without
+    `OPTIONS` become `add_executable`/`add_library`; the other FindCUDA macros are listed for hand work.
 
     ## Why it breaks on AMD
     On a ROCm machine there is no CUDA toolkit: `find_package(CUDA REQUIRED)` stops the configure

@@ -71,6 +71,9 @@ class CudaLinkLibraries(FileRule):
     (`if(TARGET CUDA::cufft)` tests for the library; it links nothing).
     One finding per CUDA library and file; the library's other link places are listed with it as
     related locations.
+    `hiplint migrate` ports the libraries `rules/build/_port.py` maps (`CUDA::cublas` ->
+    `roc::hipblas`, `-lcublas` -> `-lhipblas`, cuRAND, cuSOLVER, cuSPARSE, cuFFT, NVRTC, the runtime);
+    the others stay, and this rule lists them in the migration checklist.
 
     ## Why it breaks on AMD
     These libraries do not exist on a ROCm system; the link fails. Each has a HIP or ROCm

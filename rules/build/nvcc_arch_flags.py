@@ -12,6 +12,8 @@ class NvccArchFlags(FileRule):
     NVIDIA architecture (`sm_*`, `compute_*`, `lto_*`, `native`, `all`). `-arch x86_64` (Apple's
     option) is not reported, nor code inside a conditional that names HIP/ROCm.
     One finding per file; the other architecture options are listed with it as related locations.
+    `hiplint migrate` writes one `--offload-arch` per configured target in place of a line's
+    (or command's) first architecture option and drops the others.
 
     ## Why it breaks on AMD
     clang has no `-arch=sm_XX` for HIP (`clang: error: unknown argument '-arch=sm_80'`) and no

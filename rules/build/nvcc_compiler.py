@@ -19,6 +19,8 @@ class NvccCompiler(FileRule):
     variable used only in such branches (`COMPILER := $(CUDACXX)` under the CUDA test), or never used
     outside them in a Makefile that also names a HIP compiler (`HIPCXX ?= hipcc` beside it).
     One finding per file; the other places that run nvcc are listed with it as related locations.
+    `hiplint migrate` writes `hipcc` for `nvcc`, and `$(ROCM_PATH)` for the toolkit's path
+    variables (`CUDA_PATH`, `CUDA_HOME`, ...).
 
     ## Why it breaks on AMD
     nvcc only produces code for NVIDIA GPUs and is not installed on ROCm systems. HIP sources are

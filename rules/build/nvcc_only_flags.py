@@ -16,12 +16,16 @@ class NvccOnlyFlags(FileRule):
     a conditional that names HIP/ROCm or whose own test keeps it to the CUDA build or an NVIDIA
     compiler (`if(GPU_RUNTIME STREQUAL "CUDA")`, `if(CMAKE_CUDA_COMPILER MATCHES "nvcc$")`,
     `if(C_COMPILER_FAMILY_IS_PGI)`), nor
-    (in CMake) options that only reach the CUDA language when the project also compiles HIP (the HIP
-    language, or `-xhip` through the C++ compiler), or when no target of the file compiles a `.cu`
+    (in CMake) options that only reach the CUDA language (`$<COMPILE_LANGUAGE:CUDA>`, also when the
+    expression spans several arguments; `CMAKE_CUDA_FLAGS`) when the project also compiles HIP (the HIP
+    language, `-xhip` through the C++ compiler, or an AMD build of the project that hiplint.amdbuild
+    read elsewhere), or when no target of the file compiles a `.cu`
     source (NVRTC and driver-API samples build `.cpp` files only: their `CMAKE_CUDA_FLAGS` reach no
     compiler; a source list from a glob or another file counts as "may compile CUDA").
     One finding per file (one for the options that break the build, one for those only
     misread); the other options are listed with it as related locations.
+    `hiplint migrate` translates or drops each option (`NvccOption.port` in `rules/build/_nvcc.py`);
+    those with no counterpart (`-rdc`, `-dc`, `-dlink`, `-maxrregcount`) are left and listed.
 
     ## Why it breaks on AMD
     hipcc hands options it does not know to ROCm's clang. Most of these are unknown to clang and

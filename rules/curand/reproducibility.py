@@ -133,8 +133,10 @@ class GoldenRandomValues(CudaRule):
 def _device_names() -> frozenset[str]:
     return frozenset(n for r in load_table("curand").rows if r.family == "device" and r.status != "unsupported"
                      for n in (r.cuda, r.hip) if n and n.startswith(("curand", "hiprand")))
-KERNEL_HEADERS = re.compile(r"(^|/)(curand_kernel|hiprand_kernel|hiprand_kernel_rocm|hiprand_kernel_nvcc|"
-                            r"rocrand_kernel|rocrand)\.h$")
+# hipRAND's C++ wrapper `hiprand/hiprand.hpp` includes hiprand_kernel.h (ROCm 7.2 headers), as rocRAND's
+# `rocrand.hpp` includes its kernel header.
+KERNEL_HEADERS = re.compile(r"(^|/)((curand_kernel|hiprand_kernel|hiprand_kernel_rocm|hiprand_kernel_nvcc|"
+                            r"rocrand_kernel|rocrand)\.h|(hiprand|rocrand)\.hpp)$")
 HEADER_FOR = {"curand": "<curand_kernel.h>", "hiprand": "<hiprand/hiprand_kernel.h>"}
 
 
@@ -145,7 +147,9 @@ class DeviceApiWithoutHeader(CudaRule):
     Reports the first use of a device-API name (`curand_init`, `curand_uniform`, `curandState_t`,
     `hiprand_normal`, ...) in a file that includes neither `curand_kernel.h` nor
     `hiprand/hiprand_kernel.h` (nor rocRAND's kernel header). Files that include a project header
-    (`#include "..."`) are left alone: the header may bring it in.
+    (`#include "..."`, or `#include <...>` naming a header beside the file or in an include directory
+    of the project's build) are left alone: the header may bring it in. hipRAND's C++ wrapper
+    `hiprand/hiprand.hpp` includes the device header and counts as it.
 
     ## Why it breaks on AMD
     The device API lives in `curand_kernel.h`, and hipRAND's in `hiprand/hiprand_kernel.h`; the host
@@ -193,6 +197,17 @@ class DeviceApiWithoutHeader(CudaRule):
             return
         ctx.cache.setdefault(("RND007", "uses"), []).append(node)
 
+    @staticmethod
+    def _project_header(ctx, include: str) -> bool:
+        """`<X.H>` that is the project's own: beside the file, or in an include directory its build names."""
+        if not ctx.fs_path:
+            return False
+        import os
+
+        from hiplint.amdbuild import project_include
+        here = os.path.dirname(os.path.abspath(ctx.fs_path))
+        return os.path.isfile(os.path.join(here, include)) or project_include(ctx.fs_path, include) is not None
+
     def check_unit(self, ctx):
         uses = ctx.cache.pop(("RND007", "uses"), [])
         if not uses or ctx.unit.is_macro:
@@ -205,6 +220,8 @@ class DeviceApiWithoutHeader(CudaRule):
                 return
             if path is not None and path.type == "string_literal":
                 return  # a project header may include the device API
+            if path is not None and self._project_header(ctx, text):
+                return  # so may one included with <...> (AMReX's `<AMReX_RandomEngine.H>`)
         first = min(uses, key=lambda n: n.start_byte)
         spelling = "hiprand" if ctx.text(first).startswith("hiprand") else "curand"
         header = HEADER_FOR[spelling]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from hiplint.cparse import iter_nodes
+from hiplint.cparse import is_defined_name, iter_nodes
 from hiplint.triggers import regex_literals
 
 NAME_TYPES = frozenset({"identifier", "type_identifier", "namespace_identifier"})
@@ -82,12 +82,16 @@ def names(ctx) -> list[Name]:
         return cached
     out = []
     seen = set()
+    defined: set[str] = set()
     for unit in ctx.units:
         for node in iter_nodes(unit.root, NAME_TYPES):
             parent = node.parent
             if parent is not None and parent.type in ("preproc_include", "preproc_def", "preproc_function_def") \
                     and parent.child_by_field_name("name") == node:
                 continue  # the name a macro defines is not a use
+            if is_defined_name(node):
+                defined.add(unit.text(node))
+                continue  # nor one the file declares itself (a stub or shim of the library's API)
             leading = False
             if node.type == "namespace_identifier" and parent is not None and parent.type == "qualified_identifier":
                 grand = parent.parent
@@ -104,6 +108,9 @@ def names(ctx) -> list[Name]:
                                 ctx.enclosing(node, ("namespace_definition",)) is not None))
             else:
                 out.append(Name(unit.text(node), node.type, start, end, False))
+    # A name the file declares itself is its own wherever the file uses it (CuPy's NVTX stub defines
+    # `nvtxMessageValue_t` and uses it in the next struct).
+    out = [n for n in out if n.text not in defined or n.leading_namespace]
     out.sort(key=lambda n: n.start)
     ctx.cache["lib_names"] = out
     return out
@@ -192,13 +199,31 @@ class Library:
                        tuple(table.get("namespaces", ())), frozenset(table.get("namespace_members", ())))
 
 
+def _own_namespaces(ctx, lib: Library) -> frozenset:
+    """The library's namespace names the file opens itself (`namespace cuda {` in a test): there a
+    `cuda::value` is the file's own unless the member is surely the library's (`cuda::std`)."""
+    key = ("own-namespaces", lib.namespaces)
+    if key not in ctx.cache:
+        data = ctx.source.data
+        ctx.cache[key] = frozenset(ns for ns in lib.namespaces if re.search(
+            rb"\bnamespace\s+(?:\w+\s*::\s*)*" + re.escape(ns.encode()) + rb"\s*\{", data))
+    return ctx.cache[key]
+
+
+def _namespace_hit(ctx, n: Name, lib: Library) -> bool:
+    if not (n.leading_namespace and n.text in lib.namespaces):
+        return False
+    if lib.members and n.member not in lib.members and (n.in_namespace or n.text in _own_namespaces(ctx, lib)):
+        return False
+    return True
+
+
 def uses(ctx, lib: Library) -> list[Name]:
     """Every name of the file that is `lib`'s (by its names regex or a leading namespace), in order."""
     pattern = re.compile(lib.name_pattern) if lib.name_pattern else None
     return [n for n in names(ctx)
             if (pattern is not None and n.kind != "namespace_identifier" and pattern.fullmatch(n.text))
-            or (n.leading_namespace and n.text in lib.namespaces
-                and (not lib.members or n.member in lib.members or not n.in_namespace))]
+            or _namespace_hit(ctx, n, lib)]
 
 
 def relate_uses(ctx, finding, lib: Library, what: str) -> None:
@@ -239,8 +264,7 @@ def first_use(ctx, lib: Library, prefer=frozenset()):
     pattern = re.compile(lib.name_pattern) if lib.name_pattern else None
     for n in names(ctx):
         hit = (pattern is not None and n.kind != "namespace_identifier" and pattern.fullmatch(n.text)) or \
-              (n.leading_namespace and n.text in lib.namespaces
-               and (not lib.members or n.member in lib.members or not n.in_namespace))
+            _namespace_hit(ctx, n, lib)
         if hit and unguarded(ctx, n.start):
             return "name", n
     return None

@@ -72,8 +72,10 @@ class CufftCallbacksAndXt(CudaRule):
         call = captures["call"][0]
         fn = ctx.text(captures["fn"][0])
         if fn in table["callbacks"]:
+            # One task per file: the file's other callback calls are related locations.
             ctx.report(call, f"`{fn}`: rocFFT callbacks are experimental, need -fgpu-rdc device code and "
-                             f"shared_mem_bytes == 0, and do not support planar layouts; prefer a separate kernel")
+                             f"shared_mem_bytes == 0, and do not support planar layouts; prefer a separate kernel",
+                       group="callbacks")
         elif fn in table["multi_gpu"]:
             if ctx.rocm_version < tuple(table["multi_gpu_since"]):
                 ctx.report(call, f"`{fn}`: the cuFFTXt multi-GPU/descriptor API has no hipFFT equivalent before "

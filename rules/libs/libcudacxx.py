@@ -11,7 +11,8 @@ class Libcudacxx(WholeLibraryRule):
     one the first `cuda::` name (`cuda::std::atomic`, `cuda::barrier`, `cuda::memcpy_async`).
     `thrust::cuda::par` is not libcu++ and is not reported, nor, inside a `namespace` block, a
     `cuda::` name that libcu++ does not have (`cuda::IndexGlobal` in a project with its own `cuda`
-    namespace, such as RAJA's). Once per file: the file's other libcu++ includes are not reported
+    namespace, such as RAJA's), nor anywhere a `cuda::` name other than libcu++'s in a file that opens its
+    own `namespace cuda {` (a test with one namespace per backend). Once per file: the file's other libcu++ includes are not reported
     again by API002 (header-without-hip-equivalent) either.
 
     ## Why it breaks on AMD

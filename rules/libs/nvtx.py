@@ -8,7 +8,9 @@ class NvtxToRoctx(WholeLibraryRule):
 
     ## What it does
     Reports the first NVTX include (`nvToolsExt.h`, `nvtx3/...`) of a file, or in a file without
-    one the first `nvtx*` / `NVTX3_*` name. Once per file.
+    one the first `nvtx*` / `NVTX3_*` name. Once per file. Names the file defines or declares itself
+    (a project's NVTX stub for builds without it, a roctx shim that implements `nvtxMarkA`) are the
+    project's, not NVTX's.
 
     ## Why it breaks on AMD
     NVTX is an NVIDIA header and library (`-lnvToolsExt`); hipify leaves it alone, so the HIP build

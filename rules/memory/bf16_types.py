@@ -12,8 +12,10 @@ class Bf16TypeMapping(CudaRule):
 
     ## What it does
     - In HIP code that uses the legacy `hip_bfloat16` (or includes `hip/hip_bfloat16.h`) together with
-      the CUDA-compatible bf16 API (`__hip_bfloat16`, `__float2bfloat16`, `__bfloat162float`,
-      `__floats2bfloat162_rn`, ...), reports each `hip_bfloat16` and the legacy include.
+      the CUDA-compatible bf16 API (`__float2bfloat16`, `__bfloat162float`, `__floats2bfloat162_rn`,
+      `hip/hip_bf16.h`, ...), reports each `hip_bfloat16` and the legacy include. A file that only names
+      both types (forward declarations, a trait per type, a `HIP_VERSION` switch between them) and calls
+      no bf16 intrinsic supports both on purpose and is not reported.
     - In CUDA code, reports the `cuda_bf16.h` include (info), a checklist note about the mapping, with
       the file's `__nv_bfloat16`/`__nv_bfloat162` names as related locations.
 
@@ -69,7 +71,12 @@ class Bf16TypeMapping(CudaRule):
         legacy_includes = [i for i in includes(ctx) if i.path == bf["legacy_header"]]
         mixes = any(modern.fullmatch(n.text) for n in all_names) or \
             any(i.path == bf["modern_header"] for i in includes(ctx))
-        if (legacy_uses or legacy_includes) and mixes:
+        # A file that only names both types (`struct hip_bfloat16; struct __hip_bfloat16;`, traits for each,
+        # `#if HIP_VERSION >= 60200000 ... __hip_bfloat16 #else hip_bfloat16`) supports both on purpose:
+        # the mix that breaks is the legacy type beside the modern intrinsics or their header.
+        uses_api = any(modern.fullmatch(n.text) and not n.text.startswith(bf["modern_type"]) for n in all_names) or \
+            any(i.path == bf["modern_header"] for i in includes(ctx))
+        if (legacy_uses or legacy_includes) and mixes and (uses_api or legacy_includes):
             for inc in legacy_includes:
                 fix = Fix.unsafe(f"include <{bf['modern_header']}>",
                                  Edit(inc.path_start, inc.path_end, f"<{bf['modern_header']}>"))

@@ -1,8 +1,27 @@
+import re
+
 from hiplint import CudaRule, Impact, Severity
+from hiplint.cparse import strip_c_comments
 
 ALLOCATIONS = frozenset({"cudaMallocManaged", "hipMallocManaged", "cuMemAllocManaged"})
 HINTS = frozenset({"cudaMemAdvise", "hipMemAdvise", "cudaMemPrefetchAsync", "hipMemPrefetchAsync",
                    "cudaMemAdvise_v2", "cudaMemPrefetchAsync_v2", "cuMemAdvise", "cuMemPrefetchAsync"})
+
+
+# AMD's own advice values: coherence and caching of the range, whatever XNACK says (HIP runtime API).
+AMD_ADVICE = re.compile(r"\bhipMemAdvise(Set|Unset)CoarseGrain\b")
+# A file that looks at XNACK or page migration itself knows what managed memory does on AMD.
+XNACK_AWARE = re.compile(r"HSA_XNACK|\bxnack\b|hipDeviceAttributePageableMemoryAccess\b|"
+                         r"hipDeviceAttributeConcurrentManagedAccess\b", re.I)
+
+
+def _knows_xnack(ctx) -> bool:
+    """In the code (not its comments)."""
+    known = ctx.cache.get("xnack_aware")
+    if known is None:
+        code = strip_c_comments(ctx.source.data.decode("utf-8", "replace"))
+        known = ctx.cache["xnack_aware"] = bool(XNACK_AWARE.search(code))
+    return known
 
 
 class ManagedMemoryXnack(CudaRule):
@@ -10,7 +29,10 @@ class ManagedMemoryXnack(CudaRule):
 
     ## What it does
     Finds `cudaMallocManaged` / `hipMallocManaged` allocations, `__managed__` variables, and the
-    migration hints `cudaMemAdvise` / `cudaMemPrefetchAsync` (and `hip` spellings).
+    migration hints `cudaMemAdvise` / `cudaMemPrefetchAsync` (and `hip` spellings). Not reported in a
+    file that checks XNACK or page migration itself (`HSA_XNACK`, `hipDeviceAttributePageableMemoryAccess`,
+    `hipDeviceAttributeConcurrentManagedAccess`), nor for AMD's own advice values
+    (`hipMemAdviseSetCoarseGrain` and its unset: coherence and caching, with or without XNACK).
 
     ## Why it breaks on AMD
     On NVIDIA, managed memory migrates pages on demand between host and GPU. On AMD that needs
@@ -70,6 +92,10 @@ class ManagedMemoryXnack(CudaRule):
             return
         fn = ctx.text(captures["fn"][0])
         call = captures["call"][0]
+        if _knows_xnack(ctx):
+            return  # the file checks XNACK itself (HSA_XNACK, xnack, page-migration attribute): already handled
+        if fn in HINTS and AMD_ADVICE.search(ctx.text(call)):
+            return  # hipMemAdviseSetCoarseGrain: a coherence setting of AMD's, not a migration hint
         if fn in ALLOCATIONS:
             ctx.report(call, f"`{fn}`: on AMD managed memory migrates only with XNACK enabled (HSA_XNACK=1, xnack+ "
                              f"build); otherwise it is host memory accessed over the interconnect")

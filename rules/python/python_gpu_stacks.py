@@ -74,7 +74,10 @@ class PythonGpuStacks(FileRule):
     source that the file spells out (a string literal, or a name the file assigns one once) is
     checked by the enabled C-family rules, as a `.cu` file would be: one finding at the call lists
     what they found (`NV001 at kernel line 4: inline PTX ...`), and a clean source is not reported.
-    A source built at run time gets an info note to check it by hand. Each stack is reported once per
+    A source built at run time cannot be checked; with the rule option `unchecked-kernels = true`
+    (`[tool.hiplint.rule-options.PY006]`) it gets an info note to check it by hand, once per file (the
+    other such kernels are its related locations). Off by default: in projects that already run their
+    kernels on ROCm (CuPy's own tree) every such note was judged noise. Each stack is reported once per
     file, at its first import; the message counts the file's other imports of it. A file whose only
     imports of a stack are optional (inside `try` with an `except ImportError`, `ModuleNotFoundError`
     or `Exception`) gets an info note instead: where the package is missing, its fallback runs. Not reported inside a
@@ -175,10 +178,13 @@ class PythonGpuStacks(FileRule):
         source = literal_source(py, code) if code is not None else None
         found = cuda_findings(ctx, source) if source is not None else None
         if found is None:
+            if not ctx.options().get("unchecked-kernels", False):
+                return  # a source built at run time cannot be checked; the note is opt-in (rule option)
             ctx.report_range(start, end,
                              "CuPy raw-kernel source is compiled with hipRTC on ROCm builds of CuPy: inline PTX, "
                              "32-lane warp assumptions and CUDA-only headers fail there (hiplint could not read or "
-                             "check this source: check it by hand)", severity=Severity.INFO)
+                             "check this source: check it by hand)", severity=Severity.INFO,
+                             group="unchecked-kernel")  # once per file; the other kernels are related locations
             return
         if not found:
             return

@@ -79,16 +79,19 @@ def literal_width(s: str):
 
 def is_full_mask_32(ctx, node) -> bool:
     """0xffffffff, 0xFFFFFFFFu, ~0u, ~0, -1, (unsigned)-1: every lane of a 32-lane warp."""
-    t = ctx.text(node).replace(" ", "")
+    return is_full_mask_32_text(ctx.text(node))
+
+
+def is_full_mask_32_text(text: str) -> bool:
+    """The text of a 32-bit full mask (a macro body, a constant's initialiser, an argument)."""
+    t = "".join(text.split())
     while t.startswith("(") and t.endswith(")"):
         t = t[1:-1]
     lit = int_literal(t)
     if lit is not None:
         return lit[0] == 0xFFFFFFFF and "l" not in lit[1]
-    if t in ("~0", "~0u", "~0U", "-1", "~0x0", "~0x0u", "-1u", "-1U", "(unsigned)-1", "(unsignedint)-1",
-             "(uint32_t)-1"):
-        return True
-    return False
+    return t in ("~0", "~0u", "~0U", "-1", "~0x0", "~0x0u", "-1u", "-1U", "(unsigned)-1", "(unsignedint)-1",
+                 "(uint32_t)-1")
 
 
 _COMMENT = re.compile(r"//.*$|/\*.*?\*/", re.S)
@@ -198,6 +201,10 @@ def int_width(ctx, node, scope, depth: int = 0):
             return 32 if ty in INT32_TYPES else 64 if ty in INT64_TYPES else None
         return None
     return None
+
+
+# A header's includers are not seen: a fix there cannot know every use of its macros and constants.
+HEADER_PATH = re.compile(r"\.(h|hh|hpp|hxx|cuh|inl|inc)$", re.I)
 
 
 def file_constants(ctx) -> dict[str, str]:

@@ -6,9 +6,9 @@ from hiplint.model import Edit
 
 from hiplint.cparse import iter_nodes
 
-from ._lanes import (INT32_TYPES, LANE_EXPR, LANE_MASK_CALLS, LANE_MASK_NAME, LANE_NAME, MASK_NAME, SYNC_WITH_MASK,
-                     declared_types, int_literal, int_literal as _il, is_full_mask_32, lanes_in_32s_note, macro_value,
-                     mentions_thread_index, relate_uses)
+from ._lanes import (HEADER_PATH, INT32_TYPES, LANE_EXPR, LANE_MASK_CALLS, LANE_MASK_NAME, LANE_NAME, MASK_NAME,
+                     SYNC_WITH_MASK, declared_types, int_literal, is_full_mask_32, is_full_mask_32_text, lanes_in_32s_note,
+                     macro_value, mentions_thread_index, relate_uses)
 
 # On AMD the lanes that execute the call, as WRP006's HIPLINT_FULL_WARP_MASK: a constant 64-lane
 # mask traps in partly active waves (ROCm 6.2+ `__hip_check_mask`, builds without NDEBUG).
@@ -177,14 +177,14 @@ class LaneMask32Bit(CudaRule):
     def _define(self, ctx, define, name_node, value):
         name = ctx.text(name_node)
         body = macro_value(ctx.text(value))
-        if not _full_mask_text(body) or not (LANE_MASK_NAME.search(name) or _used_as_sync_mask(ctx, name)):
+        if not is_full_mask_32_text(body) or not (LANE_MASK_NAME.search(name) or _used_as_sync_mask(ctx, name)):
             return
         block = _MASK_DEFINE.format(name=name, value=body)
         start = ctx.file_range(define)[0]
         end = ctx.file_range(value)[0] + len(ctx.text(value).split("//")[0].split("/*")[0].rstrip().encode())
         title = f"Define `{name}` as `__activemask()` on AMD, unchanged on NVIDIA"
         masks, others = _mask_macro_uses(ctx, name)
-        if masks and not others and not _HEADER.search(ctx.path):
+        if masks and not others and not HEADER_PATH.search(ctx.path):
             # Every use is the mask of a *_sync call in this file: there the active lanes are what a
             # CUDA full mask means, and a 32-bit mask does not compile on ROCm.
             fix = Fix.safe(title, Edit(start, end, block))
@@ -241,7 +241,6 @@ def _narrowed_into(ctx, shl, scope):
     return None
 
 
-_HEADER = re.compile(r"\.(h|hh|hpp|hxx|cuh|inl|inc)$", re.I)
 _DEFINITIONS = frozenset({"preproc_def", "preproc_function_def"})
 
 
@@ -260,16 +259,6 @@ def _mask_macro_uses(ctx, name: str) -> tuple[int, int]:
             else:
                 others += 1
     return masks, others
-
-
-def _full_mask_text(t: str) -> bool:
-    t = t.replace(" ", "")
-    while t.startswith("(") and t.endswith(")"):
-        t = t[1:-1]
-    lit = _il(t)
-    if lit is not None:
-        return lit[0] == 0xFFFFFFFF and "l" not in lit[1]
-    return t in ("~0", "~0u", "~0U", "-1", "~0x0", "~0x0u", "-1u", "-1U", "(unsigned)-1", "(unsignedint)-1", "(uint32_t)-1")
 
 
 def _below_32(ctx, node, scope, depth: int = 0) -> bool:

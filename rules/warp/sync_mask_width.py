@@ -3,9 +3,10 @@ import re
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
 from hiplint.headers import amd_macros
+from hiplint.model import Edit
 
-from ._lanes import (SYNC_WITH_MASK, declared_types, file_constant_name_node, file_macros, int_literal, int_width,
-                     is_full_mask_32, literal_width, top_level_ancestor)
+from ._lanes import (HEADER_PATH, SYNC_WITH_MASK, declared_types, file_constant_name_node, file_macros, int_literal,
+                     int_width, is_full_mask_32, is_full_mask_32_text, literal_width, top_level_ancestor)
 
 FULL_MASK_MACRO = "HIPLINT_FULL_WARP_MASK"
 # Inserted once per file. On AMD the mask must be 64 bits wide to compile, and since ROCm 6.2 a
@@ -76,6 +77,17 @@ class SyncMaskNot64Bit(CudaRule):
     A partial literal mask (`0xffff`) gets an `ull` suffix: the same lanes on both vendors, which is
     only right if the code means lanes of the whole wave; unsafe. Variables and parameters are left
     to you (their type is part of a signature).
+    A constant of the file that holds the 32-bit full mask (`constexpr unsigned FULL_MASK = 0xffffffffu;`,
+    `namespace cfg { const uint32_t full = ~0u; }`) cannot become `__activemask()` (a device function,
+    not a constant), and a constant `~0ull` would trap in partly active waves: instead each of its uses
+    as a `*_sync` mask becomes `HIPLINT_FULL_WARP_MASK` (`cfg::full` too), exactly the literal fix at
+    each call; the constant stays, for NVIDIA readers and any other use (unused, some compilers warn).
+    Safe when every use of the constant in the file is such a mask, it is `const` or `constexpr` and
+    not `extern`, and the file is not a header (its includers are not seen), as for a mask macro
+    (WRP004); unsafe otherwise, because the other uses (data, comparisons, host code) keep the 32-bit
+    value and nothing reports them any more. No fix where the name is declared again (a local of the
+    same name), and none for a partial constant (`0x0000ffff`): it names real lanes, which is yours to
+    decide.
 
     ## References
     - ROCm `amd_warp_sync_functions.h` (the 64-bit mask static_assert): https://github.com/ROCm/clr/blob/develop/hipamd/include/hip/amd_detail/amd_warp_sync_functions.h
@@ -118,17 +130,17 @@ class SyncMaskNot64Bit(CudaRule):
                 if ("wrp006_constant", name) not in ctx.cache:
                     main = ctx.units[0]
                     value = decl.parent.child_by_field_name("value") if decl.parent is not None else None
-                    text = "".join(main.text(value).split()) if value is not None else ""
-                    lit = int_literal(text)
-                    full = (lit is not None and lit[0] == 0xFFFFFFFF) or text in ("~0", "~0u", "~0U", "-1", "~0x0")
+                    text = main.text(value) if value is not None else ""
+                    full = is_full_mask_32_text(text)
                     advice = ("and pass `__activemask()` on AMD (a constant `~0ull` traps in a partly active wave)" if full
                               else "and check which lanes of a 64-lane wave it should name" if ctx.wave64
                               else "keeping its value (ROCm uses the low 32 bits on wave32 targets)")
+                    fix = _constant_fix(ctx, name, decl) if full else None
                     ctx.cache[("wrp006_constant", name)] = ctx.report_range(
                         decl.start_byte + main.delta, decl.end_byte + main.delta,
                         f"`{name}` is a 32-bit constant passed as the mask of `{fn}` (and any other "
                         "*_sync call of the file): ROCm requires a 64-bit mask (static_assert); declare "
-                        f"it unsigned long long, {advice}")
+                        f"it unsigned long long, {advice}", fix=fix)
                 ctx.relate(ctx.cache[("wrp006_constant", name)], mask, f"`{name}` is the mask of `{fn}` here")
                 return
             local = _local_declarator(ctx, scope, name, call.start_byte) if not ctx.unit.is_macro else None
@@ -198,8 +210,71 @@ def _local_declarator(ctx, scope, name: str, before: int):
 _VOTE = re.compile(r"\b__(ballot|activemask|match_any|match_all)\w*")
 
 
+_DECLARATIONS = frozenset({"declaration", "init_declarator", "parameter_declaration", "optional_parameter_declaration",
+                           "field_declaration", "pointer_declarator", "reference_declarator", "array_declarator"})
+
+
+def _constant_uses(ctx, name: str, decl):
+    """Uses of the file constant `name` (declared by identifier `decl` of the main unit), in the file and
+    its macro bodies: ([(unit, expression node) passed as the mask of a *_sync call], other uses, whether
+    the name is declared again: a local or another namespace's constant of the same name)."""
+    masks, others, redeclared = [], 0, False
+    for unit in ctx.units:
+        for node in iter_nodes(unit.root, {"identifier"}):
+            if unit.text(node) != name or (unit is ctx.units[0] and node.id == decl.id):
+                continue
+            parent = node.parent
+            if parent is not None and parent.type in _DECLARATIONS and parent.child_by_field_name("declarator") == node:
+                redeclared = True
+                continue
+            expr = node
+            while expr.parent is not None and expr.parent.type == "qualified_identifier" and \
+                    expr.parent.child_by_field_name("name") == expr:
+                expr = expr.parent  # `cfg::full_lane_mask`
+            args = expr.parent
+            call = args.parent if args is not None and args.type == "argument_list" else None
+            fn = call.child_by_field_name("function") if call is not None and call.type == "call_expression" else None
+            if fn is not None and unit.text(fn) in SYNC_WITH_MASK and args.named_children[0] == expr:
+                masks.append((unit, expr))
+            else:
+                others += 1
+    return masks, others, redeclared
+
+
+def _constant_fix(ctx, name: str, decl):
+    """The fix for a file constant that holds the 32-bit full mask: each of its uses as a *_sync mask
+    becomes HIPLINT_FULL_WARP_MASK (the active lanes on AMD, unchanged on NVIDIA). The constant stays.
+
+    A namespace-scope constant cannot become `__activemask()` (a device function), and a macro of its name
+    would break `ns::name`; rewriting each mask is what WRP006 does for a literal full mask. Safe when
+    every use of the constant in the file is such a mask, the constant is `const`/`constexpr` (not a
+    variable some code may assign, not `extern`) and the file is not a header (its includers are not
+    seen); unsafe otherwise. No fix when the name is declared again (a local of the same name)."""
+    main = ctx.units[0]
+    declaration = decl.parent.parent if decl.parent is not None else None
+    masks, others, redeclared = _constant_uses(ctx, name, decl)
+    if not masks or redeclared or declaration is None or declaration.type != "declaration":
+        return None
+    edits = [Edit(*unit.file_range(expr), FULL_MASK_MACRO) for unit, expr in masks]
+    isolation = None
+    if FULL_MASK_MACRO not in file_macros(ctx):
+        start = main.file_range(top_level_ancestor(declaration, main.root))[0]
+        edits.append(_insert_at_line_start(ctx, start, FULL_MASK_BLOCK))
+        isolation = f"define:{FULL_MASK_MACRO}"
+    specifiers = {main.text(c) for c in declaration.children if c.type in ("type_qualifier", "storage_class_specifier")}
+    title = (f"Pass `{FULL_MASK_MACRO}` (`__activemask()` on AMD, unchanged on NVIDIA) where `{name}` is a mask "
+             f"({len(masks)} use{'s' if len(masks) > 1 else ''}); the constant stays")
+    why = (f"{others} other use(s) of `{name}` keep its 32-bit value" if others else
+           "a header: files that include it may use the constant otherwise" if HEADER_PATH.search(ctx.path) else
+           f"`{name}` is `extern`: other files may use it" if "extern" in specifiers else
+           f"`{name}` is not `const`: code may assign it another mask" if not specifiers & {"const", "constexpr"}
+           else None)
+    if why is None:
+        return Fix.safe(title, *edits, isolation=isolation)
+    return Fix.unsafe(f"{title} (unsafe: {why})", *edits, isolation=isolation)
+
+
 def _insert_at_line_start(ctx, byte, text):
-    from hiplint.model import Edit
     line = ctx.source.line_of(byte)
     start = ctx.source.byte_of_line(line)
     return Edit(start, start, text)

@@ -1,20 +1,26 @@
 """The compile oracle: does a fixture compile as CUDA with nvcc, and as HIP for AMD targets?
 
-Three compilers, all set up by tests/oracle/setup.sh:
+Compilers, all set up by tests/oracle/setup.sh:
 - CUDA: nvcc `-arch=sm_90 -std=c++17 -c`, with the cuRAND, cuSOLVER and cuBLAS headers from NVIDIA's PyPI
   wheels (in the cache, never in the repository).
-- HIP (full file): Debian's clang-19 with Debian's HIP 5.2 headers, `-c` for gfx90a, gfx942 and gfx1100
-  (codegen and device link, which also catches target-feature builtins and the LDS limit). HIP 5.2 lacks
-  the `*_sync` warp intrinsics; `warp_sync_shim.h` (ours) declares them with ROCm's 64-bit-mask rule.
-- HIP (device only, ROCm 7.2): the same clang with `hiprtc_runtime.h` from the `rocm-llvm-python` wheel,
-  the flattened ROCm 7.2 device header. It has the real `*_sync` family and a non-constexpr `warpSize`.
-  Only for kernel-only files (host API calls do not resolve there).
+- ROCm 7.2 (the main HIP compiler): clang 22 with the HIP 7.2 host and device headers, the ROCm 7.2 device
+  libraries and the ROCm libraries' headers (hipBLAS 3, hipCUB/rocPRIM, hipSOLVER, hipRAND, ...): Debian's
+  ROCm 7.2 packages in a sid chroot (rocm72_chroot.sh), `-c` for gfx90a, gfx942 and gfx1100. It has the
+  real `*_sync` family with its 64-bit-mask static_assert and a non-constexpr `warpSize`.
+- HIP 5.2: Debian bookworm's clang-19 with Debian's HIP 5.2 headers, `-c` for the same targets. Only for
+  a fixture written for an older ROCm (`hl-config: rocm-version` below 6), where the old headers are the
+  point; they lack the `*_sync` family, as ROCm before 6.2 does.
+- HIP (device only, ROCm 7.2): clang-19 with `hiprtc_runtime.h` from the `rocm-llvm-python` wheel,
+  AMD's own flattened ROCm 7.2 device header. Only for kernel-only files (host API calls do not resolve there).
 
 The "plain rename" baseline stands for what hipify does with device code: a textual rename of headers and
 `cuda*`/`curand*` names (see RENAMES) and nothing else. Fixtures show that such a rename still fails
 for AMD where `hiplint fix` followed by the same rename compiles.
 
-Run as a script for one file: `python tests/oracle/toolchain.py FILE [--hip|--rocm72|--cuda]`.
+A fixture that needs more flags says so itself: `// hl-oracle: nvcc-flags "..."` (nvcc) and
+`// hl-oracle: hip-flags "..."` (the HIP compilers: the definitions its AMD build sets, say).
+
+Run as a script for one file: `python tests/oracle/toolchain.py FILE [--cuda|--rocm72|--hip52]`.
 """
 from __future__ import annotations
 
@@ -29,7 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SHIM = HERE / "warp_sync_shim.h"
 CACHE = Path(os.environ.get("HIPLINT_ORACLE_CACHE")
              or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "hiplint-oracle")
 CUDA_INCLUDE = CACHE / "cuda-include"
@@ -52,6 +57,7 @@ HEADER_RENAMES = {
     "curand_kernel.h": "hiprand/hiprand_kernel.h",
     "curand.h": "hiprand/hiprand.h",
     "device_launch_parameters.h": "hip/hip_runtime.h",
+    "cub/cub.cuh": "hipcub/hipcub.hpp",  # and `cub::` -> `hipcub::` (hipify-perl does both)
 }
 NAME_RENAMES = (
     (re.compile(r"\bcuda(?=[A-Z_])"), "hip"),      # cudaMalloc, cudaStream_t, cudaError_t
@@ -60,6 +66,7 @@ NAME_RENAMES = (
     (re.compile(r"\bCUDA_(?=[A-Z])(?!VERSION\b)"), "HIP_"),
     (re.compile(r"\bcurand"), "hiprand"),          # curand_init, curandState, curandCreateGenerator
     (re.compile(r"\bCURAND_"), "HIPRAND_"),
+    (re.compile(r"(?<![\w:])cub::"), "hipcub::"),  # cub::WarpReduce; not hipcub:: again
 )
 INCLUDE_RE = re.compile(r'(#\s*include\s*[<"])([^>"]+)([>"])')
 
@@ -76,22 +83,25 @@ def plain_rename(text: str, add_runtime: bool = True) -> str:
     return text
 
 
-# Vendor libraries this oracle does not install. A file including one of their headers cannot be compiled
-# on that side here; the tests skip that side and name the header. Checked on disk, so installing a
-# library later brings its fixtures into the oracle without a change here.
+# Vendor libraries this oracle may lack. A file including one of their headers cannot be compiled on that
+# side here; the tests skip that side and name the header. Checked on disk (for HIP, in the headers of the
+# compiler that compiles the file), so installing a library later brings its fixtures into the oracle
+# without a change here.
 CUDA_LIBRARIES_NOT_SET_UP = ("cudnn", "nccl", "cufft", "NvInfer", "NvOnnxParser", "cutlass", "cute", "nvrtc",
                              "cusparse", "npp", "nvjpeg", "cudss", "cutensor", "nvshmem", "nvshmemx")
-HIP_LIBRARIES_NOT_IN_DEBIAN = ("hipcub", "hipblas", "hipblaslt", "hipsolver", "hipfft", "hipsparse", "rocblas",
-                               "rocsolver", "rocfft", "rccl", "miopen", "roctracer", "rocwmma", "rocthrust",
-                               "thrust", "migraphx", "hip_fp8.h", "hip_bf16.h", "hipsparselt", "ck")
+HIP_LIBRARIES = ("hipcub", "hipblas", "hipblaslt", "hipsolver", "hipfft", "hipsparse", "rocblas",
+                 "rocsolver", "rocfft", "rccl", "miopen", "roctracer", "rocwmma", "rocthrust",
+                 "thrust", "migraphx", "hip_fp8.h", "hip_bf16.h", "hipsparselt", "ck")
 CUDA_INCLUDE_DIRS = (CUDA_INCLUDE, Path("/usr/local/cuda/include"), Path("/usr/local/cuda/targets/x86_64-linux/include"))
-HIP_INCLUDE_DIRS = (Path("/usr/include"),)
+HIP52_INCLUDE_DIRS = (Path("/usr/include"),)
 
 
 def missing_library_headers(text: str, side: str) -> list[str]:
-    """Library headers `text` includes that this oracle does not have ("cuda" or "hip" side)."""
-    libraries = CUDA_LIBRARIES_NOT_SET_UP if side == "cuda" else HIP_LIBRARIES_NOT_IN_DEBIAN
-    dirs = CUDA_INCLUDE_DIRS if side == "cuda" else HIP_INCLUDE_DIRS
+    """Library headers `text` includes that this oracle does not have: side "cuda" (nvcc), "hip" (the
+    ROCm 7.2 toolchain) or "hip52" (Debian's HIP 5.2)."""
+    libraries = CUDA_LIBRARIES_NOT_SET_UP if side == "cuda" else HIP_LIBRARIES
+    dirs = CUDA_INCLUDE_DIRS if side == "cuda" else HIP52_INCLUDE_DIRS if side == "hip52" else \
+        (ROCM72_ROOT / "usr/include",)
     out = []
     for name in re.findall(r"#\s*include\s*<([^>]+)>", text):
         stems = [part.split(".")[0] for part in name.split("/")]
@@ -219,14 +229,21 @@ def _with_source(text: str, suffix: str, fn, headers: dict[str, Path] | None = N
         return fn(str(src), tmp)
 
 
-# A fixture that needs more nvcc flags says so itself: `// hl-oracle: nvcc-flags "-rdc=true"`
-# (dynamic parallelism needs relocatable device code). Its fixed outputs keep the comment.
+# A fixture that needs more flags says so itself: `// hl-oracle: nvcc-flags "-rdc=true"` (dynamic
+# parallelism needs relocatable device code), `// hl-oracle: hip-flags "-DPROJ_USE_HIP"` (the definitions
+# its AMD build sets). Its fixed outputs keep the comment.
 NVCC_FLAGS = re.compile(r'//\s*hl-oracle:\s*nvcc-flags\s*"(?P<flags>[^"]+)"')
+HIP_FLAGS = re.compile(r'//\s*hl-oracle:\s*hip-flags\s*"(?P<flags>[^"]+)"')
 
 
 def nvcc_flags(text: str) -> list[str]:
     """The extra nvcc flags a file asks for with `// hl-oracle: nvcc-flags "..."`."""
     return [f for m in NVCC_FLAGS.finditer(text) for f in shlex.split(m.group("flags"))]
+
+
+def hip_flags(text: str) -> list[str]:
+    """The extra flags a file asks for on the HIP side with `// hl-oracle: hip-flags "..."`."""
+    return [f for m in HIP_FLAGS.finditer(text) for f in shlex.split(m.group("flags"))]
 
 
 def compile_cuda(text: str, include_dir: Path | None = None, what: str = "nvcc", headers: dict | None = None) -> Result:
@@ -242,17 +259,19 @@ def compile_cuda(text: str, include_dir: Path | None = None, what: str = "nvcc",
 
 def compile_hip(text: str, archs=HIP_ARCHS, include_dir: Path | None = None, what: str = "hip",
                 headers: dict | None = None) -> Result:
-    """HIP 5.2 headers + the sync shim; full -c (codegen and device link) for every arch in one call."""
+    """Debian's HIP 5.2 headers; full -c (codegen and device link) for every arch in one call. For code
+    written for an older ROCm: 5.2 has no `*_sync` warp functions, as ROCm before 6.2 has none."""
     libs = device_libs()
+    extra = hip_flags(text)
 
     def go(src, tmp):
         cmd = [CLANG, "-x", "hip", "-std=c++17", "--rocm-path=/usr", f"--rocm-device-lib-path={libs}",
-               "-Wno-unused-result", "-DROCRAND_DISABLE_INLINE_ASM", "-include", str(SHIM), "-O1"]
+               "-Wno-unused-result", "-DROCRAND_DISABLE_INLINE_ASM", "-O1", *extra]
         cmd += [f"--offload-arch={a}" for a in archs]
         if include_dir:
             cmd.append(f"-I{include_dir}")
         cmd += ["-c", src, "-o", f"{tmp}/out.o"]
-        return _run(cmd, f"{what} HIP 5.2 {'+'.join(archs)}", tmp)
+        return _run(cmd, f"{what} HIP 5.2 {'+'.join(archs)}{''.join(' ' + f for f in extra)}", tmp)
     return _with_source(text, ".hip", go, headers if headers is not None else headers_beside(include_dir), rename=True)
 
 
@@ -274,7 +293,7 @@ def compile_rocm72(text: str, archs=HIP_ARCHS, include_dir: Path | None = None, 
 
 
 # The full ROCm 7.2 toolchain (clang 22, HIP 7.2 host and device headers, hipBLAS 3, hipCUB, hipSOLVER,
-# hipRAND, ...) from Debian's packages in a sid chroot: ../shared/oracle/rocm72_chroot.sh, run by setup.sh.
+# hipRAND, ...) from Debian's packages in a sid chroot: rocm72_chroot.sh, run by setup.sh.
 # The oracle's main HIP compiler: real `*_sync` functions with their 64-bit-mask static_assert, a
 # non-constexpr `warpSize`, headers that no longer bring <cstring> in. Needs root (chroot).
 ROCM72_ROOT = Path(os.environ.get("HIPLINT_ROCM72_ROOT") or CACHE / "sid-rocm72")
@@ -300,6 +319,7 @@ def _rocm72_device_libs() -> str:
 def compile_rocm72_full(text: str, archs=HIP_ARCHS, include_dir: Path | None = None, what: str = "hip",
                         headers: dict | None = None) -> Result:
     """Host and device code with the real ROCm 7.2 headers: full -c for every arch in one call."""
+    extra = hip_flags(text)
     src_root = ROCM72_ROOT / "src"
     src_root.mkdir(exist_ok=True)
     headers = headers if headers is not None else headers_beside(include_dir)
@@ -310,10 +330,10 @@ def compile_rocm72_full(text: str, archs=HIP_ARCHS, include_dir: Path | None = N
         (Path(tmp) / "input.hip").write_text(text, encoding="utf-8", errors="surrogateescape")
         inside = "/" + str(Path(tmp).relative_to(ROCM72_ROOT))
         cmd = ["chroot", str(ROCM72_ROOT), ROCM72_CLANG, "-x", "hip", "-std=c++17", "--rocm-path=/usr",
-               f"--rocm-device-lib-path={_rocm72_device_libs()}", "-Wno-unused-result", "-O1"]
+               f"--rocm-device-lib-path={_rocm72_device_libs()}", "-Wno-unused-result", "-O1", *extra]
         cmd += [f"--offload-arch={a}" for a in archs]
         cmd += [f"-I{inside}", "-c", f"{inside}/input.hip", "-o", f"{inside}/out.o"]
-        return _run(cmd, f"{what} ROCm 7.2 {'+'.join(archs)}", tmp)
+        return _run(cmd, f"{what} ROCm 7.2 {'+'.join(archs)}{''.join(' ' + f for f in extra)}", tmp)
 
 
 def is_kernel_only(text: str) -> bool:
@@ -326,18 +346,18 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("file")
     ap.add_argument("--cuda", action="store_true", help="compile the file with nvcc")
-    ap.add_argument("--hip", action="store_true", help="plain-rename it and compile as HIP 5.2 (+shim)")
     ap.add_argument("--rocm72", action="store_true", help="plain-rename it and compile it with the ROCm 7.2 toolchain")
+    ap.add_argument("--hip52", action="store_true", help="plain-rename it and compile it with Debian's HIP 5.2")
     args = ap.parse_args()
     if missing():
         raise SystemExit("oracle toolchain missing: " + ", ".join(missing()) + " (run tests/oracle/setup.sh)")
     text = Path(args.file).read_text(encoding="utf-8", errors="surrogateescape")
     inc = Path(args.file).resolve().parent
-    chosen = [k for k in ("cuda", "hip", "rocm72") if getattr(args, k)] or ["cuda", "hip", "rocm72"]
+    chosen = [k for k in ("cuda", "rocm72", "hip52") if getattr(args, k)] or ["cuda", "rocm72"]
     rc = 0
     for kind in chosen:
         r = (compile_cuda(text, inc) if kind == "cuda" else
-             compile_hip(plain_rename(text), include_dir=inc) if kind == "hip" else
+             compile_hip(plain_rename(text), include_dir=inc) if kind == "hip52" else
              compile_rocm72_full(plain_rename(text), include_dir=inc))
         print(r)
         rc |= not r.ok

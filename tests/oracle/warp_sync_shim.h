@@ -1,11 +1,14 @@
-// hiplint compile oracle: the warp-synchronous intrinsics that HIP 5.2 (Debian bookworm) lacks.
+// The warp-synchronous intrinsics that HIP 5.2 (Debian bookworm) lacks, for compiling with HIP 5.2 only.
 //
 // ROCm 6.2 added __shfl*_sync, __ballot_sync, __any_sync, __all_sync, __activemask, __syncwarp and
 // friends; since then each *_sync function requires a 64-bit integer mask (a static_assert in
-// amd_warp_sync_functions.h), because a wave64 mask does not fit in 32 bits. The oracle compiles
-// HIP with HIP 5.2's headers, so this header, written for hiplint and passed with `-include`,
-// declares the same family with the same 64-bit-mask requirement on top of 5.2's legacy
-// intrinsics (__shfl, __shfl_up, __shfl_down, __shfl_xor, __ballot, __any, __all).
+// amd_warp_sync_functions.h), because a wave64 mask does not fit in 32 bits. This header declares the
+// same family with the same 64-bit-mask requirement on top of 5.2's legacy intrinsics (__shfl,
+// __shfl_up, __shfl_down, __shfl_xor, __ballot, __any, __all).
+//
+// Retired from the compile oracle: its HIP compiler is ROCm 7.2, whose real headers have the family,
+// and its HIP 5.2 compiles (code written for ROCm 5.x) must see 5.2 as it is. Kept for
+// `bench/migrate_compare.py --shim`, which still compiles with HIP 5.2 (docs/migrate.md).
 //
 // It is for compiling only: the mask is checked for its type, not its value, and the reductions
 // assume that every lane named in the mask takes part. Newer HIP headers are left alone.
