@@ -261,6 +261,11 @@ def rewrite_source(data: bytes, path: str, table: RenameTable | None = None, lau
         if header == HIP_RUNTIME_HEADER:
             has_runtime = True
         new = table.headers.get(header)
+        if new is not None and opener == '"' and fs_path is not None and \
+                os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(fs_path)), header)):
+            # `#include "cuda.h"` beside the project's own util/cuda/cuda.h (Rodinia's b+tree): a quoted
+            # include is looked up beside the file first, so it names that header, not the toolkit's.
+            new = None
         if new is None and hip_extension and opener == '"' and header.endswith(".cu"):
             new = header[:-3] + ".hip"  # `#include "kernel.cu"` follows the file's new name
         if new is None or nvidia_only(inc.start_byte):

@@ -1,7 +1,15 @@
-from hiplint import CudaRule, Impact, Severity
+from hiplint import CudaRule, Edit, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
 from hiplint.preproc import is_hip_macro
 from hiplint.renames import load_table
+
+# The include guards of the HIP headers that stand for a CUDA header, the same in HIP 5.2 and ROCm 7.2
+# (hip/hip_runtime.h, hip/driver_types.h; hip_runtime.h includes driver_types.h). Testing one says what
+# testing the CUDA guard said: the header was included before this point.
+HIP_GUARDS = {
+    "cuda_runtime.h": "HIP_INCLUDE_HIP_HIP_RUNTIME_H",
+    "driver_types.h": "HIP_INCLUDE_HIP_DRIVER_TYPES_H",
+}
 
 
 class CudaHeaderGuardTest(CudaRule):
@@ -35,9 +43,22 @@ class CudaHeaderGuardTest(CudaRule):
     ```
     Or include the header the code needs and drop the test.
 
+    ## Fix
+    Safe, for the guards of `cuda_runtime.h` and `driver_types.h`: the test also asks for the guard of
+    the HIP header that replaces it (`HIP_INCLUDE_HIP_HIP_RUNTIME_H`, `HIP_INCLUDE_HIP_DRIVER_TYPES_H`,
+    the same in HIP 5.2 and ROCm 7.2): `#ifdef __CUDA_RUNTIME_H__` becomes
+    `#if defined(__CUDA_RUNTIME_H__) || defined(HIP_INCLUDE_HIP_HIP_RUNTIME_H)`, `#ifndef` becomes
+    `#if !defined(...) && !defined(...)`, and `defined(X)` in a longer condition becomes
+    `(defined(X) || defined(G))`. Both tests mean "the runtime header was included before this line",
+    so the code means the same on NVIDIA (no CUDA header defines the HIP guard) and on AMD (where the
+    HIP header is what the port includes). `hiplint migrate` applies it, so cuda-samples'
+    `helper_cuda.h` keeps `checkCudaErrors` and `findCudaDevice`. The other guards (`CUBLAS_API_H_`,
+    `CURAND_H_`, ...) have no fix.
+
     ## References
     - HIP porting guide, identifying HIP target platform (`__HIP_PLATFORM_AMD__`): https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_porting_guide.html
     - The table: `rules/rename/*.toml`, `[header_guards]`
+    - HIP's include guards: `hip/hip_runtime.h` (`HIP_INCLUDE_HIP_HIP_RUNTIME_H`) and `hip/driver_types.h` (`HIP_INCLUDE_HIP_DRIVER_TYPES_H`), https://github.com/ROCm/rocm-systems/tree/develop/projects/hip/include/hip
     """
 
     code = "API004"
@@ -45,6 +66,7 @@ class CudaHeaderGuardTest(CudaRule):
     summary = "tests a CUDA header's include guard; false on HIP, so the code inside vanishes"
     severity = Severity.WARNING
     impact = Impact.COMPILE
+    fix_availability = "sometimes"
     in_macros = False
     checklist = ("Replace the include-guard test with `__HIP_PLATFORM_AMD__` or a project macro, "
                  "or include the header the code needs and drop the test.")
@@ -61,7 +83,29 @@ class CudaHeaderGuardTest(CudaRule):
             header = guards.get(name)
             if header is not None and not self._hip_also_tested(ctx, node):
                 ctx.report(node, f"`{name}` is the include guard of CUDA's <{header}>: never defined in a HIP "
-                                 f"build, so this branch is dropped on AMD; test __HIP_PLATFORM_AMD__ too")
+                                 f"build, so this branch is dropped on AMD; test __HIP_PLATFORM_AMD__ too",
+                           fix=self._fix(ctx, node, name, HIP_GUARDS.get(header)))
+
+    @staticmethod
+    def _fix(ctx, node, name: str, hip_guard: str | None):
+        """Test the HIP header's guard too (see Fix)."""
+        if hip_guard is None:
+            return None
+        parent = node.parent
+        if parent is not None and parent.type in ("preproc_ifdef", "preproc_elifdef"):
+            directive = parent.children[0]
+            word = ctx.text(directive)
+            negated = word.endswith("ndef")
+            keyword = "#elif" if word.startswith("#elif") else "#if"
+            text = (f"{keyword} !defined({name}) && !defined({hip_guard})" if negated else
+                    f"{keyword} defined({name}) || defined({hip_guard})")
+            start, end = ctx.file_range(directive)[0], ctx.file_range(node)[1]
+        elif parent is not None and parent.type == "preproc_defined":
+            text = f"(defined({name}) || defined({hip_guard}))"
+            start, end = ctx.file_range(parent)
+        else:
+            return None
+        return Fix.safe(f"Test {hip_guard} too", Edit(start, end, text))
 
     @staticmethod
     def _hip_also_tested(ctx, node) -> bool:
