@@ -107,8 +107,16 @@ def _facts_of(root, data: bytes, platform, fs_path: str | None = None) -> tuple[
     return tuple(defines), tuple(includes)
 
 
-def _switch_defines(root, data: bytes, platform) -> tuple:
-    """(name, region kind, defined as 0?) for every #define of a parsed file."""
+def _first_test(data: bytes, name: str) -> int:
+    """Offset of the first conditional directive that names `name` (len(data) if none)."""
+    m = re.search(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b[^\n]*\b" + re.escape(name.encode()) + rb"\b",
+                  data, re.M)
+    return m.start() if m else len(data)
+
+
+def _switch_defines(root, data: bytes, platform, positions: bool = False) -> tuple:
+    """(name, region kind, defined as 0?) for every #define of a parsed file (with its offset last when
+    `positions`)."""
     out = []
     for node in iter_nodes(root, DEFINES):
         name = node.child_by_field_name("name")
@@ -127,7 +135,8 @@ def _switch_defines(root, data: bytes, platform) -> tuple:
             kind = AMD_SURE if kind is None else AMD_SURE_HIP
         value = node.child_by_field_name("value") if node.type == "preproc_def" else None
         zero = value is not None and data[value.start_byte:value.end_byte].strip().decode("utf-8", "replace") in ZERO
-        out.append((data[name.start_byte:name.end_byte].decode("utf-8", "replace"), kind, zero))
+        entry = (data[name.start_byte:name.end_byte].decode("utf-8", "replace"), kind, zero)
+        out.append(entry + (node.start_byte,) if positions else entry)
     return tuple(out)
 
 
@@ -230,7 +239,10 @@ def platform_map(root, data: bytes, hip_macros, errors, fs_path: str | None, dep
     asked = platform.open_names
     derived: dict = {}
     for _ in range(3):
-        own = [d for d in _switch_defines(root, data, platform) if d[0] in asked]
+        # A definition of the file's own that comes after its first test cannot settle that test: the
+        # preprocessor reads in order (`#ifdef X ... #endif` then `#define X`).
+        own = [(name, kind, zero) for name, kind, zero, at in _switch_defines(root, data, platform, True)
+               if name in asked and not (kind in (AMD_SURE, AMD_SURE_HIP) and at > _first_test(data, name))]
         found = {k: v for k, v in derive_macros(header_defines + own).items() if k in asked and not other_side_unread[v]}
         if found == derived:
             break
