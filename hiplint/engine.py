@@ -415,6 +415,13 @@ def lint_file(linter: Linter, path: str, display: str, lang: str) -> FileResult:
     """Read and lint one file; every problem with the input becomes a one-line note, never a traceback.
     A file not checked (too large, binary, a stream that does not end, too deep) is `skipped`."""
     result = FileResult(display)
+    if os.path.islink(path) and not os.path.exists(path):
+        # Met in a walk (a named broken link stops the run earlier): most often a link into a git
+        # submodule that is not checked out. Not a source of this checkout, so not a finding; a note
+        # and the skipped count keep it visible.
+        result.notes.append(f"{display}: skipped: broken symbolic link (to {os.readlink(path)})")
+        result.skipped = True
+        return result
     try:
         if os.path.isdir(path):
             result.notes.append(f"{display}: is a directory")

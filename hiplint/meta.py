@@ -56,7 +56,8 @@ class IoError(_Meta):
     It does not; but a file hiplint cannot read is a file it did not check.
 
     ## Example
-    A file with mode 000 in the scanned tree.
+    A file with mode 000 in the scanned tree. (A broken symbolic link met in a directory walk, most
+    often a link into a git submodule that is not checked out, is skipped with a note instead.)
 
     ## Use instead
     Make the file readable, or exclude it with `exclude = [...]`.

@@ -32,11 +32,13 @@ def test_bad_files_do_not_stop_the_scan(cli, tree):
     assert "broken.cu:1:" in out and "WRP001" in out.split("broken.cu:1:")[1].splitlines()[0]
     # 2,000 nested blocks: skipped with a note (walking up such a tree costs the depth's square), and
     # counted: the summary does not say "all checks passed" for it.
-    assert "nested.cu:1:" not in out and "Skipped, not checked: 2 files" in out
+    assert "nested.cu:1:" not in out and "Skipped, not checked: 3 files" in out
     lines = [l for l in err.splitlines() if l]
     assert any("binary.cu: skipped: binary file" in l for l in lines)
     assert any("nested.cu: skipped: blocks or braces nested more than 256 levels deep" in l for l in lines)
-    assert "dangling.cu:1:1: HL002" in out  # a file that cannot be read is a finding: CI must see it
+    # A broken link met in a walk (most often into a submodule not checked out) is no source of this
+    # checkout: a note and the skipped count, not a finding. A named one stops the run (below).
+    assert "dangling.cu" not in out and any("dangling.cu: skipped: broken symbolic link (to missing.cu)" in l for l in lines)
     assert len(lines) <= 3, err  # one line per bad file at most
 
 

@@ -26,7 +26,7 @@ class PythonSyntaxError(FileRule):
     Reports, once per file and on the offending line, a Python file that libcst cannot parse
     (Python 2 code, a merge conflict, a template with placeholders). The scan goes on; the other
     Python rules see nothing of this file. Only files that mention what some Python rule looks for
-    (`cuda`, `version`, `num_warps`, ... : the rules' `triggers`) are parsed at all, so a file
+    (`cuda`, `nvidia`, `num_warps`, ... : the rules' `triggers`) are parsed at all, so a file
     none of them could report in is not reported either.
 
     ## Why it breaks on AMD

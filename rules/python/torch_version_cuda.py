@@ -100,7 +100,7 @@ class TorchVersionCudaNone(FileRule):
     impact = Impact.RUNTIME
     fix_availability = "sometimes"
     languages = frozenset({"python"})
-    triggers = ("version",)  # every spelling of torch.version.cuda names the module `version`
+    triggers = ("cuda",)  # every spelling of torch.version.cuda names the attribute `cuda` (rarer than `version`)
     checklist = "Handle torch.version.cuda being None on ROCm: test `torch.version.cuda or torch.version.hip` for GPU builds, guard version parsing."
 
     def check_file(self, ctx):
