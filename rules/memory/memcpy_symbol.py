@@ -1,3 +1,5 @@
+import re
+
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
 
@@ -12,6 +14,18 @@ def _split(fn):
         if fn.startswith(prefix) and fn[len(prefix):] in SYMBOL_ARG:
             return prefix, fn[len(prefix):]
     return None, None
+
+
+# The file builds for HIP's NVIDIA platform too: it tests the platform macro, or a project macro
+# named for it (`X_HIP_PLATFORM_NVIDIA`).
+_NVIDIA_PLATFORM = re.compile(rb"\b\w*HIP_PLATFORM_(?:NVIDIA|NVCC)\w*")
+
+
+def _builds_for_hip_nvidia(ctx) -> bool:
+    found = ctx.cache.get("mem008_hip_nvidia")
+    if found is None:
+        found = ctx.cache["mem008_hip_nvidia"] = _NVIDIA_PLATFORM.search(ctx.source.data) is not None
+    return found
 
 
 def _device_symbols(ctx):
@@ -58,7 +72,11 @@ class MemcpySymbolForms(CudaRule):
     call fails to compile or returns an invalid-symbol error. In hand-written HIP, `hipMemcpyToSymbol(sym, ...)`
     works on AMD (where `HIP_SYMBOL(X)` is just `X`) but not when the same HIP source is built for
     the NVIDIA platform, where `hipMemcpyToSymbol` takes `const void*` and `HIP_SYMBOL(X)` is `&X`;
-    hipify inserts it for that reason. An array symbol declared in the file is not reported: its name
+    hipify inserts it for that reason. That bare-symbol case is reported only in a file that builds
+    for HIP's NVIDIA platform too (it tests `__HIP_PLATFORM_NVIDIA__`, `__HIP_PLATFORM_NVCC__` or a
+    project macro named for them), or everywhere with the rule option `hip-on-nvidia = true`
+    (`[tool.hiplint.rule-options.MEM008]`): on AMD, ROCm's template overloads take the symbol itself,
+    so an AMD-only HIP backend is right as written. An array symbol declared in the file is not reported: its name
     decays to that same address (`hipMemcpyToSymbol(c_weights, ...)` with `__constant__ float
     c_weights[64]`). Every ROCm version.
 
@@ -122,6 +140,8 @@ class MemcpySymbolForms(CudaRule):
             name = ctx.text(sym)
             if name in _array_symbols(ctx):
                 return  # an array decays to the symbol's address: the NVIDIA platform's `const void*` form
+            if not (ctx.options().get("hip-on-nvidia", False) or _builds_for_hip_nvidia(ctx)):
+                return  # on AMD the bare symbol is right (template overload, HIP_SYMBOL(X) is X)
             ctx.report(sym, f"`{fn}({name}, ...)` without `{WRAPPER}({name})`: needed when this HIP code builds for "
                             f"the NVIDIA platform", severity=Severity.WARNING,
                        fix=Fix.safe(f"wrap in {WRAPPER}()", ctx.replace(sym, f"{WRAPPER}({name})")))
