@@ -87,6 +87,7 @@ class FileFacts:
     nvidia_switches: frozenset = frozenset()  # the project's CUDA-build switches with an AMD twin (nvidia_switches())
     project_builds_for_amd: bool = False  # the project has an AMD build (read), or switches for both vendors
     nvidia_source: bool = False  # compiled only by NVIDIA-only targets (or a header beside only such sources)
+    amd_build_file: bool = False  # a build file the AMD build reads (hiplint.amdbuild found the AMD build there)
 
     @property
     def builds_for_amd(self) -> bool:
@@ -109,7 +110,7 @@ class FileFacts:
             return b""
         return repr((self.amd_compiled, sorted(self.amd_defines), sorted(self.nvidia_defines),
                      self.nvidia_build_file, self.nvidia_ranges, sorted(self.nvidia_switches),
-                     self.project_builds_for_amd, self.nvidia_source)).encode()
+                     self.project_builds_for_amd, self.nvidia_source, self.amd_build_file)).encode()
 
 
 NOTHING = FileFacts()
@@ -148,7 +149,7 @@ class AmdBuild:
         nvidia_source = not compiled and (full in self.nvidia_sources or (
             os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.nvidia_dirs))
         return FileFacts(compiled, frozenset(self.amd_defines), frozenset(self.nvidia_defines), nvidia_file, ranges,
-                         self.nvidia_switches, True, nvidia_source)
+                         self.nvidia_switches, True, nvidia_source, full in self.amd_build_files)
 
     def describe(self) -> str:
         """`--show-build`: what was learned, paths relative to the repository."""
@@ -249,14 +250,45 @@ def for_path(path: str) -> AmdBuild:
 
 def project_include(path: str, include: str) -> str | None:
     """The project header an angle-bracket include names (`<LightGBM/cuda/cuda_rocm_interop.h>`), found
-    in an include directory the project's build gives (only where an AMD build was read), else None."""
+    in an include directory the project's build gives (where an AMD build was read), else, in a project
+    that builds for AMD, the one file of the project whose path ends so; None otherwise."""
     try:
         build = for_path(path)
     except (OSError, RecursionError, ValueError):
         return None
-    if not build.known or not build.include_dirs:
-        return None
-    return _in_include_dirs(tuple(build.include_dirs), include)
+    if build.known and build.include_dirs:
+        found = _in_include_dirs(tuple(build.include_dirs), include)
+        if found is not None:
+            return found
+    if build.known or build.nvidia_switches or build.python_amd:
+        # Include directories set through the project's own CMake functions (Kokkos) are not read:
+        # a header the include names by a path that ends only one file of the project is that file.
+        return _unique_in_project(build.root, include)
+    return None
+
+
+_PROJECT_FILES: dict[str, dict] = {}
+_SKIPPED_DIRS = frozenset({"node_modules", "_deps", "__pycache__", "build", "builds"})
+MAX_INDEXED_FILES = 200_000
+
+
+def _unique_in_project(root: str, include: str) -> str | None:
+    index = _PROJECT_FILES.get(root)
+    if index is None:
+        index = _PROJECT_FILES[root] = {}
+        count = 0
+        for here, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS]
+            for name in files:
+                if os.path.splitext(name)[1].lower() in HEADERS:
+                    index.setdefault(name, []).append(os.path.join(here, name))
+            count += len(files)
+            if count > MAX_INDEXED_FILES:
+                break
+    include = include.replace("\\", "/")
+    tail = "/" + include.lstrip("/")
+    found = [p for p in index.get(os.path.basename(include), ()) if p.replace(os.sep, "/").endswith(tail)]
+    return found[0] if len(found) == 1 else None
 
 
 _INCLUDE_CACHE: dict = {}

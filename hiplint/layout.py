@@ -69,7 +69,9 @@ def hip_twin(path: str, whole_directory: bool = False) -> str | None:
     """The HIP counterpart that makes `path` part of a CUDA backend, or None. With `whole_directory`
     (a project that already builds for AMD: hiplint.amdbuild), every file of a CUDA directory with a HIP
     twin directory is the CUDA backend's: a file the HIP side lacks is a feature the project keeps to
-    NVIDIA (Kokkos's CUDA task scheduler), not a port in progress; the twin directory is returned."""
+    NVIDIA (Kokkos's CUDA task scheduler), not a port in progress; the twin directory is returned. So
+    is every file of a `cuda/` directory whose parent keeps one file per backend (desul's
+    `atomics/cuda/` beside `Fetch_Op_CUDA.hpp` and `Fetch_Op_HIP.hpp`): a HIP file there is returned."""
     full = os.path.abspath(path)
     low = full.lower()
     if "cuda" not in low and not low.endswith((".cu", ".cuh", ".hip")):
@@ -99,10 +101,30 @@ def hip_twin(path: str, whole_directory: bool = False) -> str | None:
                         return found
                     if whole_directory:
                         return twin_dir
+            if whole_directory:
+                twin_file = _file_twin_in(parent)
+                if twin_file is not None:
+                    return twin_file  # desul `atomics/cuda/` beside `Fetch_Op_CUDA.hpp`/`Fetch_Op_HIP.hpp`
         if parent == current:
             break
         below.insert(0, base)
         current = parent
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _file_twin_in(directory: str) -> str | None:
+    """A HIP file of `directory` that twins a CUDA file beside it (`Fetch_Op_HIP.hpp` beside
+    `Fetch_Op_CUDA.hpp`), or None. A directory that keeps one file per backend so makes its `cuda/`
+    subdirectory the CUDA backend's (in a project that builds for AMD)."""
+    by_stem = _entries_by_stem(directory)
+    for low, real in sorted(_entries(directory).items()):
+        if "cuda" not in low or os.path.isdir(os.path.join(directory, real)):
+            continue
+        for stem in sorted(_twin_stems(real)):
+            for twin in by_stem.get(stem, ()):
+                if twin.lower() != low and not _generated_by_hipify(os.path.join(directory, twin)):
+                    return os.path.join(directory, twin)
     return None
 
 

@@ -226,8 +226,11 @@ def test_a_project_that_switches_backends_per_vendor():
     # One switch per vendor (SIMX_CUDA / SIMX_HIP; SIMX_USE_CUDA / SIMX_USE_HIP in the sources), the AMD
     # build through hipcc as the C++ compiler: the NVIDIA block, the module it includes, CUDA-language
     # options, `#if defined(SIMX_USE_CUDA) && ...`, the selector macro's NVIDIA argument, toolkit tests
-    # guarded by `defined(CUDA_VERSION)`, a branch every clang takes after an nvcc one, and a header
-    # declaring both bf16 types are quiet; the kernel added outside every switch is reported.
+    # guarded by `defined(CUDA_VERSION)`, a branch every clang takes after an nvcc one, a header
+    # declaring both bf16 types, the `cuda/` directory beside per-backend files (`fetch_CUDA.hpp` /
+    # `fetch_HIP.hpp`), a switch that a header found by its angle-bracket path defines for Intel only, a
+    # Hopper-only check, and nvcc options in a build file the AMD build does not read are quiet; the
+    # kernel added outside every switch is reported.
     assert [f for f in scan(ROOT, "fixtures/dualtarget_switches") if ".fixed." not in f[0]] == [
         ("fixtures/dualtarget_switches/src/count.cpp", 6, "WRP005"),
         ("fixtures/dualtarget_switches/src/count.cpp", 6, "WRP006"),

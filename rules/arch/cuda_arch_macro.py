@@ -25,6 +25,21 @@ NOT_DEFINED_ARCH = re.compile(r"!\s*defined\s*\(?\s*__CUDA_ARCH__")
 # for double). AMD skips it and takes the path for current GPUs, which is what the shim stands in for.
 ARCH_BELOW = re.compile(r"__CUDA_ARCH__\s*<=?\s*\d|\d\s*>=?\s*__CUDA_ARCH__")
 ARCH_FROM = re.compile(r"__CUDA_ARCH__\s*>=?\s*\d|\d\s*<=?\s*__CUDA_ARCH__|__CUDA_ARCH__\s*[=!]=")
+# `__CUDA_ARCH__ >= 900` (or `> 899`, `900 <= __CUDA_ARCH__`): a lower bound, with its number.
+ARCH_LOWER_BOUND = re.compile(r"__CUDA_ARCH__\s*(>=?)\s*(\d+)|(\d+)\s*(<=?)\s*__CUDA_ARCH__")
+NEWEST_NVIDIA_ARCH = 900  # sm_90 (Hopper) and later: TMA, wgmma, thread-block clusters, tcgen05
+
+
+def _newest_nvidia_only(text: str) -> bool:
+    """Every architecture bound of the test is a lower bound at Hopper or later, and there is one."""
+    bounds = []
+    for m in ARCH_LOWER_BOUND.finditer(text):
+        op, number = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        bounds.append(int(number) + (1 if op in (">", "<") else 0))
+    return bool(bounds) and min(bounds) >= NEWEST_NVIDIA_ARCH and not ARCH_BELOW.search(text) \
+        and not re.search(r"__CUDA_ARCH__\s*[=!]=", text)
+
+
 DEFINED_ARCH = re.compile(r"(?<!!)\bdefined\s*\(?\s*__CUDA_ARCH__")
 _VERSION = r"\b(?:CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__|__CUDACC_VER_BUILD__)\s*"
 EXACT_RELEASE = re.compile(_VERSION + r"==\s*\d")
@@ -207,6 +222,10 @@ class CudaArchMacro(CudaRule):
       (`defined(CUDA_VERSION) && CUDA_VERSION >= 13000`) or tests the project's NVIDIA-build switch
       (`defined(GKO_COMPILING_CUDA) && CUDA_VERSION >= 11040`): AMD is kept out on purpose. In code
       never ported the same guard is for host compilers, and it is reported;
+    - in such a project, too, code for Hopper or later alone (`defined(__CUDA_ARCH__) && __CUDA_ARCH__
+      >= 900`, every bound a lower bound from 900): TMA, wgmma, thread-block clusters and tcgen05 have
+      no HIP spelling, and AMD runs what every older NVIDIA GPU runs, as the authors meant. In code
+      never ported such a branch is still reported: a port may want an AMD path of its own;
     - a chain whose later branch every clang takes (`#elif defined(__clang__)`, hip-clang included);
     - a chain that only `#define`s macros the file reads in NVIDIA-only code alone (PTX load strings
       per architecture, used in the `#else` of `#ifdef USE_ROCM`).
@@ -375,6 +394,12 @@ class CudaArchMacro(CudaRule):
             # Old GPUs, or old GPUs or an old toolkit (`&& (__CUDA_ARCH__ < 600 || CUDA_VERSION < 8000)`):
             # every test an upper bound, behind the guard that keeps AMD out.
             return  # a shim for old NVIDIA GPUs: AMD goes on to the code for current ones
+        if kind == "architecture" and on_amd is False and "||" not in text and ctx.build_facts.builds_for_amd \
+                and _newest_nvidia_only(text):
+            # `defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900`: Hopper-or-later code (TMA, wgmma, clusters,
+            # tcgen05: none of it HIP's), in a project that already builds for AMD. AMD runs what every older
+            # NVIDIA GPU runs, as the authors meant.
+            return
         if node.type == "preproc_if" and ctx.unit.delta == 0 and _taken_as_on_newest_nvidia(cond, ctx.source.data):
             # `!(defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800)`: AMD takes what every current GPU takes.
             return

@@ -240,8 +240,16 @@ def enables_hip_language(commands: list[Command]) -> bool:
     return False
 
 
+# AMD targets set another way: a project variable for them (`KOKKOS_HIP_ARCHITECTURES`,
+# `X_AMDGPU_TARGETS`) or clang's option itself (`--offload-arch=gfx90a`, the old `--amdgpu-target`).
+_AMD_ARCH_TOKEN = re.compile(r"\w*(?:HIP_ARCHITECTURES|AMDGPU_TARGETS)\b|--offload-arch\b|--amdgpu-target\b")
+
+
 def sets_hip_architectures(commands: list[Command]) -> bool:
+    """Does the file name AMD targets (CMake's HIP variables, a project variable for them, or
+    `--offload-arch`)?"""
     for c in commands:
-        if any(t.text.strip("${}") in HIP_LANGUAGE_ARCH_VARS for t in c.tokens()):
-            return True
+        for t in c.tokens():
+            if t.text.strip("${}") in HIP_LANGUAGE_ARCH_VARS or _AMD_ARCH_TOKEN.search(t.text):
+                return True
     return False

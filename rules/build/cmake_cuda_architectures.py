@@ -14,7 +14,9 @@ class CMakeCudaArchitectures(FileRule):
     Finds where a CMake file sets `CMAKE_CUDA_ARCHITECTURES` or the `CUDA_ARCHITECTURES` target
     property (`set(...)`, `list(APPEND ...)`, `set_target_properties(... CUDA_ARCHITECTURES ...)`,
     `set_property(... PROPERTY CUDA_ARCHITECTURES ...)`). Not reported when the file also names
-    `CMAKE_HIP_ARCHITECTURES`, `HIP_ARCHITECTURES`, `GPU_TARGETS` or `AMDGPU_TARGETS`, or inside an
+    `CMAKE_HIP_ARCHITECTURES`, `HIP_ARCHITECTURES`, `GPU_TARGETS` or `AMDGPU_TARGETS`, a project
+    variable for them (`X_HIP_ARCHITECTURES`, `X_AMDGPU_TARGETS`) or clang's `--offload-arch` (the
+    file sets AMD targets its own way), or inside an
     `if()` chain whose condition names HIP or ROCm, or when the value is `OFF` (CMake then adds no
     architecture flags: a PTX-only or driver-selected target), nor in a file none of whose targets
     compiles a `.cu` source (host code calling cuBLAS, NVRTC samples whose kernels compile at run time).

@@ -21,7 +21,10 @@ class NvccOnlyFlags(FileRule):
     language, `-xhip` through the C++ compiler, or an AMD build of the project that hiplint.amdbuild
     read elsewhere), or when no target of the file compiles a `.cu`
     source (NVRTC and driver-API samples build `.cpp` files only: their `CMAKE_CUDA_FLAGS` reach no
-    compiler; a source list from a glob or another file counts as "may compile CUDA").
+    compiler; a source list from a glob or another file counts as "may compile CUDA"). In a project
+    that already builds for AMD (hiplint.amdbuild: its AMD build read, or backend switches for both
+    vendors) only the build files that AMD build reads are checked: its working AMD build shows the
+    options elsewhere reach nvcc alone (Kokkos's `-Xcompiler` list, Ginkgo's wrapper for HIP over nvcc).
     One finding per file (one for the options that break the build, one for those only
     misread); the other options are listed with it as related locations.
     `hiplint migrate` translates or drops each option (`NvccOption.port` in `rules/build/_nvcc.py`);
@@ -64,6 +67,9 @@ class NvccOnlyFlags(FileRule):
     checklist = "Translate nvcc options for hipcc: --use_fast_math -> -ffast-math, -rdc=true -> -fgpu-rdc, -lineinfo -> -gline-tables-only; drop --expt-*, -Xptxas, -ccbin."
 
     def check_file(self, ctx):
+        facts = ctx.build_facts
+        if facts.project_builds_for_amd and not facts.amd_build_file:
+            return  # the project's AMD build works and reads other build files: these options reach nvcc alone
         for use in _options.option_uses(ctx):
             if use.option.kind == "arch":
                 continue
