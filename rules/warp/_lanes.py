@@ -389,13 +389,18 @@ def warp_functions(ctx) -> set[str]:
     # Words of each body, not a regex of the names found so far: compiling one per file and round
     # cost more than the rest of this function.
     words = {n: _words(b) for n, b in bodies.items() if n not in warp}
-    changed = True
-    while changed and warp:
-        changed = False
-        for n, w in words.items():
-            if n not in warp and _mentions(w, bodies[n], warp):
-                warp.add(n)
-                changed = True
+    # The closure: a function mentioning one found so far is one too. Each name found is looked for
+    # once, in the functions left, in the round after it was found (testing every function against
+    # every name found, round after round, was most of the warp rules' time on a long file).
+    frontier = set(warp)
+    while frontier and words:
+        plain = {n for n in frontier if _WORD.fullmatch(n)}
+        other = frontier - plain  # `operator()`: searched in the text
+        frontier = {n for n, w in words.items()
+                    if not w.isdisjoint(plain) or (other and _mentions(w, bodies[n], other))}
+        for n in frontier:
+            del words[n]
+        warp |= frontier
     ctx.cache["wrp_warp_functions"] = warp
     return warp
 
