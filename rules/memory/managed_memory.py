@@ -2,6 +2,7 @@ import re
 
 from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import strip_c_comments
+from hiplint.lazy import lazy_re
 
 ALLOCATIONS = frozenset({"cudaMallocManaged", "hipMallocManaged", "cuMemAllocManaged"})
 HINTS = frozenset({"cudaMemAdvise", "hipMemAdvise", "cudaMemPrefetchAsync", "hipMemPrefetchAsync",
@@ -9,9 +10,9 @@ HINTS = frozenset({"cudaMemAdvise", "hipMemAdvise", "cudaMemPrefetchAsync", "hip
 
 
 # AMD's own advice values: coherence and caching of the range, whatever XNACK says (HIP runtime API).
-AMD_ADVICE = re.compile(r"\bhipMemAdvise(Set|Unset)CoarseGrain\b")
+AMD_ADVICE = lazy_re(r"\bhipMemAdvise(Set|Unset)CoarseGrain\b")
 # A file that looks at XNACK or page migration itself knows what managed memory does on AMD.
-XNACK_AWARE = re.compile(r"HSA_XNACK|\bxnack\b|hipDeviceAttributePageableMemoryAccess\b|"
+XNACK_AWARE = lazy_re(r"HSA_XNACK|\bxnack\b|hipDeviceAttributePageableMemoryAccess\b|"
                          r"hipDeviceAttributeConcurrentManagedAccess\b", re.I)
 
 
