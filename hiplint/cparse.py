@@ -72,7 +72,20 @@ def iter_nodes(root: Node, types: frozenset[str] | set[str] | None = None):
         yield from _from_index(root, types)
         return
     if types:
-        query = _kinds_query(types)
+        # Compiling a query costs 13-20 ms whatever its size (tree-sitter analyses the grammar for
+        # it): a one-file run asks for half a dozen such sets in a few small subtrees, where walking
+        # in Python costs far less. Each set is walked until the bytes walked for it reach
+        # _WALK_BUDGET, then compiled once and queried from then on (a large file, a server).
+        query = _kinds_queries.get(types)
+        if query is None and types not in _kinds_queries:
+            walked = _walked.get(types, 0) + root.end_byte - root.start_byte
+            if walked <= _WALK_BUDGET and _named_kinds(types):
+                _walked[types] = walked
+                found = list(_walk(root, types))
+                found.sort(key=lambda n: (n.start_byte, -n.end_byte))  # as a query's captures are below
+                yield from found
+                return
+            query = _kinds_queries[types] = _kinds_query(types)
         if query is not None:
             found = QueryCursor(query).captures(root).get("n", [])
             # Pre-order: by start, the enclosing node (longer) first.
@@ -81,6 +94,10 @@ def iter_nodes(root: Node, types: frozenset[str] | set[str] | None = None):
             return
     yield from _walk(root, types)
 
+
+_WALK_BUDGET = 64 * 1024  # bytes of source walked in Python per set of kinds before its query is compiled
+_walked: dict[frozenset, int] = {}  # set of kinds -> bytes walked for it so far
+_kinds_queries: dict = {}  # set of kinds -> its compiled query (None: kinds a query cannot find)
 
 FUNCTION_TYPES = frozenset({"function_definition", "lambda_expression"})
 
@@ -214,10 +231,15 @@ def _is_ancestor(node: Node, sub: Node) -> bool:
     return False
 
 
+def _named_kinds(types: frozenset[str]) -> bool:
+    lang = language()
+    return all(lang.id_for_node_kind(t, True) for t in types)
+
+
 @lru_cache(maxsize=256)
 def _kinds_query(types: frozenset[str]) -> Query | None:
     lang = language()
-    if not all(lang.id_for_node_kind(t, True) for t in types):
+    if not _named_kinds(types):
         return None  # anonymous tokens (e.g. "#endif") or unknown kinds: walk in Python
     try:
         return Query(lang, " ".join(f"({t}) @n" for t in sorted(types)))

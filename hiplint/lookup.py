@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
+from hiplint.lazy import lazy_re
+
 # Node kinds that are tokens (no children): the deepest named node around an occurrence inside one is it.
 TOKEN_KINDS = frozenset({"identifier", "type_identifier", "field_identifier", "namespace_identifier",
                          "statement_identifier"})
@@ -51,9 +53,11 @@ class LookupPattern:
     args: str | None = None  # the call shape: None, or "" (an argument list, not captured), or its capture name
 
     @classmethod
-    def parse(cls, pattern: str, owner: tuple, wants: frozenset[bytes]) -> "LookupPattern | None":
+    def parse(cls, pattern: str, owner: tuple, wants: frozenset[bytes], checked: bool = False) -> "LookupPattern | None":
         """The pattern as a lookup, or None when it has neither shape (module docstring) or tests
-        the token with anything but the text predicates modelled here."""
+        the token with anything but the text predicates modelled here. `checked`: the pattern was
+        parsed as a lookup before (a saved query plan), so its `#match?` regexes compile: they are
+        compiled when first used."""
         tests = []
         capture = None
         for op, cap, args, _ in _PREDICATE.findall(pattern):
@@ -68,6 +72,9 @@ class LookupPattern:
             elif op == "any-of":
                 tests.append(("any", negated, frozenset(strings)))
             elif op == "match" and len(strings) == 1:
+                if checked:
+                    tests.append(("match", negated, lazy_re(strings[0])))
+                    continue
                 try:
                     tests.append(("match", negated, re.compile(strings[0])))
                 except re.error:

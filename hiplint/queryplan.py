@@ -171,7 +171,7 @@ class QueryPlan:
         lookups, lookup_patterns = [], []
         for wants, *entry in layout["lookups"]:
             text, owner = owned(entry)
-            lookup = LookupPattern.parse(text, owner, frozenset(w.encode() for w in wants))
+            lookup = LookupPattern.parse(text, owner, frozenset(w.encode() for w in wants), checked=True)
             if lookup is None:
                 raise ValueError("saved query plan does not match the rules")
             lookups.append(lookup)

@@ -14,9 +14,10 @@ from functools import lru_cache
 from importlib import resources
 
 from hiplint import CudaRule
+from hiplint.lazy import lazy_re
 
 STATUSES = ("supported", "differs", "unsupported", "not-supported-at-runtime")
-VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
+VERSION_RE = lazy_re(r"^\d+\.\d+(\.\d+)?$")
 # Parents under which an identifier is a declaration or a member, not a use of the library's name.
 _DECLARING = frozenset({"function_declarator", "field_expression", "enumerator", "preproc_def",
                         "preproc_function_def", "namespace_definition", "field_declaration"})

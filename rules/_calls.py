@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 from hiplint.cparse import iter_nodes
+from hiplint.lazy import lazy_re
 
-THREAD_INDEX = re.compile(r"\b(threadIdx|blockIdx|blockDim|hipThreadIdx_[xyz]|hipBlockIdx_[xyz]|"
+THREAD_INDEX = lazy_re(r"\b(threadIdx|blockIdx|blockDim|hipThreadIdx_[xyz]|hipBlockIdx_[xyz]|"
                           r"thread_rank|__lane_id|global_thread_id)\b")
 DECLARATORS = frozenset({"declaration", "parameter_declaration"})
 NULLS = frozenset({"NULL", "nullptr", "0", "0L", "0UL", "(void*)0", "__null"})

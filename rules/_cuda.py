@@ -6,6 +6,7 @@ import re
 
 from hiplint.cparse import iter_nodes
 from hiplint.headers import project_defines
+from hiplint.lazy import lazy_re
 
 TEMPLATE_WRAPPERS = ("template_function", "template_type", "template_method")
 FUNCTION_QUALIFIERS = frozenset({"__global__", "__device__", "__host__"})
@@ -105,7 +106,7 @@ def written_for_amd(ctx) -> bool:
 # Inline assembly ---------------------------------------------------------------------------------
 
 # PTX that no AMD target accepts: special registers, declarations and instruction mnemonics.
-PTX_MARKERS = re.compile(
+PTX_MARKERS = lazy_re(
     r"%(laneid|warpid|nwarpid|smid|nsmid|gridid|clock64|clock|globaltimer\w*|lanemask_\w+|tid|ntid|ctaid|nctaid|"
     r"cluster\w*|dynamic_smem_size|total_smem_size|pm\d|envreg\d+)\b"
     r"|(^|[\s;{])\.(reg|shared|global|local|const|param)\s+\.(align|pred|v[248]|[bsuf]\d+|bf16\w*|f16x2|e\dm\d)\b"
@@ -123,7 +124,7 @@ PTX_MARKERS = re.compile(
 # An instruction is PTX only if one of its qualifiers is: a type (`.u32`, `.f16x2`), a state space
 # (`.global`, `.shared::cta`), a scope, ordering, rounding or shape. Other assemblers use dotted
 # mnemonics too (RISC-V `fence.i`, `add.uw`; Esperanto's `mov.m.x m0, x0, 0xFF`).
-PTX_QUALIFIER = re.compile(
+PTX_QUALIFIER = lazy_re(
     r"(?:[bsuf](?:8|16|32|64|128)(?:x[24])?|bf16(?:x2)?|tf32|e[45]m[23](?:x2)?|pred|v[248]|"
     r"global|shared|local|const|param|tex|surf|generic|sync|aligned|async|arrive|cta|gpu|sys|cluster|"
     r"relaxed|acquire|release|acq_rel|sc|weak|volatile|mmio|nc|ca|cg|cs|lu|cv|wb|wt|rni?|rzi?|rmi?|rpi?|ftz|sat|"

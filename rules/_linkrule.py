@@ -5,10 +5,11 @@ import re
 
 from hiplint import FileRule, Impact, Severity
 from hiplint.rules.build import _cmake, _make
+from hiplint.lazy import lazy_re
 
 
 LINK_COMMANDS = frozenset({"target_link_libraries", "link_libraries", "target_link_options", "add_link_options"})
-WORD = re.compile(rb"[^\s\"']+")
+WORD = lazy_re(rb"[^\s\"']+")
 
 
 class LinkLibraryRule(FileRule):

@@ -22,7 +22,60 @@ def rule_url(code: str) -> str:
     return f"{docs_base().rstrip('/')}/{code}.md"
 
 
-EMITTERS: dict[str, Callable[["Report"], str]] = {}
+# Each built-in format's module, imported when the format is first asked for: a run renders one or
+# two formats, and importing all of them (html, sarif, junit: xml, uuid...) cost a one-file run ~15 ms.
+# In the order they register in (config.OUTPUT_FORMATS, error messages).
+FORMAT_MODULES = {"full": "text", "concise": "text", "json": "jsonfmt", "checklist": "checklist", "sarif": "sarif",
+                  "github": "github", "gitlab": "gitlab", "junit": "junit", "json-lines": "jsonlines",
+                  "html": "html"}
+
+
+class _Emitters(dict):
+    """Format name -> render function. Reading a built-in format imports its module (which registers
+    it with @emitter); listing the formats imports them all."""
+
+    def __missing__(self, name):
+        module = FORMAT_MODULES.get(name)
+        if module is None:
+            raise KeyError(name)
+        import importlib
+
+        importlib.import_module(f"{__name__}.{module}")
+        return dict.__getitem__(self, name)
+
+    def __contains__(self, name):
+        return name in FORMAT_MODULES or dict.__contains__(self, name)
+
+    def get(self, name, default=None):
+        return self[name] if name in self else default
+
+    def _all(self):
+        for name in FORMAT_MODULES:
+            if not dict.__contains__(self, name):
+                self.__missing__(name)
+
+    def __iter__(self):
+        self._all()
+        return dict.__iter__(self)
+
+    def __len__(self):
+        self._all()
+        return dict.__len__(self)
+
+    def keys(self):
+        self._all()
+        return dict.keys(self)
+
+    def values(self):
+        self._all()
+        return dict.values(self)
+
+    def items(self):
+        self._all()
+        return dict.items(self)
+
+
+EMITTERS: dict[str, Callable[["Report"], str]] = _Emitters()
 
 
 @dataclass
@@ -89,5 +142,4 @@ def render(fmt: str, report: Report) -> str:
     return EMITTERS[fmt](report)
 
 
-from hiplint.emit import text, jsonfmt, checklist  # noqa: E402,F401  (registration)
-from hiplint.emit import sarif, github, gitlab, junit, jsonlines, html  # noqa: E402,F401  (registration)
+config.OUTPUT_FORMATS = config.OUTPUT_FORMATS + tuple(n for n in FORMAT_MODULES if n not in config.OUTPUT_FORMATS)

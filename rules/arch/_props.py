@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import re
+from hiplint.lazy import lazy_re
 
-PROP_TYPES = re.compile(r"\b(cudaDeviceProp|hipDeviceProp_t|cudaDeviceProp_t)\b")
+PROP_TYPES = lazy_re(r"\b(cudaDeviceProp|hipDeviceProp_t|cudaDeviceProp_t)\b")
 
 
 def is_device_prop(ctx, field_expr, obj) -> bool:

@@ -4,9 +4,10 @@ from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
 from ..warp._lanes import int_literal
 from ._props import is_device_prop
+from hiplint.lazy import lazy_re
 
 COMPARISONS = frozenset({">", ">=", "<", "<=", "==", "!="})
-ATTR_VAR = re.compile(r"\b(?:cudaDeviceGetAttribute|hipDeviceGetAttribute|cuDeviceGetAttribute)\s*\(\s*&\s*(\w+)\s*,\s*"
+ATTR_VAR = lazy_re(r"\b(?:cudaDeviceGetAttribute|hipDeviceGetAttribute|cuDeviceGetAttribute)\s*\(\s*&\s*(\w+)\s*,\s*"
                       r"(cudaDevAttrComputeCapability(Major|Minor)|hipDeviceAttributeComputeCapability(Major|Minor)|"
                       r"CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_(MAJOR|MINOR))\b")
 # Gates from Volta (7.0) on: every AMD GPU reports 9.0 or more and passes older gates (Kepler to Pascal

@@ -4,12 +4,13 @@ from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes, respell_operators, strip_c_comments
 from hiplint.headers import amd_macros
 from hiplint.preproc import NVIDIA_BUILD_MARK, masked_on_amd, HIP, condition_truth, amd_truth, is_hip_macro
+from hiplint.lazy import lazy_re
 
-ARCH_MACROS = re.compile(r"\b(__CUDA_ARCH__|__CUDA_ARCH_LIST__|__CUDA_ARCH_FEAT_SM\w+|__CUDA_ARCH_SPECIFIC__|"
+ARCH_MACROS = lazy_re(r"\b(__CUDA_ARCH__|__CUDA_ARCH_LIST__|__CUDA_ARCH_FEAT_SM\w+|__CUDA_ARCH_SPECIFIC__|"
                          r"__CUDA_ARCH_FAMILY_SPECIFIC__)\b")
-VERSION_MACROS = re.compile(r"\b(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__|"
+VERSION_MACROS = lazy_re(r"\b(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__|"
                             r"__CUDACC_VER_BUILD__)\b")
-IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*")
+IDENTIFIER = lazy_re(r"\b[A-Za-z_]\w*")
 
 
 def reads_arch_or_version(name: str) -> bool:
@@ -17,16 +18,16 @@ def reads_arch_or_version(name: str) -> bool:
     return bool(ARCH_MACROS.fullmatch(name) or VERSION_MACROS.fullmatch(name))
 
 
-NOT_DEFINED_ARCH = re.compile(r"!\s*defined\s*\(?\s*__CUDA_ARCH__")
+NOT_DEFINED_ARCH = lazy_re(r"!\s*defined\s*\(?\s*__CUDA_ARCH__")
 # `!defined(CUDA_VERSION)`: the branch for a build without the CUDA toolkit, which AMD's is.
 # A test for particular CUDA releases (`__CUDACC_VER_MAJOR__ == 11`, `CUDA_VERSION >= 12020 &&
 # CUDA_VERSION < 12051`) is a workaround for those releases: AMD, which is none of them, skips it rightly.
 # `defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600`: a shim for old NVIDIA GPUs (a CAS-loop atomicAdd
 # for double). AMD skips it and takes the path for current GPUs, which is what the shim stands in for.
-ARCH_BELOW = re.compile(r"__CUDA_ARCH__\s*<=?\s*\d|\d\s*>=?\s*__CUDA_ARCH__")
-ARCH_FROM = re.compile(r"__CUDA_ARCH__\s*>=?\s*\d|\d\s*<=?\s*__CUDA_ARCH__|__CUDA_ARCH__\s*[=!]=")
+ARCH_BELOW = lazy_re(r"__CUDA_ARCH__\s*<=?\s*\d|\d\s*>=?\s*__CUDA_ARCH__")
+ARCH_FROM = lazy_re(r"__CUDA_ARCH__\s*>=?\s*\d|\d\s*<=?\s*__CUDA_ARCH__|__CUDA_ARCH__\s*[=!]=")
 # `__CUDA_ARCH__ >= 900` (or `> 899`, `900 <= __CUDA_ARCH__`): a lower bound, with its number.
-ARCH_LOWER_BOUND = re.compile(r"__CUDA_ARCH__\s*(>=?)\s*(\d+)|(\d+)\s*(<=?)\s*__CUDA_ARCH__")
+ARCH_LOWER_BOUND = lazy_re(r"__CUDA_ARCH__\s*(>=?)\s*(\d+)|(\d+)\s*(<=?)\s*__CUDA_ARCH__")
 NEWEST_NVIDIA_ARCH = 900  # sm_90 (Hopper) and later: TMA, wgmma, thread-block clusters, tcgen05
 
 
@@ -40,20 +41,20 @@ def _newest_nvidia_only(text: str) -> bool:
         and not re.search(r"__CUDA_ARCH__\s*[=!]=", text)
 
 
-DEFINED_ARCH = re.compile(r"(?<!!)\bdefined\s*\(?\s*__CUDA_ARCH__")
+DEFINED_ARCH = lazy_re(r"(?<!!)\bdefined\s*\(?\s*__CUDA_ARCH__")
 _VERSION = r"\b(?:CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__|__CUDACC_VER_BUILD__)\s*"
-EXACT_RELEASE = re.compile(_VERSION + r"==\s*\d")
-LOWER_BOUND = re.compile(_VERSION + r">=?\s*\d")
-UPPER_BOUND = re.compile(_VERSION + r"<=?\s*\d")
-NOT_DEFINED_VERSION = re.compile(r"!\s*defined\s*\(?\s*(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC__|__NVCC__)\b")
+EXACT_RELEASE = lazy_re(_VERSION + r"==\s*\d")
+LOWER_BOUND = lazy_re(_VERSION + r">=?\s*\d")
+UPPER_BOUND = lazy_re(_VERSION + r"<=?\s*\d")
+NOT_DEFINED_VERSION = lazy_re(r"!\s*defined\s*\(?\s*(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC__|__NVCC__)\b")
 # `defined(CUDA_VERSION) && ...`: the author tests for the CUDA toolkit before reading it, so the branch is
 # meant for NVIDIA only and AMD's skipping it is on purpose.
-DEFINED_TOOLKIT = re.compile(r"(?<!!)\bdefined\s*\(?\s*(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__)\b")
-DEFINED_NAME = re.compile(r"(?<!!)\bdefined\s*\(?\s*([A-Za-z_]\w*)")
+DEFINED_TOOLKIT = lazy_re(r"(?<!!)\bdefined\s*\(?\s*(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__)\b")
+DEFINED_NAME = lazy_re(r"(?<!!)\bdefined\s*\(?\s*([A-Za-z_]\w*)")
 # A macro body that is a test (a comparison, `defined`, a logical operator), not just the value.
-TEST_LIKE = re.compile(r"\bdefined\b|[<>]=?|[=!]=|&&|\|\|")
+TEST_LIKE = lazy_re(r"\bdefined\b|[<>]=?|[=!]=|&&|\|\|")
 # `defined(__CUDA_ARCH__)` alone, possibly negated: the host/device split.
-SPLIT = re.compile(r"^\s*(!\s*)?(defined\s*\(\s*__CUDA_ARCH__\s*\)|defined\s+__CUDA_ARCH__)\s*$")
+SPLIT = lazy_re(r"^\s*(!\s*)?(defined\s*\(\s*__CUDA_ARCH__\s*\)|defined\s+__CUDA_ARCH__)\s*$")
 DEVICE_PASS = "(defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__))"
 
 
@@ -68,7 +69,7 @@ _BINARY = {"&&": lambda a, b: int(bool(a) and bool(b)), "||": lambda a, b: int(b
            "/": lambda a, b: a // b if b else None, "%": lambda a, b: a % b if b else None}
 
 
-SYNC_WARP_CALL = re.compile(r"\b__(shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all)_sync\s*\(")
+SYNC_WARP_CALL = lazy_re(r"\b__(shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all)_sync\s*\(")
 
 
 def _legacy_warp_fallback(ctx, node, cond, on_amd: bool) -> bool:
@@ -87,7 +88,7 @@ def _legacy_warp_fallback(ctx, node, cond, on_amd: bool) -> bool:
 
 
 # A parenthesized group that opens with `!defined(__CUDA_ARCH__) ||` (no nested parentheses after it).
-_HOST_DISJUNCTION = re.compile(r"\(\s*!\s*defined\s*\(\s*__CUDA_ARCH__\s*\)\s*\|\|[^()]*\)|"
+_HOST_DISJUNCTION = lazy_re(r"\(\s*!\s*defined\s*\(\s*__CUDA_ARCH__\s*\)\s*\|\|[^()]*\)|"
                                r"\(\s*!\s*defined\s+__CUDA_ARCH__\s*\|\|[^()]*\)")
 
 
@@ -140,7 +141,7 @@ def _taken_as_on_newest_nvidia(cond, data: bytes) -> bool:
     return bool(on_amd) and bool(on_nvidia)
 
 
-_STOPS_BUILD = re.compile(r"\s*(?:#\s*error\b[^\n]*|static_assert\s*\([^;]*\)\s*;)\s*")
+_STOPS_BUILD = lazy_re(r"\s*(?:#\s*error\b[^\n]*|static_assert\s*\([^;]*\)\s*;)\s*")
 
 
 def _amd_branch_stops_build(ctx, node, on_amd) -> bool:
@@ -553,10 +554,10 @@ class CudaArchMacro(CudaRule):
         return uses
 
 
-DIRECTIVE_LINE = re.compile(r"\s*#")
+DIRECTIVE_LINE = lazy_re(r"\s*#")
 
 
-_CLANG_TEST = re.compile(r"\s*\(?\s*(defined\s*\(?\s*__clang__\s*\)?|__clang__)\s*\)?\s*")
+_CLANG_TEST = lazy_re(r"\s*\(?\s*(defined\s*\(?\s*__clang__\s*\)?|__clang__)\s*\)?\s*")
 
 
 def _clang_disjunct(text: str) -> bool:

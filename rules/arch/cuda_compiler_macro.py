@@ -4,12 +4,13 @@ from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
 from hiplint.model import Edit
 from hiplint.preproc import NVIDIA_BUILD_MARK, is_hip_macro
+from hiplint.lazy import lazy_re
 
 MACROS = ("__CUDACC__", "__NVCC__")
 _CHAIN = ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else")
 # The branches must hold GPU code, or what stands in for it on a host compiler: CUDA's function and
 # variable qualifiers (or their empty stand-ins), kernel launches, built-in indices, or min/max helpers.
-GPU_CODE = re.compile(r"__(host|device|global|forceinline|shared|constant|managed|launch_bounds)__|<<<|"
+GPU_CODE = lazy_re(r"__(host|device|global|forceinline|shared|constant|managed|launch_bounds)__|<<<|"
                       r"\b(threadIdx|blockIdx|blockDim|__syncthreads)\b|\b(min|max|fminf|fmaxf)\s*\(")
 
 

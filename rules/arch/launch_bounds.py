@@ -3,15 +3,16 @@ import re
 from hiplint import CudaRule, Impact, Severity
 from hiplint.headers import amd_macros
 from .._cuda import written_for_amd
+from hiplint.lazy import lazy_re
 
 DEFAULT_MIN = ("1", "1u", "1U")
 # A second argument named for AMD's meaning (rocPRIM's ROCPRIM_DEFAULT_MIN_WARPS_PER_EU, kMinWavesPerEU):
 # its author already counts waves per execution unit.
-AMD_MEANING = re.compile(r"(warps?|waves?|wavefronts?)per(eu|executionunits?|simd)")
+AMD_MEANING = lazy_re(r"(warps?|waves?|wavefronts?)per(eu|executionunits?|simd)")
 # A name word for AMD in the argument: an AMD tuning table or trait (`kAmdTuning[...]`, `HipTuning::min_blocks`,
 # `tuning<gfx942>::occupancy`).
-AMD_WORD = re.compile(r"(?i)(?:^|[^a-z])(amd|hip|rocm|gfx[0-9a-f]*|cdna\d*|rdna\d*)(?:$|[^a-z])|(?-i:(?<![a-z])(?:Amd|Hip|Rocm)(?=[A-Z_])|(?<=[a-z])(?:Amd|Hip|Rocm)(?=[A-Z_]|$))")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
+AMD_WORD = lazy_re(r"(?i)(?:^|[^a-z])(amd|hip|rocm|gfx[0-9a-f]*|cdna\d*|rdna\d*)(?:$|[^a-z])|(?-i:(?<![a-z])(?:Amd|Hip|Rocm)(?=[A-Z_])|(?<=[a-z])(?:Amd|Hip|Rocm)(?=[A-Z_]|$))")
+_IDENT = lazy_re(r"[A-Za-z_]\w*")
 
 
 def _per_vendor(ctx, expr: str) -> bool:

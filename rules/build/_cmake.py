@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from hiplint.lazy import lazy_re
 from hiplint.preproc import AMD_LIBRARY_WORDS, names_nvidia_compiler
 
 from ._vendor import NVIDIA_BACKENDS, is_hip_text
@@ -242,7 +243,7 @@ def enables_hip_language(commands: list[Command]) -> bool:
 
 # AMD targets set another way: a project variable for them (`KOKKOS_HIP_ARCHITECTURES`,
 # `X_AMDGPU_TARGETS`) or clang's option itself (`--offload-arch=gfx90a`, the old `--amdgpu-target`).
-_AMD_ARCH_TOKEN = re.compile(r"\w*(?:HIP_ARCHITECTURES|AMDGPU_TARGETS)\b|--offload-arch\b|--amdgpu-target\b")
+_AMD_ARCH_TOKEN = lazy_re(r"\w*(?:HIP_ARCHITECTURES|AMDGPU_TARGETS)\b|--offload-arch\b|--amdgpu-target\b")
 
 
 def sets_hip_architectures(commands: list[Command]) -> bool:

@@ -14,12 +14,13 @@ import re
 from dataclasses import dataclass, field
 
 from ._vendor import NVIDIA_BACKENDS, is_hip_text
+from hiplint.lazy import lazy_re
 
-ASSIGN = re.compile(r"^\s*(?:override\s+|export\s+|private\s+)*(?P<var>[A-Za-z_][\w.-]*)\s*(?:\+|\?|::?|!)?=")
-CONDITIONAL = re.compile(r"^\s*(?:else\s+)?(ifeq|ifneq|ifdef|ifndef)\b")
-ELSE = re.compile(r"^\s*else\b")
-ENDIF = re.compile(r"^\s*endif\b")
-NVCC_VAR = re.compile(r"NVCC|CUDA|^CU_?|NV_?FLAGS|GPU", re.I)
+ASSIGN = lazy_re(r"^\s*(?:override\s+|export\s+|private\s+)*(?P<var>[A-Za-z_][\w.-]*)\s*(?:\+|\?|::?|!)?=")
+CONDITIONAL = lazy_re(r"^\s*(?:else\s+)?(ifeq|ifneq|ifdef|ifndef)\b")
+ELSE = lazy_re(r"^\s*else\b")
+ENDIF = lazy_re(r"^\s*endif\b")
+NVCC_VAR = lazy_re(r"NVCC|CUDA|^CU_?|NV_?FLAGS|GPU", re.I)
 
 
 @dataclass
@@ -151,8 +152,8 @@ def _mark_conditionals(lines: list[MakeLine]) -> None:
                 ml.aware = True
 
 
-IFEQ_OPERANDS = re.compile(r"^\s*(?:else\s+)?ifeq\s*(.*)$")
-VARIABLE_REF = re.compile(r"\$[({][^)}]*[)}]")  # `$(CUDA)` names a variable, not the value CUDA
+IFEQ_OPERANDS = lazy_re(r"^\s*(?:else\s+)?ifeq\s*(.*)$")
+VARIABLE_REF = lazy_re(r"\$[({][^)}]*[)}]")  # `$(CUDA)` names a variable, not the value CUDA
 
 
 def _tests_for_cuda(text: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from hiplint.lazy import lazy_re
 
 ERROR = "clang rejects it (unknown argument): the build fails"
 
@@ -144,7 +145,7 @@ NVCC_OPTIONS: tuple[NvccOption, ...] = (
 )
 
 # An -arch value must name an NVIDIA GPU for the option to be nvcc's (`-arch x86_64` is Apple's).
-NVIDIA_ARCH_VALUE = re.compile(r"(?:arch=)?(?:sm|compute|lto)_(?:[0-9]+[a-z]?\b|$|\$)|^(?:native|all|all-major)$")
+NVIDIA_ARCH_VALUE = lazy_re(r"(?:arch=)?(?:sm|compute|lto)_(?:[0-9]+[a-z]?\b|$|\$)|^(?:native|all|all-major)$")
 
 
 def lookup(token: str) -> NvccOption | None:

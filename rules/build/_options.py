@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from . import _cmake, _make, _nvcc
+from hiplint.lazy import lazy_re
 
 # CMake commands whose arguments are compiler or linker options.
 OPTION_COMMANDS = ("set", "list", "string", "target_compile_options", "add_compile_options", "target_link_options",
@@ -21,7 +22,7 @@ SOURCE_COMMANDS = ("add_executable", "add_library", "target_sources", "cuda_add_
 _NOT_SOURCES = frozenset({"STATIC", "SHARED", "MODULE", "OBJECT", "INTERFACE", "IMPORTED", "ALIAS", "GLOBAL",
                           "EXCLUDE_FROM_ALL", "WIN32", "MACOSX_BUNDLE", "PRIVATE", "PUBLIC"})
 _CUDA_SOURCE = (".cu", ".cuh", ".CU")
-_VARIABLE = re.compile(r"\$\{(\w+)\}")
+_VARIABLE = lazy_re(r"\$\{(\w+)\}")
 
 
 def compiles_no_cuda(commands) -> bool:

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import re
+from hiplint.lazy import lazy_re
 
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = lazy_re(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")
+_IDENT = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*")
 HIP_WORDS = frozenset({"hip", "amd", "cdna", "rdna"})
 HIP_SUBSTRINGS = ("rocm", "amdgpu", "gcnarch", "hipcc", "amdclang")
 # Values of a build's GPU-runtime switch that mean the NVIDIA build (`GPU_RUNTIME STREQUAL "CUDA"`).

@@ -3,6 +3,7 @@ import re
 from hiplint import FileRule, Impact, Severity
 
 from . import _cmake, _make
+from hiplint.lazy import lazy_re
 
 # CUDA library -> (HIP/ROCm library to link, CMake package and target where ROCm documents one).
 # curand and cusolver are left to the RND and SLV families.
@@ -27,14 +28,14 @@ LIBRARY_MAP = {
     "nvshmem_host": ("rocshmem (rocSHMEM, a different API: LIB012) plus a ROCm-aware MPI", "find_package(rocshmem)"),
     "nvshmem_device": ("rocshmem (rocSHMEM links one library, with -fgpu-rdc)", "find_package(rocshmem)"),
 }
-OWNED_ELSEWHERE = re.compile(r"^(curand|cusolver)", re.I)
+OWNED_ELSEWHERE = lazy_re(r"^(curand|cusolver)", re.I)
 # Anything else that is plainly a CUDA toolkit library.
-OTHER_CUDA_LIB = re.compile(r"^(cufftw|cusparselt|cutensor|cufile|npp[a-z]*|nvjpeg|nvjitlink|cudla)$", re.I)
+OTHER_CUDA_LIB = lazy_re(r"^(cufftw|cusparselt|cutensor|cufile|npp[a-z]*|nvjpeg|nvjitlink|cudla)$", re.I)
 
-DASH_L = re.compile(r"^-l(?P<lib>[A-Za-z0-9_-]+)$")
-LIB_FILE = re.compile(r"(?:^|/)lib(?P<lib>[A-Za-z0-9_]+?)(?:_static)?\.(?:so(?:\.[0-9.]+)?|a)$")
-CMAKE_TARGET = re.compile(r"^CUDA::(?P<lib>[A-Za-z0-9_]+)$")
-FINDCUDA_VAR = re.compile(r"^\$\{CUDA_(?P<lib>[A-Za-z0-9]+)_LIBRAR(?:Y|IES)\}$|^\$\{CUDA_LIBRARIES\}$")
+DASH_L = lazy_re(r"^-l(?P<lib>[A-Za-z0-9_-]+)$")
+LIB_FILE = lazy_re(r"(?:^|/)lib(?P<lib>[A-Za-z0-9_]+?)(?:_static)?\.(?:so(?:\.[0-9.]+)?|a)$")
+CMAKE_TARGET = lazy_re(r"^CUDA::(?P<lib>[A-Za-z0-9_]+)$")
+FINDCUDA_VAR = lazy_re(r"^\$\{CUDA_(?P<lib>[A-Za-z0-9]+)_LIBRAR(?:Y|IES)\}$|^\$\{CUDA_LIBRARIES\}$")
 LINK_COMMANDS = ("target_link_libraries", "link_libraries")
 
 

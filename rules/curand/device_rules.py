@@ -6,11 +6,12 @@ import re
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.rules._calls import (base_identifier, call_args, call_name, declared_type, initializer_text, int_value,
                                   thread_derived)
+from hiplint.lazy import lazy_re
 
 INIT_CALLS = ("curand_init", "hiprand_init")
 SKIP_CALLS = ("skipahead", "skipahead_sequence", "skipahead_subsequence")
-XORWOW_STATE = re.compile(r"^(curand|hiprand)State(XORWOW)?(_t)?$")
-MTGP32_STATE = re.compile(r"^(curand|hiprand)StateMtgp32(_t)?$")
+XORWOW_STATE = lazy_re(r"^(curand|hiprand)State(XORWOW)?(_t)?$")
+MTGP32_STATE = lazy_re(r"^(curand|hiprand)StateMtgp32(_t)?$")
 MTGP32_DEVICE_ONLY = ("curand_mtgp32_single", "curand_mtgp32_single_specific", "curand_mtgp32_specific")
 PHILOX = {"curand": "curandStatePhilox4_32_10_t", "hiprand": "hiprandStatePhilox4_32_10_t"}
 

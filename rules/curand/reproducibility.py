@@ -8,12 +8,13 @@ from hiplint.rule import computed_once
 from hiplint.cparse import iter_nodes
 from hiplint.rules._apitable import load_table
 from hiplint.rules._calls import call_args, call_name, declared_type, base_identifier
+from hiplint.lazy import lazy_re
 
 CREATE_CALLS = ("curandCreateGenerator", "curandCreateGeneratorHost", "hiprandCreateGenerator", "hiprandCreateGeneratorHost")
 INIT_CALLS = ("curand_init", "hiprand_init")
 # rocRAND reproduces cuRAND only for these (legacy ordering, same seed, offset and dimensions).
-COMPATIBLE = re.compile(r"(CURAND|HIPRAND)_RNG_QUASI_SOBOL(32|64)$|^(curand|hiprand)StateSobol(32|64)(_t)?$")
-GOLDEN_NAME = re.compile(r"(?i)golden|expected|reference|baseline|^ref_|_ref$|^ref$|^kRef")
+COMPATIBLE = lazy_re(r"(CURAND|HIPRAND)_RNG_QUASI_SOBOL(32|64)$|^(curand|hiprand)StateSobol(32|64)(_t)?$")
+GOLDEN_NAME = lazy_re(r"(?i)golden|expected|reference|baseline|^ref_|_ref$|^ref$|^kRef")
 COMPARE_CALLS = frozenset({"memcmp", "assert", "EXPECT_EQ", "ASSERT_EQ", "EXPECT_FLOAT_EQ", "ASSERT_FLOAT_EQ",
                            "EXPECT_DOUBLE_EQ", "ASSERT_DOUBLE_EQ", "EXPECT_NEAR", "ASSERT_NEAR", "CHECK_EQ",
                            "REQUIRE", "CHECK", "EXPECT_TRUE", "ASSERT_TRUE", "std::equal", "equal"})
@@ -135,7 +136,7 @@ def _device_names() -> frozenset[str]:
                      for n in (r.cuda, r.hip) if n and n.startswith(("curand", "hiprand")))
 # hipRAND's C++ wrapper `hiprand/hiprand.hpp` includes hiprand_kernel.h (ROCm 7.2 headers), as rocRAND's
 # `rocrand.hpp` includes its kernel header.
-KERNEL_HEADERS = re.compile(r"(^|/)((curand_kernel|hiprand_kernel|hiprand_kernel_rocm|hiprand_kernel_nvcc|"
+KERNEL_HEADERS = lazy_re(r"(^|/)((curand_kernel|hiprand_kernel|hiprand_kernel_rocm|hiprand_kernel_nvcc|"
                             r"rocrand_kernel|rocrand)\.h|(hiprand|rocrand)\.hpp)$")
 HEADER_FOR = {"curand": "<curand_kernel.h>", "hiprand": "<hiprand/hiprand_kernel.h>"}
 

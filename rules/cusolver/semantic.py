@@ -6,12 +6,13 @@ import re
 from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
 from hiplint.rules._calls import NULLS, base_identifier, call_args, call_name
+from hiplint.lazy import lazy_re
 
-SOLVER_CALL = re.compile(r"^(cusolverDn|hipsolverDn|hipsolver|rocsolver_)\w+$")
-INFO_NAME = re.compile(r"(?i)^(h_?|host_?|d_?|dev_?)?(dev_?)?info(_?(h|host|d|dev|gpu|cpu|out))?$|^(h|host)?_?(dev)?Info$")
-IRS_CALL = re.compile(r"^(cusolverDn|hipsolverDn|hipsolver)(SS|DD|CC|ZZ)(gesv|gels)$")
-JACOBI_GETTER = re.compile(r"^(cusolverDn|hipsolverDn|hipsolver)X(syevj|gesvdj)Get(Residual|Sweeps)$")
-BATCHED_JACOBI = re.compile(r"^(cusolverDn|hipsolverDn|hipsolver)[SDCZ](syevj|gesvdj)Batched$")
+SOLVER_CALL = lazy_re(r"^(cusolverDn|hipsolverDn|hipsolver|rocsolver_)\w+$")
+INFO_NAME = lazy_re(r"(?i)^(h_?|host_?|d_?|dev_?)?(dev_?)?info(_?(h|host|d|dev|gpu|cpu|out))?$|^(h|host)?_?(dev)?Info$")
+IRS_CALL = lazy_re(r"^(cusolverDn|hipsolverDn|hipsolver)(SS|DD|CC|ZZ)(gesv|gels)$")
+JACOBI_GETTER = lazy_re(r"^(cusolverDn|hipsolverDn|hipsolver)X(syevj|gesvdj)Get(Residual|Sweeps)$")
+BATCHED_JACOBI = lazy_re(r"^(cusolverDn|hipsolverDn|hipsolver)[SDCZ](syevj|gesvdj)Batched$")
 
 
 def _solver_calls(ctx, scope):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from hiplint.cparse import is_defined_name, iter_nodes
 from hiplint.triggers import regex_literals
+from hiplint.lazy import lazy_re
 
 NAME_TYPES = frozenset({"identifier", "type_identifier", "namespace_identifier"})
 _DATA_DIR = Path(__file__).resolve().parent
@@ -39,7 +40,7 @@ class Include:
     path_end: int
 
 
-_MEMBER = re.compile(r"[A-Za-z_]\w*|")  # the first name of `std::atomic<int>`
+_MEMBER = lazy_re(r"[A-Za-z_]\w*|")  # the first name of `std::atomic<int>`
 
 
 @dataclass(frozen=True)

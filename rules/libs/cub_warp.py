@@ -2,6 +2,7 @@ import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
+from hiplint.lazy import lazy_re
 
 # Warp-level class templates and the 0-based position of LOGICAL_WARP_THREADS in their parameter
 # lists (CUB and hipCUB agree). WarpLoad/WarpStore have the algorithm before it; its default is
@@ -11,8 +12,8 @@ DEFAULT_ALGORITHM = {"WarpLoad": "WARP_LOAD_DIRECT", "WarpStore": "WARP_STORE_DI
 NAMESPACES = ("cub", "hipcub")
 PINNED_WIDTH = "32"
 # Warp indices computed from the wave size: with the default width the code is consistent on both vendors.
-WAVE_SIZED = re.compile(r"[/%]\s*(warpSize|HIPCUB_WARP_THREADS|HIPCUB_DEVICE_WARP_THREADS|CUB_PTX_WARP_THREADS)\b")
-THIRTY_TWO_BASED = re.compile(r"/\s*32\b|%\s*32\b|&\s*31\b|>>\s*5\b")
+WAVE_SIZED = lazy_re(r"[/%]\s*(warpSize|HIPCUB_WARP_THREADS|HIPCUB_DEVICE_WARP_THREADS|CUB_PTX_WARP_THREADS)\b")
+THIRTY_TWO_BASED = lazy_re(r"/\s*32\b|%\s*32\b|&\s*31\b|>>\s*5\b")
 
 
 class CubLogicalWarpWidth(CudaRule):

@@ -9,6 +9,7 @@ from hiplint.cparse import iter_nodes
 from hiplint.rules.libs._scan import load_table as _load
 
 from pathlib import Path
+from hiplint.lazy import lazy_re
 
 _HERE = str(Path(__file__).resolve().parent)
 
@@ -46,13 +47,13 @@ def type_size(type_text: str) -> int | None:
 
 
 # Constant evaluation ------------------------------------------------------------------------------
-_INT_LIT = re.compile(r"\b(0[xX][0-9a-fA-F']+|\d[\d']*)([uUlL]*)\b")
-_SIZEOF = re.compile(r"\bsizeof\s*\(\s*([A-Za-z_][\w ]*?)\s*\)")
-_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
-_CAST = re.compile(r"\(\s*(?:unsigned|signed|int|long|size_t|unsigned\s+int|unsigned\s+long|int64_t|uint32_t|uint64_t)\s*\)")
+_INT_LIT = lazy_re(r"\b(0[xX][0-9a-fA-F']+|\d[\d']*)([uUlL]*)\b")
+_SIZEOF = lazy_re(r"\bsizeof\s*\(\s*([A-Za-z_][\w ]*?)\s*\)")
+_IDENT = lazy_re(r"\b[A-Za-z_]\w*\b")
+_CAST = lazy_re(r"\(\s*(?:unsigned|signed|int|long|size_t|unsigned\s+int|unsigned\s+long|int64_t|uint32_t|uint64_t)\s*\)")
 # Starts with the literal `const` so the regex engine can skip ahead to it (a leading `\b(?:static\s+)?`
 # made it try every position: 26x slower); the word boundary before it is checked by hand.
-_CONST_DECL = re.compile(r"const(?:expr)?\s+(?:static\s+)?(?:unsigned\s+|signed\s+)?"
+_CONST_DECL = lazy_re(r"const(?:expr)?\s+(?:static\s+)?(?:unsigned\s+|signed\s+)?"
                          r"(?:int|long\s+long|long|short|size_t|unsigned|int32_t|uint32_t|int64_t|uint64_t|auto)\s+"
                          r"([A-Za-z_]\w*)\s*=\s*([^;{}]+);")
 

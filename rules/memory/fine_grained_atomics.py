@@ -4,6 +4,7 @@ from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
 
 from ._values import call_args, call_name
+from hiplint.lazy import lazy_re
 
 # Allocations that return fine-grained (coherent) host memory on AMD: name -> index of the out-pointer
 # argument (`&p`), or of the pointer registered in place.
@@ -11,7 +12,7 @@ FINE_GRAINED_OUT = {"cudaHostAlloc": 0, "cudaMallocHost": 0, "cudaMallocManaged"
                     "hipHostAlloc": 0, "hipMallocHost": 0, "hipMallocManaged": 0, "hipExtHostAlloc": 0,
                     "cudaHostGetDevicePointer": 0, "hipHostGetDevicePointer": 0}
 FINE_GRAINED_IN_PLACE = {"cudaHostRegister": 0, "hipHostRegister": 0}
-COARSE_FLAGS = re.compile(r"NonCoherent")  # hipHostMallocNonCoherent gives coarse-grained memory
+COARSE_FLAGS = lazy_re(r"NonCoherent")  # hipHostMallocNonCoherent gives coarse-grained memory
 FLOAT_ATOMICS = frozenset({"atomicAdd", "atomicSub", "atomicAdd_system", "unsafeAtomicAdd", "atomicMax", "atomicMin",
                            "atomicAdd_block"})
 FLOAT_TYPES = ("float", "double")

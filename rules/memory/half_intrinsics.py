@@ -5,13 +5,14 @@ from hiplint import CudaRule, Fix, Impact, Severity
 from ._values import call_args, table
 from .._calls import initializer_text
 from .pointer_attributes import declared_type
+from hiplint.lazy import lazy_re
 
 
-_OUTER_CAST = re.compile(r"^\s*(?:reinterpret_cast|static_cast|const_cast)\s*<([^>]*)>")
-_OUTER_CALL = re.compile(r"^\s*([\w:]+)\s*[({]")
+_OUTER_CAST = lazy_re(r"^\s*(?:reinterpret_cast|static_cast|const_cast)\s*<([^>]*)>")
+_OUTER_CALL = lazy_re(r"^\s*([\w:]+)\s*[({]")
 
 
-_CAST_TYPE = re.compile(r"^\s*(?:reinterpret_cast|static_cast)\s*<\s*([^<>]*?)\s*\*\s*>|^\s*\(\s*([\w\s:]+?)\s*\*\s*\)")
+_CAST_TYPE = lazy_re(r"^\s*(?:reinterpret_cast|static_cast)\s*<\s*([^<>]*?)\s*\*\s*>|^\s*\(\s*([\w\s:]+?)\s*\*\s*\)")
 
 
 def _pointee_type(ctx, scope, arg):

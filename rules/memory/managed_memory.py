@@ -2,6 +2,7 @@ import re
 
 from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import strip_c_comments
+from hiplint.lazy import lazy_re
 
 ALLOCATIONS = frozenset({"cudaMallocManaged", "hipMallocManaged", "cuMemAllocManaged"})
 HINTS = frozenset({"cudaMemAdvise", "hipMemAdvise", "cudaMemPrefetchAsync", "hipMemPrefetchAsync",
@@ -9,15 +10,21 @@ HINTS = frozenset({"cudaMemAdvise", "hipMemAdvise", "cudaMemPrefetchAsync", "hip
 
 
 # AMD's own advice values: coherence and caching of the range, whatever XNACK says (HIP runtime API).
-AMD_ADVICE = re.compile(r"\bhipMemAdvise(Set|Unset)CoarseGrain\b")
+AMD_ADVICE = lazy_re(r"\bhipMemAdvise(Set|Unset)CoarseGrain\b")
 # A file that looks at XNACK or page migration itself knows what managed memory does on AMD.
-XNACK_AWARE = re.compile(r"HSA_XNACK|\bxnack\b|hipDeviceAttributePageableMemoryAccess\b|"
+XNACK_AWARE = lazy_re(r"HSA_XNACK|\bxnack\b|hipDeviceAttributePageableMemoryAccess\b|"
                          r"hipDeviceAttributeConcurrentManagedAccess\b", re.I)
 
 
 def _knows_xnack(ctx) -> bool:
     """In the code (not its comments)."""
     known = ctx.cache.get("xnack_aware")
+    if known is None and ctx.source.data.isascii():
+        # What XNACK_AWARE finds contains one of these (case aside; ASCII text: re.I cases no other
+        # letter to them): a file without either is not searched (a search with re.I costs ms).
+        low = ctx.source.data.lower()
+        if b"xnack" not in low and b"hipdeviceattribute" not in low:
+            known = ctx.cache["xnack_aware"] = False
     if known is None:
         code = strip_c_comments(ctx.source.data.decode("utf-8", "replace"))
         known = ctx.cache["xnack_aware"] = bool(XNACK_AWARE.search(code))

@@ -1,4 +1,4 @@
-import re
+from hiplint.lazy import lazy_re
 
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
@@ -18,7 +18,7 @@ def _split(fn):
 
 # The file builds for HIP's NVIDIA platform too: it tests the platform macro, or a project macro
 # named for it (`X_HIP_PLATFORM_NVIDIA`).
-_NVIDIA_PLATFORM = re.compile(rb"\b\w*HIP_PLATFORM_(?:NVIDIA|NVCC)\w*")
+_NVIDIA_PLATFORM = lazy_re(rb"\b\w*HIP_PLATFORM_(?:NVIDIA|NVCC)\w*")
 
 
 def _builds_for_hip_nvidia(ctx) -> bool:

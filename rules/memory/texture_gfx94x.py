@@ -4,10 +4,11 @@ from hiplint import CudaRule, Impact, Severity
 from hiplint.preproc import excluded_when
 
 from ._values import table
+from hiplint.lazy import lazy_re
 
 # CUDA's texture and surface functions (CUDA programming guide, "Texture Functions" and "Surface
 # Functions"); exact names, so user helpers such as `tex2DBicubic` are not mistaken for them.
-SAMPLING = re.compile(r"^(tex1Dfetch|tex(1D|2D|3D|1DLayered|2DLayered|Cubemap|CubemapLayered)(Lod|Grad)?|"
+SAMPLING = lazy_re(r"^(tex1Dfetch|tex(1D|2D|3D|1DLayered|2DLayered|Cubemap|CubemapLayered)(Lod|Grad)?|"
                       r"tex2Dgather|tex2D_sparse|tex2DLod_sparse|tex2DGrad_sparse|tex3D_sparse|tex3DLod_sparse|tex3DGrad_sparse|"
                       r"surf(1D|2D|3D|1DLayered|2DLayered|Cubemap|CubemapLayered)(read|write))$")
 GUARD_MACRO = "__HIP_NO_IMAGE_SUPPORT"
@@ -114,8 +115,8 @@ def _texture_argument(ctx, call, fn: str) -> str:
 _AMD_DEVICE_PASS = {"__HIP_PLATFORM_AMD__": True, "__HIP_PLATFORM_HCC__": True, "__HIPCC__": True, "__HIP__": True,
                     "__HIP_DEVICE_COMPILE__": True, "__AMDGCN__": True, "__AMDGPU__": True, "__CUDA_ARCH__": False,
                     GUARD_MACRO: True}
-_ARCH = re.compile(r"__gfx([0-9a-f]+)__")
-_FAMILY = re.compile(r"__GFX(\d+)__")
+_ARCH = lazy_re(r"__gfx([0-9a-f]+)__")
+_FAMILY = lazy_re(r"__GFX(\d+)__")
 
 
 def _device_pass_macros(target: str):

@@ -1,8 +1,9 @@
 import re
 
 from hiplint import CudaRule, Impact, Severity
+from hiplint.lazy import lazy_re
 
-REFERENCE_CALLS = re.compile(r"^(cuda|hip)(BindTexture(2D|ToArray|ToMipmappedArray)?|UnbindTexture|GetTextureReference|"
+REFERENCE_CALLS = lazy_re(r"^(cuda|hip)(BindTexture(2D|ToArray|ToMipmappedArray)?|UnbindTexture|GetTextureReference|"
                              r"GetTextureAlignmentOffset|BindSurfaceToArray|GetSurfaceReference)$")
 REFERENCE_TEMPLATES = frozenset({"texture", "surface"})
 

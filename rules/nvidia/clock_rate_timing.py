@@ -3,9 +3,10 @@ import re
 from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
 from .._cuda import device_function
+from hiplint.lazy import lazy_re
 
-_CLOCK_CALL = re.compile(r"\bclock(64)?\s*\(\s*\)")
-_ATTR_VAR = re.compile(r"\bcudaDeviceGetAttribute\s*\(\s*&\s*(\w+)\s*,\s*cudaDevAttrClockRate\b")
+_CLOCK_CALL = lazy_re(r"\bclock(64)?\s*\(\s*\)")
+_ATTR_VAR = lazy_re(r"\bcudaDeviceGetAttribute\s*\(\s*&\s*(\w+)\s*,\s*cudaDevAttrClockRate\b")
 _RATE_FIELD = "clockRate"
 
 

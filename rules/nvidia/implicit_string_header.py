@@ -6,6 +6,7 @@ from hiplint.cparse import iter_nodes
 from hiplint.headers import project_headers, resolve
 
 from .._cuda import device_function, file_defined_names
+from hiplint.lazy import lazy_re
 
 # The <string.h> functions a host program calls (C11 7.24, plus POSIX strdup/strndup).
 STRING_FUNCTIONS = ("memcpy", "memmove", "memset", "memcmp", "memchr", "strlen", "strcpy", "strncpy", "strcat",
@@ -27,7 +28,7 @@ ctype.h errno.h cerrno stdarg.h cstdarg stddef.h cstddef inttypes.h cinttypes si
 error.h strings.h sys/mman.h sys/resource.h libgen.h sys/wait.h sys/socket.h sys/utsname.h locale.h setjmp.h wchar.h
 cwchar bitset regex
 """.split())
-_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+_INCLUDE = lazy_re(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
 
 
 def _string_h_may_come(files) -> bool:

@@ -2,10 +2,11 @@ import os
 import re
 
 from hiplint import CudaRule, Edit, Fix, Impact, Severity
+from hiplint.lazy import lazy_re
 
 # A GNU explicit register variable (`register int r asm("ebx");`) needs the keyword, and clang accepts
 # it in C++17: left alone, and never fixed (without `register` the asm label means something else).
-_ASM_LABEL = re.compile(rb"\b(?:asm|__asm|__asm__)\s*(?:volatile\s*)?\(")
+_ASM_LABEL = lazy_re(rb"\b(?:asm|__asm|__asm__)\s*(?:volatile\s*)?\(")
 # C, where `register` is valid (and forbids taking the address): not reported.
 C_EXTENSIONS = frozenset({".c"})
 

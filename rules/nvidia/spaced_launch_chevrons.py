@@ -1,8 +1,9 @@
 import re
 
 from hiplint import CudaRule, Edit, Fix, Impact, Severity
+from hiplint.lazy import lazy_re
 
-_SPACE = re.compile(rb"\s")
+_SPACE = lazy_re(rb"\s")
 
 
 class SpacedLaunchChevrons(CudaRule):

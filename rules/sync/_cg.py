@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import re
+from hiplint.lazy import lazy_re
 
 CG = "cooperative_groups"
-_ALIAS = re.compile(r"\bnamespace\s+(\w+)\s*=\s*(?:::)?cooperative_groups\s*;")
-_USING = re.compile(r"\busing\s+namespace\s+(?:::)?cooperative_groups\s*;")
+_ALIAS = lazy_re(r"\bnamespace\s+(\w+)\s*=\s*(?:::)?cooperative_groups\s*;")
+_USING = lazy_re(r"\busing\s+namespace\s+(?:::)?cooperative_groups\s*;")
 
 
 def cg_aliases(ctx) -> set[str]:

@@ -4,14 +4,15 @@ from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
 from .._cuda import call_name
 from ..warp._lanes import file_macros
+from hiplint.lazy import lazy_re
 
 BLOCK_BARRIERS = frozenset({"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"})
 CONDITIONAL = ("if_statement", "while_statement", "for_statement", "do_statement", "conditional_expression",
                "switch_statement")
 # A warp index computed in 32s: threadIdx.x / 32, threadIdx.x >> 5 (also through a variable).
-WARP_INDEX_32 = re.compile(r"threadIdx\.[xyz]\s*(/\s*32\b|>>\s*5\b)")
+WARP_INDEX_32 = lazy_re(r"threadIdx\.[xyz]\s*(/\s*32\b|>>\s*5\b)")
 # `threadIdx.x < 96`, `tid >= 32`: a boundary at a multiple of 32 that is not a multiple of 64.
-THREAD_BOUND = re.compile(r"\b(threadIdx\.[xyz]|tid|ltid|thread_?id|local_?tid)\s*(<=?|>=?|==|!=)\s*(\d+)\b"
+THREAD_BOUND = lazy_re(r"\b(threadIdx\.[xyz]|tid|ltid|thread_?id|local_?tid)\s*(<=?|>=?|==|!=)\s*(\d+)\b"
                           r"|\b(\d+)\s*(<=?|>=?|==|!=)\s*(threadIdx\.[xyz]|tid|ltid|thread_?id|local_?tid)\b")
 
 

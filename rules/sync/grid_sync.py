@@ -5,8 +5,9 @@ from hiplint.cparse import iter_nodes, strip_c_comments
 from hiplint.headers import includers, project_headers
 from ._cg import cg_namespace
 from .._cuda import namespace_of
+from hiplint.lazy import lazy_re
 
-COOPERATIVE_LAUNCH = re.compile(
+COOPERATIVE_LAUNCH = lazy_re(
     r"\b(cudaLaunchCooperativeKernel|cudaLaunchCooperativeKernelMultiDevice|hipLaunchCooperativeKernel|"
     r"hipLaunchCooperativeKernelMultiDevice|hipExtLaunchCooperativeKernel|cudaLaunchAttributeCooperative|"
     r"hipLaunchAttributeCooperative|cuLaunchCooperativeKernel|hipModuleLaunchCooperativeKernel|"

@@ -3,6 +3,7 @@ import re
 from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
 from .._cuda import call_name, device_function
+from hiplint.lazy import lazy_re
 
 # Read-modify-write atomics that take a lock: atomicCAS(p, FREE, TAKEN), atomicExch(p, TAKEN).
 LOCK_ATOMICS = frozenset({
@@ -10,7 +11,7 @@ LOCK_ATOMICS = frozenset({
     "atomicExch_system",
 })
 # A single lane per warp (or per block) runs the loop: `if (threadIdx.x == 0)`, `if (lane == 0)`.
-ELECTED = re.compile(r"^\s*\(?\s*(threadIdx\.[xyz]|lane(_?id|_?idx)?|laneId|laneIdx|tid|thread_?id|ltid|"
+ELECTED = lazy_re(r"^\s*\(?\s*(threadIdx\.[xyz]|lane(_?id|_?idx)?|laneId|laneIdx|tid|thread_?id|ltid|"
                      r"thread_rank\s*\(\s*\)|\w+\.thread_rank\s*\(\s*\)|__lane_id\s*\(\s*\)|"
                      r"threadIdx\.x\s*%\s*\w+|threadIdx\.x\s*&\s*\w+)\s*\)?\s*==\s*0\s*\)?\s*$")
 # What an empty wait loop may call: sleeps and fences.
@@ -18,7 +19,7 @@ WAIT_CALLS = frozenset({"__nanosleep", "__threadfence", "__threadfence_block", "
                         "__syncwarp"})
 STORE_ATOMICS = frozenset({"atomicExch", "atomicAdd", "atomicOr", "atomicInc", "atomicCAS", "atomicExch_block",
                            "atomicAdd_block", "atomicSub", "atomicMax"})
-CONSTANT = re.compile(r"^\(?\s*(-?\d+[uUlL]*|true|false|[A-Z][A-Z0-9_]*)\s*\)?$")
+CONSTANT = lazy_re(r"^\(?\s*(-?\d+[uUlL]*|true|false|[A-Z][A-Z0-9_]*)\s*\)?$")
 
 
 class IntraWarpSpinLock(CudaRule):

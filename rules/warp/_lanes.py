@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from hiplint.cparse import iter_nodes, path_to, strip_c_comments
+from hiplint.lazy import lazy_re
 
 # Warp-synchronous intrinsics that take a mask first (CUDA 9+, HIP 6.2+).
 SYNC_WITH_MASK = frozenset({
@@ -24,14 +25,14 @@ SHUFFLES = frozenset({"__shfl", "__shfl_up", "__shfl_down", "__shfl_xor",
 # Width is the last parameter: (mask,) var, lane/delta, width  -- legacy forms have no mask.
 SHUFFLE_ARGS_WITHOUT_WIDTH = {n: (3 if n.endswith("_sync") else 2) for n in SHUFFLES}
 
-THREAD_PARAM_NAME = re.compile(r"^(lane(_?id|_?idx|_?index)?|tid|thread_?id|thread_?idx|local_?tid|ltid|thread)$", re.I)
-WARP_SIZE_NAME = re.compile(r"^(k_?)?(warp|wave|wavefront)_?(size|sz|threads|width|lanes|len)$|"
+THREAD_PARAM_NAME = lazy_re(r"^(lane(_?id|_?idx|_?index)?|tid|thread_?id|thread_?idx|local_?tid|ltid|thread)$", re.I)
+WARP_SIZE_NAME = lazy_re(r"^(k_?)?(warp|wave|wavefront)_?(size|sz|threads|width|lanes|len)$|"
                             r"^(k_?)?(threads|lanes)_?(per|in)_?(warp|wave)$|^WARPSIZE$", re.I)
-MASK_NAME = re.compile(r"mask", re.I)
+MASK_NAME = lazy_re(r"mask", re.I)
 # Names of lane-mask constants (FULL_MASK, WARP_MASK, kFullWarpMask, ALL_LANES...): a TAG_MASK is data.
-LANE_MASK_NAME = re.compile(r"(full|warp|wave|lane|all|active|sync|shfl|vote|ballot).*mask|mask.*(full|warp|wave|lane|all)|all_?lanes", re.I)
-LANE_NAME = re.compile(r"lane", re.I)
-LANE_EXPR = re.compile(r"__lane_id\s*\(|%\s*warpSize|&\s*\(\s*warpSize\s*-\s*1\s*\)|laneid")
+LANE_MASK_NAME = lazy_re(r"(full|warp|wave|lane|all|active|sync|shfl|vote|ballot).*mask|mask.*(full|warp|wave|lane|all)|all_?lanes", re.I)
+LANE_NAME = lazy_re(r"lane", re.I)
+LANE_EXPR = lazy_re(r"__lane_id\s*\(|%\s*warpSize|&\s*\(\s*warpSize\s*-\s*1\s*\)|laneid")
 
 INT32_TYPES = frozenset({"int", "unsigned", "unsigned int", "signed", "signed int", "uint32_t", "int32_t",
                          "uint", "u32", "s32", "uint32", "int32", "unsigned int32_t", "short", "unsigned short"})
@@ -50,8 +51,8 @@ def type_text(ctx, decl) -> str:
     return " ".join(ctx.text(t).split()) if t is not None else ""
 
 
-_INT_LITERAL = re.compile(r"^(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9']+)([uUlL]*)$")
-_OCTAL = re.compile(r"^0[0-7]+$")
+_INT_LITERAL = lazy_re(r"^(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9']+)([uUlL]*)$")
+_OCTAL = lazy_re(r"^0[0-7]+$")
 
 
 def int_literal(s: str):
@@ -94,7 +95,7 @@ def is_full_mask_32_text(text: str) -> bool:
                  "(uint32_t)-1")
 
 
-_COMMENT = re.compile(r"//.*$|/\*.*?\*/", re.S)
+_COMMENT = lazy_re(r"//.*$|/\*.*?\*/", re.S)
 
 
 def macro_value(text: str) -> str:
@@ -204,7 +205,7 @@ def int_width(ctx, node, scope, depth: int = 0):
 
 
 # A header's includers are not seen: a fix there cannot know every use of its macros and constants.
-HEADER_PATH = re.compile(r"\.(h|hh|hpp|hxx|cuh|inl|inc)$", re.I)
+HEADER_PATH = lazy_re(r"\.(h|hh|hpp|hxx|cuh|inl|inc)$", re.I)
 
 
 def file_constants(ctx) -> dict[str, str]:
@@ -242,9 +243,9 @@ def _file_constants(ctx):
     return cache
 
 
-INDEX_BUILTINS = re.compile(r"^(threadIdx|blockIdx|blockDim|gridDim)\.[xyz]$|^hip(ThreadIdx|BlockIdx|BlockDim|GridDim)_[xyz]$")
-INDEX_CALLS = re.compile(r"(^|\.)(thread_rank|__lane_id|lane_id|laneid|__laneid|get_local_id|meta_group_rank)$")
-THREAD_BUILTINS = re.compile(r"^(threadIdx\.[xyz]|hipThreadIdx_[xyz])$")
+INDEX_BUILTINS = lazy_re(r"^(threadIdx|blockIdx|blockDim|gridDim)\.[xyz]$|^hip(ThreadIdx|BlockIdx|BlockDim|GridDim)_[xyz]$")
+INDEX_CALLS = lazy_re(r"(^|\.)(thread_rank|__lane_id|lane_id|laneid|__laneid|get_local_id|meta_group_rank)$")
+THREAD_BUILTINS = lazy_re(r"^(threadIdx\.[xyz]|hipThreadIdx_[xyz])$")
 
 
 def _index_terms(ctx, node, names):
@@ -348,12 +349,12 @@ def mentions_any_index(ctx, node, scope) -> bool:
     return False
 
 
-WARP_COLLECTIVE = re.compile(r"\b(__shfl(_up|_down|_xor)?(_sync)?|__ballot(_sync)?|__any(_sync)?|__all(_sync)?|"
+WARP_COLLECTIVE = lazy_re(r"\b(__shfl(_up|_down|_xor)?(_sync)?|__ballot(_sync)?|__any(_sync)?|__all(_sync)?|"
                              r"__match_(any|all)(_sync)?|__reduce_\w+_sync|__syncwarp|__activemask|__uni_sync|"
                              r"tiled_partition|coalesced_threads|WarpReduce|WarpScan)\b")
 
 
-_WORD = re.compile(r"\w+")
+_WORD = lazy_re(r"\w+")
 
 
 def _words(text: str) -> set[str]:
@@ -389,13 +390,18 @@ def warp_functions(ctx) -> set[str]:
     # Words of each body, not a regex of the names found so far: compiling one per file and round
     # cost more than the rest of this function.
     words = {n: _words(b) for n, b in bodies.items() if n not in warp}
-    changed = True
-    while changed and warp:
-        changed = False
-        for n, w in words.items():
-            if n not in warp and _mentions(w, bodies[n], warp):
-                warp.add(n)
-                changed = True
+    # The closure: a function mentioning one found so far is one too. Each name found is looked for
+    # once, in the functions left, in the round after it was found (testing every function against
+    # every name found, round after round, was most of the warp rules' time on a long file).
+    frontier = set(warp)
+    while frontier and words:
+        plain = {n for n in frontier if _WORD.fullmatch(n)}
+        other = frontier - plain  # `operator()`: searched in the text
+        frontier = {n for n, w in words.items()
+                    if not w.isdisjoint(plain) or (other and _mentions(w, bodies[n], other))}
+        for n in frontier:
+            del words[n]
+        warp |= frontier
     ctx.cache["wrp_warp_functions"] = warp
     return warp
 
@@ -463,7 +469,7 @@ def lane_arith_32(ctx, node, scope) -> bool:
 
 # Named constants that hold 32 for another reason than the warp: a tile of a transpose (`TILE_DIM`),
 # threads of a block, a vector or a chunk. `tid % TILE_DIM` is not taken for a lane number.
-NOT_WARP_CONSTANT = re.compile(r"tile|block|blk|dim|row|col|chunk|vec|pack|item|elem|batch|head|bank|pad|"
+NOT_WARP_CONSTANT = lazy_re(r"tile|block|blk|dim|row|col|chunk|vec|pack|item|elem|batch|head|bank|pad|"
                                r"smem|shared|cta|bytes|bits|^[MNK]$|^[BT][MNK]$", re.I)
 _CONSTANT_TYPES = ("declaration", "field_declaration")
 
@@ -607,8 +613,8 @@ def _file_named_constants(ctx) -> dict:
     return found
 
 
-LANE_NAME = re.compile(r"^_*lane_?(id|idx|index)?$", re.I)
-LANE_CALL = re.compile(r"^(__lane_id|__lane_id_x|__laneid)$")
+LANE_NAME = lazy_re(r"^_*lane_?(id|idx|index)?$", re.I)
+LANE_CALL = lazy_re(r"^(__lane_id|__lane_id_x|__laneid)$")
 
 
 def is_lane_number(ctx, node, scope) -> bool:
@@ -636,7 +642,7 @@ def is_lane_number(ctx, node, scope) -> bool:
         all(v is not None and v.type == "call_expression" and is_lane_number(ctx, v, scope) for v in values)
 
 
-BLOCK_DIM = re.compile(r"^(blockDim\.[xyz]|hipBlockDim_[xyz])$")
+BLOCK_DIM = lazy_re(r"^(blockDim\.[xyz]|hipBlockDim_[xyz])$")
 
 # The operators WRP001 looks at, with a literal on the right (`x & 31`, `x % 32`, `x / 32`, `x >> 5`).
 LANE_ARITH_OPERATORS = frozenset(op for op, _ in LANE_ARITH)
@@ -663,10 +669,10 @@ def collectives_32_wide(ctx, scope) -> bool:
 
 
 # Lane or warp numbers in whole waves: mixed with `& 31` numbering they put two groups on one slot.
-_WAVE_NUMBERING = re.compile(r"[/%]\s*warpSize\b|warpSize\s*-\s*1\b|\b__lane_id\s*\(")
+_WAVE_NUMBERING = lazy_re(r"[/%]\s*warpSize\b|warpSize\s*-\s*1\b|\b__lane_id\s*\(")
 # A callee the file does not define, named like a warp helper (`warp_reduce`, `shfl_bcast`): unknown.
 # Intrinsics (`__syncthreads`, `__expf`) start with two underscores; collectives among them are known.
-_WARPISH_NAME = re.compile(r"warp|wave|shfl|shuffle|ballot|vote|lane|bcast|broadcast|reduce|scan|_any|_all|sync",
+_WARPISH_NAME = lazy_re(r"warp|wave|shfl|shuffle|ballot|vote|lane|bcast|broadcast|reduce|scan|_any|_all|sync",
                            re.I)
 
 
@@ -735,7 +741,7 @@ def _collective_macros(ctx) -> frozenset:
 
 # `#define HIPLINT_FULL_WARP_MASK __activemask()` (WRP006's fix) or the project's own such macro:
 # used as a *_sync mask it names the lanes that take part and moves no data between lanes.
-_ACTIVE_MASK_BODY = re.compile(r"\(*\s*__activemask\s*\(\s*\)\s*\)*")
+_ACTIVE_MASK_BODY = lazy_re(r"\(*\s*__activemask\s*\(\s*\)\s*\)*")
 
 
 def _is_sync_mask_argument(ctx, call) -> bool:
@@ -829,9 +835,9 @@ def _written_in(ctx, body, name: str) -> bool:
 
 
 
-_DOWN = re.compile(r"^\s*(\w+)\s*(>>=\s*1|/=\s*2)\s*$|^\s*(\w+)\s*=\s*\3\s*(>>\s*1|/\s*2)\s*$")
-_UP = re.compile(r"^\s*(\w+)\s*(<<=\s*1|\*=\s*2)\s*$|^\s*(\w+)\s*=\s*\3\s*(<<\s*1|\*\s*2)\s*$")
-_BELOW = re.compile(r"^\s*\(?\s*(\w+)\s*(<|<=)\s*(\w+)\s*\)?\s*$")
+_DOWN = lazy_re(r"^\s*(\w+)\s*(>>=\s*1|/=\s*2)\s*$|^\s*(\w+)\s*=\s*\3\s*(>>\s*1|/\s*2)\s*$")
+_UP = lazy_re(r"^\s*(\w+)\s*(<<=\s*1|\*=\s*2)\s*$|^\s*(\w+)\s*=\s*\3\s*(<<\s*1|\*\s*2)\s*$")
+_BELOW = lazy_re(r"^\s*\(?\s*(\w+)\s*(<|<=)\s*(\w+)\s*\)?\s*$")
 
 
 def _xor_offset_below_32(ctx, call, offset) -> bool:
@@ -864,7 +870,7 @@ def _xor_offset_below_32(ctx, call, offset) -> bool:
     return False
 
 
-_TILE = re.compile(r"\btiled_partition\s*(?:<\s*([^<>]*?)\s*>|\()")
+_TILE = lazy_re(r"\btiled_partition\s*(?:<\s*([^<>]*?)\s*>|\()")
 
 
 def keeps_32_tiles(ctx, scope) -> bool:

@@ -4,14 +4,15 @@ from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
 
 from ._lanes import SHUFFLES, SHUFFLE_ARGS_WITHOUT_WIDTH, in_32_lane_groups, int_literal, warp_constant_value
+from hiplint.lazy import lazy_re
 
-_HALVING = re.compile(r"(/=\s*2\b|>>=\s*1\b|=\s*\w+\s*/\s*2\b|=\s*\w+\s*>>\s*1\b)")
-_DOUBLING = re.compile(r"(\*=\s*2\b|<<=\s*1\b|=\s*\w+\s*\*\s*2\b|=\s*\w+\s*<<\s*1\b)")
-_STARTS_16 = re.compile(r"=\s*(16|0x10)\s*;?\s*$")
-_BELOW_32 = re.compile(r"<\s*32\b|<=\s*16\b")
+_HALVING = lazy_re(r"(/=\s*2\b|>>=\s*1\b|=\s*\w+\s*/\s*2\b|=\s*\w+\s*>>\s*1\b)")
+_DOUBLING = lazy_re(r"(\*=\s*2\b|<<=\s*1\b|=\s*\w+\s*\*\s*2\b|=\s*\w+\s*<<\s*1\b)")
+_STARTS_16 = lazy_re(r"=\s*(16|0x10)\s*;?\s*$")
+_BELOW_32 = lazy_re(r"<\s*32\b|<=\s*16\b")
 
 
-_SHUFFLE_IN_BODY = re.compile(r"\b__shfl(_xor|_down|_up)?(_sync)?\s*\(")
+_SHUFFLE_IN_BODY = lazy_re(r"\b__shfl(_xor|_down|_up)?(_sync)?\s*\(")
 
 
 def _shuffle_macros(ctx) -> set[str]:

@@ -3,6 +3,7 @@ import re
 from hiplint import CudaRule, Impact, Severity
 
 from ._lanes import file_macros
+from hiplint.lazy import lazy_re
 
 # When each warp-sync function became usable in HIP (ROCm release notes and headers):
 #   6.2: the *_sync shuffle/vote/match family and __activemask exist, but only with
@@ -19,7 +20,7 @@ def _v(t):
 
 
 # The fix's own definition (rules/warp/sync_mask_width.py).
-_FULL_MASK_DEFINE = re.compile(r"#\s*define\s+HIPLINT_FULL_WARP_MASK\b")
+_FULL_MASK_DEFINE = lazy_re(r"#\s*define\s+HIPLINT_FULL_WARP_MASK\b")
 
 
 class WarpSyncAvailability(CudaRule):

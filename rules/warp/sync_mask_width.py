@@ -7,6 +7,7 @@ from hiplint.model import Edit
 
 from ._lanes import (HEADER_PATH, SYNC_WITH_MASK, declared_types, file_constant_name_node, file_macros, int_literal,
                      int_width, is_full_mask_32, is_full_mask_32_text, literal_width, top_level_ancestor)
+from hiplint.lazy import lazy_re
 
 FULL_MASK_MACRO = "HIPLINT_FULL_WARP_MASK"
 # Inserted once per file. On AMD the mask must be 64 bits wide to compile, and since ROCm 6.2 a
@@ -207,7 +208,7 @@ def _local_declarator(ctx, scope, name: str, before: int):
     return found
 
 
-_VOTE = re.compile(r"\b__(ballot|activemask|match_any|match_all)\w*")
+_VOTE = lazy_re(r"\b__(ballot|activemask|match_any|match_all)\w*")
 
 
 _DECLARATIONS = frozenset({"declaration", "init_declarator", "parameter_declaration", "optional_parameter_declaration",

@@ -2,6 +2,7 @@ import re
 
 from hiplint import CudaRule, Impact, Severity
 from hiplint.cparse import iter_nodes
+from hiplint.lazy import lazy_re
 
 CONSTANT_CONTEXTS = frozenset({"template_argument_list", "static_assert_declaration", "case_statement",
                                "enumerator", "array_declarator", "bitfield_clause", "template_parameter_list",
@@ -147,7 +148,7 @@ def _ancestors(node):
         node = node.parent
 
 
-_DEVICE_PASS_TEST = re.compile(r"(!\s*)?\bdefined\s*\(?\s*__HIP_DEVICE_COMPILE__\b")
+_DEVICE_PASS_TEST = lazy_re(r"(!\s*)?\bdefined\s*\(?\s*__HIP_DEVICE_COMPILE__\b")
 
 
 def _device_pass_only(ctx, node) -> bool:
