@@ -466,7 +466,7 @@ _NOT_SWITCH_TESTS = frozenset({"DEFINED", "EXISTS", "IS_DIRECTORY", "IS_ABSOLUTE
                                "TEST", "MATCHES", "VERSION_LESS", "VERSION_GREATER", "VERSION_EQUAL",
                                "VERSION_GREATER_EQUAL", "VERSION_LESS_EQUAL", "IN_LIST"})
 _SWITCH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SWITCH_WORDS = frozenset({"USE", "ENABLE", "ENABLED", "WITH", "BUILD", "BACKEND", "HAVE", "HAS", "COMPILING"})
+_SWITCH_WORDS = frozenset({"USE", "USING", "ENABLE", "ENABLED", "WITH", "BUILD", "BACKEND", "HAVE", "HAS", "COMPILING"})
 _BACKEND_WORDS = frozenset({"HIP", "ROCM", "CUDA"})
 _NOT_A_SWITCH = frozenset({"CMAKE", "FIND", "ENV"})
 

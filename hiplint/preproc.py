@@ -27,6 +27,9 @@ HIP_MACROS = frozenset({
     "TORCH_HIP_VERSION", "ROCM_VERSION", "HIPRAND_VERSION", "HIPSOLVER_VERSION_MAJOR", "__HIP_NO_IMAGE_SUPPORT",
     "IS_HIP_EXTENSION", "CUB_USE_HIPCUB", "EIGEN_USE_HIP", "TF_USE_ROCM", "PADDLE_WITH_HIP", "MXNET_USE_ROCM",
 })
+# HIP's opt-outs, which a user defines to leave ROCm's default (`HIP_DISABLE_WARP_SYNC_BUILTINS` drops the
+# `*_sync` warp functions ROCm 6.5+ declares by default): undefined unless `hip-macros` lists them.
+HIP_OPT_OUT_MACROS = frozenset({"HIP_DISABLE_WARP_SYNC_BUILTINS"})
 # Defined by nvcc or only on the NVIDIA platform of HIP, never in an AMD build.
 CUDA_MACROS = frozenset({
     "__NVCC__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__", "__NVCOMPILER", "__CUDACC_VER_MAJOR__",
@@ -221,6 +224,8 @@ class _Eval:
     def defined(self, name: str, world: str):
         if name in IDE_MACROS:
             return False  # an IDE's code model defines it; no compiler does
+        if name in HIP_OPT_OUT_MACROS and name not in self.hip_macros:
+            return False  # a switch a user sets to leave HIP's default; hiplint checks the default
         if name in HIP_PASS_MACROS:
             if world == HIP or self.hip_on_nvidia:
                 # One pass only: unknown for the build as a whole. Also for NVIDIA in a condition that

@@ -246,8 +246,10 @@ def test_a_project_that_switches_backends_per_vendor():
 def test_backend_switches_need_both_vendors_named():
     words = frozenset({"AMREX_USE_CUDA", "AMREX_USE_HIP", "AMREX_CUDA", "AMREX_HIP", "GKO_COMPILING_CUDA",
                        "GKO_COMPILING_HIP", "USE_CUDA", "CUDA", "HIP", "CMAKE_CUDA_FLAGS", "CMAKE_HIP_FLAGS",
-                       "CUDA_PATH", "HIP_PATH", "WITH_CUDNN", "X_USE_NVTX", "X_USE_ROCTX"})
-    assert amdbuild.nvidia_switches(words) == {"AMREX_USE_CUDA", "AMREX_CUDA", "GKO_COMPILING_CUDA", "X_USE_NVTX"}
+                       "CUDA_PATH", "HIP_PATH", "WITH_CUDNN", "X_USE_NVTX", "X_USE_ROCTX", "SOLV_USING_CUDA",
+                       "SOLV_USING_HIP"})
+    assert amdbuild.nvidia_switches(words) == {"AMREX_USE_CUDA", "AMREX_CUDA", "GKO_COMPILING_CUDA", "X_USE_NVTX",
+                                               "SOLV_USING_CUDA"}
 
 
 def test_a_marker_file_makes_a_directory_its_own_project(tmp_path):

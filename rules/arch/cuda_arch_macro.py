@@ -166,6 +166,22 @@ def _amd_branch_stops_build(ctx, node, on_amd) -> bool:
     return bool(text.strip()) and _STOPS_BUILD.fullmatch(text) is not None
 
 
+_INTRINSIC = re.compile(r"\b__\w+\s*\(|\basm\b")
+
+
+def _only_ldg_skipped(ctx, node) -> bool:
+    """Is the branch AMD skips a read through `__ldg` alone, with an `#else` beside it
+    (`#if __CUDA_ARCH__ >= 350 return __ldg(p); #else return *p; #endif`)? HIP's `__ldg` is an
+    ordinary load on AMD, so the `#else` does the same: nothing is lost."""
+    alt = node.child_by_field_name("alternative")
+    if node.type != "preproc_if" or alt is None or alt.type != "preproc_else":
+        return False
+    cond = node.child_by_field_name("condition")
+    body = ctx.unit.data[cond.end_byte:alt.start_byte].decode("utf-8", "replace")
+    calls = {m.group(0).split("(")[0].strip() for m in _INTRINSIC.finditer(strip_c_comments(body))}
+    return calls == {"__ldg"}
+
+
 def _skipped_as_on_newest_nvidia(cond, data: bytes) -> bool:
     """Do AMD and the newest NVIDIA toolkit both skip this branch (a workaround for old toolkits,
     `defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ < 12`)? For version tests AMD then goes
@@ -227,6 +243,8 @@ class CudaArchMacro(CudaRule):
       >= 900`, every bound a lower bound from 900): TMA, wgmma, thread-block clusters and tcgen05 have
       no HIP spelling, and AMD runs what every older NVIDIA GPU runs, as the authors meant. In code
       never ported such a branch is still reported: a port may want an AMD path of its own;
+    - a read through `__ldg` beside an `#else` with the plain read (`#if __CUDA_ARCH__ >= 350 return
+      __ldg(p); #else return *p;`): HIP's `__ldg` is an ordinary load on AMD, so nothing is lost;
     - a chain whose later branch every clang takes (`#elif defined(__clang__)`, hip-clang included);
     - a chain that only `#define`s macros the file reads in NVIDIA-only code alone (PTX load strings
       per architecture, used in the `#else` of `#ifdef USE_ROCM`).
@@ -401,6 +419,8 @@ class CudaArchMacro(CudaRule):
             # tcgen05: none of it HIP's), in a project that already builds for AMD. AMD runs what every older
             # NVIDIA GPU runs, as the authors meant.
             return
+        if kind == "architecture" and on_amd is False and _only_ldg_skipped(ctx, node):
+            return  # `__ldg` is a plain load on AMD: the `#else` loads the same
         if node.type == "preproc_if" and ctx.unit.delta == 0 and _taken_as_on_newest_nvidia(cond, ctx.source.data):
             # `!(defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800)`: AMD takes what every current GPU takes.
             return
