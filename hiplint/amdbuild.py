@@ -88,6 +88,7 @@ class FileFacts:
     project_builds_for_amd: bool = False  # the project has an AMD build (read), or switches for both vendors
     nvidia_source: bool = False  # compiled only by NVIDIA-only targets (or a header beside only such sources)
     amd_build_file: bool = False  # a build file the AMD build reads (hiplint.amdbuild found the AMD build there)
+    valued: tuple = ()  # ((name, AMD value, NVIDIA value), ...): a backend chosen by number, project-wide
 
     @property
     def builds_for_amd(self) -> bool:
@@ -99,7 +100,8 @@ class FileFacts:
         """What to add to the file's HIP macros (hiplint.preproc): the AMD build's definitions, and the
         NVIDIA build's marked with NVIDIA_BUILD_MARK; the project's NVIDIA-build switches are marked so in
         every file of the project."""
-        switches = frozenset(NVIDIA_BUILD_MARK + d for d in self.nvidia_switches)
+        switches = frozenset(NVIDIA_BUILD_MARK + d for d in self.nvidia_switches) | frozenset(
+            f for name, amd, nvidia in self.valued for f in (f"{name}={amd}", f"{NVIDIA_BUILD_MARK}{name}={nvidia}"))
         if not self.amd_compiled:
             return switches
         return self.amd_defines | frozenset(NVIDIA_BUILD_MARK + d for d in self.nvidia_defines) | switches
@@ -110,7 +112,7 @@ class FileFacts:
             return b""
         return repr((self.amd_compiled, sorted(self.amd_defines), sorted(self.nvidia_defines),
                      self.nvidia_build_file, self.nvidia_ranges, sorted(self.nvidia_switches),
-                     self.project_builds_for_amd, self.nvidia_source, self.amd_build_file)).encode()
+                     self.project_builds_for_amd, self.nvidia_source, self.amd_build_file, self.valued)).encode()
 
 
 NOTHING = FileFacts()
@@ -132,6 +134,7 @@ class AmdBuild:
     nvidia_sources: set = field(default_factory=set)  # compiled by NVIDIA-only targets alone
     nvidia_dirs: set = field(default_factory=set)  # directories holding only such sources
     project_words: frozenset = frozenset()  # identifiers of the build files, upper-cased
+    valued: dict = field(default_factory=dict)  # valued_switches(): {name: (AMD value, NVIDIA value)}
 
     @property
     def known(self) -> bool:
@@ -149,7 +152,8 @@ class AmdBuild:
         nvidia_source = not compiled and (full in self.nvidia_sources or (
             os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.nvidia_dirs))
         return FileFacts(compiled, frozenset(self.amd_defines), frozenset(self.nvidia_defines), nvidia_file, ranges,
-                         self.nvidia_switches, True, nvidia_source, full in self.amd_build_files)
+                         self.nvidia_switches, True, nvidia_source, full in self.amd_build_files,
+                         tuple(sorted((n, a, v) for n, (a, v) in self.valued.items())))
 
     def describe(self) -> str:
         """`--show-build`: what was learned, paths relative to the repository."""
@@ -171,6 +175,7 @@ class AmdBuild:
                     ("headers-beside-them", sorted(rel(d) + "/*.h, *.cuh, ..." for d in self.amd_dirs)),
                     ("amd-definitions", sorted(self.amd_defines)),
                     ("nvidia-only-definitions", sorted(self.nvidia_defines)),
+                    ("backend-values", [f"{n}: AMD {a}, NVIDIA {v}" for n, (a, v) in sorted(self.valued.items())]),
                     ("nvidia-only-build-files", sorted(map(rel, self.nvidia_build_files))),
                     ("nvidia-only-sources", sorted(map(rel, self.nvidia_sources))),
                     ("nvidia-only-blocks", [f"{rel(p)}:{_lines(p, s, e)}"
@@ -466,7 +471,7 @@ _NOT_SWITCH_TESTS = frozenset({"DEFINED", "EXISTS", "IS_DIRECTORY", "IS_ABSOLUTE
                                "TEST", "MATCHES", "VERSION_LESS", "VERSION_GREATER", "VERSION_EQUAL",
                                "VERSION_GREATER_EQUAL", "VERSION_LESS_EQUAL", "IN_LIST"})
 _SWITCH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SWITCH_WORDS = frozenset({"USE", "USING", "ENABLE", "ENABLED", "WITH", "BUILD", "BACKEND", "HAVE", "HAS", "COMPILING"})
+_SWITCH_WORDS = frozenset({"USE", "USING", "GPU", "ENABLE", "ENABLED", "WITH", "BUILD", "BACKEND", "HAVE", "HAS", "COMPILING"})
 _BACKEND_WORDS = frozenset({"HIP", "ROCM", "CUDA"})
 _NOT_A_SWITCH = frozenset({"CMAKE", "FIND", "ENV"})
 
@@ -559,6 +564,30 @@ def nvidia_switches(project_words: frozenset) -> frozenset:
     for word in project_words:
         if len([w for w in word.split("_") if w]) >= 2 and _is_build_switch(word) and is_cuda_build_macro(word) and \
                 any(t.upper() in project_words for t in _twins(word)):
+            out.add(word)
+    return frozenset(out)
+
+
+# NVIDIA libraries with no AMD library under the same API, and the words of the AMD libraries a project
+# would name if it used one in their place.
+NVIDIA_ONLY_LIBRARIES = {"NVSHMEM": ("ROCSHMEM",), "CUDNN": ("MIOPEN",), "CUTLASS": ("CK", "COMPOSABLE_KERNEL"),
+                         "TENSORRT": ("MIGRAPHX",), "CUFFTMP": (), "CUDSS": (), "CUTENSOR": ("HIPTENSOR",)}
+
+
+def nvidia_library_switches(project_words: frozenset) -> frozenset:
+    """In a project that builds for AMD: switches for an NVIDIA-only library (`GMX_NVSHMEM`,
+    `X_USE_CUDNN`, `WITH_TENSORRT`) where the project's build files name no AMD library in its place
+    (rocSHMEM, MIOpen, ...). A working AMD build cannot link that library, so the switch is off there:
+    `#if GMX_NVSHMEM` is NVIDIA code. Upper-cased."""
+    out = set()
+    for word in project_words:
+        parts = [w for w in word.split("_") if w]
+        libraries = [p for p in parts if p in NVIDIA_ONLY_LIBRARIES]
+        if len(parts) < 2 or len(libraries) != 1 or not _NOT_A_SWITCH.isdisjoint(parts):
+            continue
+        switch_like = not _SWITCH_WORDS.isdisjoint(parts) or (len(parts) == 2 and parts[1] == libraries[0])
+        amd = NVIDIA_ONLY_LIBRARIES[libraries[0]]
+        if switch_like and not any(a in w.split("_") or ("_" in a and a in w) for a in amd for w in project_words):
             out.add(word)
     return frozenset(out)
 
@@ -836,6 +865,10 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
     for path, f in files.items():
         if f.scope == "hip" and any(c.name in _TARGET_COMMANDS for c in f.commands):
             build.amd_build_files.add(path)
+    build.valued.update(valued_switches(defines_by_scope["hip"], defines_by_scope["cuda"]))
+    valued = {d for scope in defines_by_scope.values() for d in scope if "=" in d}
+    for scope in defines_by_scope.values():
+        scope -= valued  # `NAME=2` entries serve valued_switches only
     build.amd_defines.update(defines_by_scope["hip"] - defines_by_scope["cuda"] - defines_by_scope[None])
     build.nvidia_defines.update(defines_by_scope["cuda"] - defines_by_scope["hip"] - defines_by_scope[None])
     # A function called only for the NVIDIA build (Ginkgo's `ginkgo_benchmark_cusparse_linops`, called in
@@ -918,7 +951,29 @@ def _definitions(args: list[str], variables: dict, here: str, root: str, dashed:
             m = _DEF.match(item) or (None if dashed else _PLAIN_DEF.match(item))
             if m:
                 out.add(m.group(1))
+                value = _INT_VALUE.match(item.removeprefix("-D"))
+                if value:
+                    out.add(value.group(0))  # `VKFFT_BACKEND=2`: a per-vendor value (valued_switches)
     return out
+
+
+_INT_VALUE = re.compile(r"^[A-Za-z_]\w*=[0-9]+$")
+
+
+def valued_switches(amd: set, nvidia: set) -> dict[str, tuple[int, int]]:
+    """{name: (AMD value, NVIDIA value)} for a definition the AMD build and the NVIDIA build each give one
+    integer value, different (`VKFFT_BACKEND=2` beside `VKFFT_BACKEND=1`): a backend chosen by number."""
+    def values(defs):
+        out: dict[str, set] = {}
+        for d in defs:
+            if "=" in d:
+                name, value = d.split("=", 1)
+                out.setdefault(name, set()).add(int(value))
+        return out
+
+    a, n = values(amd), values(nvidia)
+    return {name: (next(iter(a[name])), next(iter(n[name]))) for name in a.keys() & n.keys()
+            if len(a[name]) == 1 and len(n[name]) == 1 and a[name] != n[name]}
 
 
 # Makefiles ----------------------------------------------------------------------------------------
@@ -996,6 +1051,8 @@ def read(root: str) -> AmdBuild:
         _read_cmake(root, cmake, build)
     if make:
         _read_make(root, make, build)
+    if build.known or build.nvidia_switches or build.python_amd:
+        build.nvidia_switches |= nvidia_library_switches(build.project_words)
     if not build.known:
         build.nvidia_sources.clear()
         build.nvidia_dirs.clear()

@@ -221,9 +221,22 @@ class _Eval:
     def text(self, node: Node) -> str:
         return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
+    def value_of(self, name: str, world: str) -> int | None:
+        """The value the build gives `name` in `world`, where it gives each vendor its own number."""
+        prefix = (name if world == HIP else NVIDIA_BUILD_MARK + name) + "="
+        for m in self.hip_macros:
+            if m.startswith(prefix):
+                try:
+                    return int(m[len(prefix):])
+                except ValueError:
+                    return None
+        return None
+
     def defined(self, name: str, world: str):
         if name in IDE_MACROS:
             return False  # an IDE's code model defines it; no compiler does
+        if self.value_of(name, world) is not None:
+            return True
         if name in HIP_OPT_OUT_MACROS and name not in self.hip_macros:
             return False  # a switch a user sets to leave HIP's default; hiplint checks the default
         if name in HIP_PASS_MACROS:
@@ -349,14 +362,21 @@ class _Eval:
                 if opt == "<" and floor >= n or opt == "<=" and floor > n:
                     return False
                 return None
-            # `X >= N` with X undefined in this world compares 0; anything else is unknown.
-            if opt in (">", ">=", "==", "!=", "<", "<=") and left is not None and left.type == "identifier":
-                if self.defined(self.text(left), world) is False and right is not None and right.type == "number_literal":
+            # `X >= N` with X undefined in this world compares 0, with X a per-vendor value of the build
+            # (`VKFFT_BACKEND == 1`, hiplint.amdbuild.valued_switches) that value; anything else is unknown.
+            if opt in (">", ">=", "==", "!=", "<", "<=") and left is not None and left.type == "identifier" \
+                    and right is not None and right.type == "number_literal":
+                name = self.text(left)
+                value = self.value_of(name, world)
+                if value is None and self.defined(name, world) is False:
+                    value = 0
+                if value is not None:
                     try:
                         n = int(self.text(right).rstrip("uUlL"), 0)
                     except ValueError:
                         return None
-                    return {">": 0 > n, ">=": 0 >= n, "==": 0 == n, "!=": 0 != n, "<": 0 < n, "<=": 0 <= n}[opt]
+                    return {">": value > n, ">=": value >= n, "==": value == n, "!=": value != n, "<": value < n,
+                            "<=": value <= n}[opt]
             return None
         if t == "number_literal":
             try:

@@ -56,6 +56,7 @@ amd-definitions = [
 nvidia-only-definitions = [
   'PROJ_USE_CUDA',
 ]
+backend-values = []
 nvidia-only-build-files = [
   'backend-cuda/CMakeLists.txt',
 ]
@@ -238,7 +239,7 @@ def test_a_project_that_switches_backends_per_vendor():
         ("fixtures/dualtarget_switches/tools/gpu_info.py", 4, "PY004"),
     ]
     build = amdbuild.read(str(SWITCHES))
-    assert build.nvidia_switches == {"SIMX_CUDA", "SIMX_USE_CUDA"}
+    assert build.nvidia_switches == {"SIMX_CUDA", "SIMX_USE_CUDA", "SIMX_NVSHMEM"}  # the last: an NVIDIA-only library
     assert str(SWITCHES / "cmake" / "SimxSetupCUDA.cmake") in build.nvidia_build_files  # include(SimxSetupCUDA)
     assert build.known  # `if(SIMX_HIP) find_package(hip) / target_link_libraries(... hip::device)`
 
@@ -247,9 +248,27 @@ def test_backend_switches_need_both_vendors_named():
     words = frozenset({"AMREX_USE_CUDA", "AMREX_USE_HIP", "AMREX_CUDA", "AMREX_HIP", "GKO_COMPILING_CUDA",
                        "GKO_COMPILING_HIP", "USE_CUDA", "CUDA", "HIP", "CMAKE_CUDA_FLAGS", "CMAKE_HIP_FLAGS",
                        "CUDA_PATH", "HIP_PATH", "WITH_CUDNN", "X_USE_NVTX", "X_USE_ROCTX", "SOLV_USING_CUDA",
-                       "SOLV_USING_HIP"})
+                       "SOLV_USING_HIP", "MD_GPU_CUDA", "MD_GPU_HIP"})
     assert amdbuild.nvidia_switches(words) == {"AMREX_USE_CUDA", "AMREX_CUDA", "GKO_COMPILING_CUDA", "X_USE_NVTX",
-                                               "SOLV_USING_CUDA"}
+                                               "SOLV_USING_CUDA", "MD_GPU_CUDA"}
+
+
+def test_switches_for_nvidia_only_libraries():
+    # In a project that builds for AMD, a switch for a library AMD has no counterpart of under the same
+    # API is off in the AMD build, unless the project names the AMD library that takes its place.
+    words = frozenset({"MD_NVSHMEM", "X_USE_CUDNN", "WITH_TENSORRT", "NVSHMEM_HOME", "CUDNN_LIBRARY", "X_USE_HIP"})
+    assert amdbuild.nvidia_library_switches(words) == {"MD_NVSHMEM", "X_USE_CUDNN", "WITH_TENSORRT"}
+    assert amdbuild.nvidia_library_switches(words | {"X_USE_MIOPEN"}) == {"MD_NVSHMEM", "WITH_TENSORRT"}
+    assert amdbuild.nvidia_library_switches(words | {"CHECK_CUTLASS"}) >= {"MD_NVSHMEM"}
+
+
+def test_a_backend_chosen_by_number():
+    assert amdbuild.valued_switches({"FFT_BACKEND", "FFT_BACKEND=2"}, {"FFT_BACKEND", "FFT_BACKEND=1"}) == \
+        {"FFT_BACKEND": (2, 1)}
+    assert amdbuild.valued_switches({"LEVEL=2"}, {"LEVEL=2"}) == {}  # the same value: no choice of vendor
+    build = amdbuild.read(str(SWITCHES))
+    assert build.valued == {"SIMX_FFT_BACKEND": (2, 1)}
+    assert "SIMX_NVSHMEM" in build.nvidia_switches
 
 
 def test_a_marker_file_makes_a_directory_its_own_project(tmp_path):
