@@ -1031,7 +1031,7 @@ class PlatformMap:
         self.regions = regions
         self._starts = [r.start for r in regions]
         self._amd_off = sorted(amd_off)
-        self._branches = sorted(branches)
+        self._branches = sorted(branches, key=lambda b: (b[0], b[1]))  # two readings of one branch may differ in truth
 
     def surely_on_amd(self, byte: int) -> bool:
         """Does every conditional branch around `byte` surely compile on AMD (an include guard, `#if

@@ -312,3 +312,17 @@ def test_definitions_of_the_nvidia_build_only():
     data = b"#ifdef PROJ_GPU_A\nint x_a;\n#else\nint x_b;\n#endif\n"
     pm = PlatformMap(new_parser().parse(data).root_node, data, frozenset({"!PROJ_GPU_A"}))
     assert (pm.kind_at(data.index(b"x_a")), pm.kind_at(data.index(b"x_b"))) == ("nvidia", "hip")
+
+
+def test_a_chain_read_from_the_tree_and_from_the_text_does_not_stop_the_map():
+    # `__has_include(<rocfft/rocfft.h>)` does not parse, so the chain is read again from the text, where
+    # a project's NVIDIA switch ("!SIM_USE_CUDA") may settle differently: two readings of one branch.
+    from hiplint.preproc import HIP_MACROS, NVIDIA_BUILD_MARK
+
+    data = (b"#if defined(SIM_USE_CUDA)\n#  include <cufft.h>\n#elif defined(SIM_USE_HIP)\n"
+            b"#  if __has_include(<rocfft/rocfft.h>)\n#    include <rocfft/rocfft.h>\n#  else\n"
+            b"#    include <rocfft.h>\n#  endif\n#endif\nint x;\n")
+    root = new_parser().parse(data).root_node
+    platform = PlatformMap(root, data, HIP_MACROS | {NVIDIA_BUILD_MARK + "SIM_USE_CUDA"})
+    assert platform.kind_at(data.index(b"<cufft.h>")) == "nvidia"
+    assert not platform.surely_on_amd(data.index(b"<cufft.h>"))
