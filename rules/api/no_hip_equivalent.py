@@ -12,7 +12,10 @@ class ApiWithoutHipEquivalent(CudaRule):
     Finds uses of CUDA runtime, driver, device and library names that the project's rename table
     (`rules/rename/*.toml`, section `[unsupported]`) lists as having no HIP counterpart: for example
     `cudaDeviceFlushGPUDirectRDMAWrites`, `cusolverDnDHgesv` (mixed-precision iterative refinement),
-    the cuBLASXt multi-GPU API, NVTX domains, `__nv_fp8_e4m3`, the SIMD video intrinsics (`__vadd4`,
+    the cuBLASXt multi-GPU API, the legacy cuBLAS API's own functions (`cublasInit`, `cublasAlloc`,
+    `cublasGetError`: hipBLAS has only the handle-based API), cuBLASLt's in-place descriptor setup
+    (`cublasLtMatmulDescInit`, `cublasLtMatrixLayoutInit`: hipBLASLt 7.2 declares the `*Opaque_t`
+    structs but only `*Create` functions), NVTX domains, `__nv_fp8_e4m3`, the SIMD video intrinsics (`__vadd4`,
     `__vmaxs4`, `__vabsdiffu4`, every `__v*2`/`__v*4` of CUDA's `device_functions.h`), the Hopper DPX
     intrinsics (`__viaddmax_s32`, `__vimax3_u32`, ...) and the address-space predicates (`__isGlobal`,
     `__isShared`, ...), none of which ROCm 7.2's HIP headers declare (checked by compiling them with

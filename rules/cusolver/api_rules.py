@@ -29,6 +29,13 @@ class CusolverUnsupportedApi(TableRule, VersionGate):
     declares only from a later release are reported as well (`cusolverDnXgetrf` needs ROCm 6.2,
     `cusolverDnXpotrf` 6.3).
 
+    Not reported: a cuBLAS enumerator passed to a cuSOLVER call (`CUBLAS_FILL_MODE_LOWER` as the
+    `uplo` of `cusolverDnSsyevd`, `CUBLAS_OP_T` as a `trans`). hipify renames it to
+    `HIPBLAS_FILL_MODE_LOWER` / `HIPBLAS_OP_T`, and hipSOLVER's enums are aliases of hipBLAS's
+    (ROCm 7.2 `hipsolver/internal/hipsolver-types.h`: `typedef hipblasFillMode_t hipsolverFillMode_t;`,
+    likewise `hipsolverOperation_t` and `hipsolverSideMode_t`; `hipsolverDnSsyevd` takes a
+    `hipblasFillMode_t`), so the port compiles and passes the same value.
+
     ## Why it breaks on AMD
     hipSOLVER (2.3.0, ROCm 6.3) offers of the 64-bit API only Xgetrf/Xgetrs (2.2.0, ROCm 6.2) and
     Xpotrf/Xpotrs/Xgeqrf (2.3.0, ROCm 6.3), as compatibility-only functions; its hipsolverSp API
@@ -53,6 +60,7 @@ class CusolverUnsupportedApi(TableRule, VersionGate):
     - hipSOLVER CHANGELOG (2.2.0, 2.3.0: compatibility-only 64-bit functions): https://github.com/ROCm/hipSOLVER/blob/develop/CHANGELOG.md
     - hipSOLVER headers: https://github.com/ROCm/hipSOLVER/tree/develop/library/include
     - Using hipSOLVER: https://rocm.docs.amd.com/projects/hipSOLVER/en/latest/howto/usage.html
+    - hipSOLVER data types (hipsolverFillMode_t and the other enums are aliases of hipBLAS's): https://rocm.docs.amd.com/projects/hipSOLVER/en/latest/reference/api/types.html
     - `rules/cusolver/api.toml` (one source per row)
     """
 
