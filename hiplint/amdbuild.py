@@ -435,14 +435,16 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
 
 def _branch_scope(words: list[str], context_text: bytes, project_words: frozenset = frozenset()) -> str | None:
     """"hip" for `if(X_USE_HIP)`, `if(GPU_RUNTIME STREQUAL "HIP")`; "cuda" for `if(NOT X_USE_HIP)`,
-    `if(X_USE_CUDA)` where the project names X_USE_HIP (or _ROCM) too, `if(GPU STREQUAL "CUDA")`.
+    `if(X_USE_CUDA)` where the project names X_USE_HIP (or _ROCM) too, `if(GPU STREQUAL "CUDA")`,
+    `if(X_BACKENDS MATCHES "CUDA")`.
     `if(NOT X_USE_CUDA)` is neither: a CPU-only build takes it too."""
     words = [w.strip('"') for w in words]
     words = [w[2:-1] if w.startswith("${") and w.endswith("}") else w for w in words]
     if not words or "OR" in [w.upper() for w in words]:
         return None
     upper = [w.upper() for w in words]
-    if len(words) == 3 and upper[1] == "STREQUAL":
+    if len(words) == 3 and upper[1] in ("STREQUAL", "MATCHES"):
+        # `if(X_BACKENDS MATCHES "CUDA")`: a backend list holding CUDA (the HIP one is tested beside it)
         value = upper[2]
         if value in ("HIP", "ROCM", "AMD"):
             return "hip"

@@ -47,9 +47,10 @@ EXACT_RELEASE = lazy_re(_VERSION + r"==\s*\d")
 LOWER_BOUND = lazy_re(_VERSION + r">=?\s*\d")
 UPPER_BOUND = lazy_re(_VERSION + r"<=?\s*\d")
 NOT_DEFINED_VERSION = lazy_re(r"!\s*defined\s*\(?\s*(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC__|__NVCC__)\b")
-# `defined(CUDA_VERSION) && ...`: the author tests for the CUDA toolkit before reading it, so the branch is
-# meant for NVIDIA only and AMD's skipping it is on purpose.
-DEFINED_TOOLKIT = lazy_re(r"(?<!!)\bdefined\s*\(?\s*(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__)\b")
+# `defined(CUDA_VERSION) && ...`, `defined(__CUDACC__) && defined(__CUDA_ARCH__)`: the author tests for the
+# CUDA toolkit or compiler before reading it, so the branch is meant for NVIDIA only and AMD's skipping it
+# is on purpose.
+DEFINED_TOOLKIT = lazy_re(r"(?<!!)\bdefined\s*\(?\s*(CUDART_VERSION|CUDA_VERSION|__CUDACC_VER_MAJOR__|__CUDACC__|__NVCC__)\b")
 DEFINED_NAME = lazy_re(r"(?<!!)\bdefined\s*\(?\s*([A-Za-z_]\w*)")
 # A macro body that is a test (a comparison, `defined`, a logical operator), not just the value.
 TEST_LIKE = lazy_re(r"\bdefined\b|[<>]=?|[=!]=|&&|\|\|")
@@ -236,7 +237,8 @@ class CudaArchMacro(CudaRule):
       counts only when defined for AMD alone, not as a host-pass default;
     - in a project that already builds for AMD (hiplint.amdbuild: an AMD build read, or backend
       switches for both vendors), a conjunction that first makes sure of the CUDA toolkit
-      (`defined(CUDA_VERSION) && CUDA_VERSION >= 13000`) or tests the project's NVIDIA-build switch
+      or compiler (`defined(CUDA_VERSION) && CUDA_VERSION >= 13000`, `defined(__CUDACC__) &&
+      defined(__CUDA_ARCH__)`) or tests the project's NVIDIA-build switch
       (`defined(GKO_COMPILING_CUDA) && CUDA_VERSION >= 11040`): AMD is kept out on purpose. In code
       never ported the same guard is for host compilers, and it is reported;
     - in such a project, too, code for Hopper or later alone (`defined(__CUDA_ARCH__) && __CUDA_ARCH__
