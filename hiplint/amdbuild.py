@@ -135,6 +135,8 @@ class AmdBuild:
     nvidia_dirs: set = field(default_factory=set)  # directories holding only such sources
     project_words: frozenset = frozenset()  # identifiers of the build files, upper-cased
     valued: dict = field(default_factory=dict)  # valued_switches(): {name: (AMD value, NVIDIA value)}
+    library_switches: frozenset = frozenset()  # cuda_library_switches(): their if() blocks are NVIDIA's
+    nvidia_subdirs: set = field(default_factory=set)  # added only from NVIDIA blocks (add_subdirectory)
 
     @property
     def known(self) -> bool:
@@ -150,7 +152,8 @@ class AmdBuild:
         nvidia_file = full in self.nvidia_build_files
         ranges = tuple(self.nvidia_ranges.get(full, ()))
         nvidia_source = not compiled and (full in self.nvidia_sources or (
-            os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.nvidia_dirs))
+            os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.nvidia_dirs)
+            or any(full.startswith(d + os.sep) for d in self.nvidia_subdirs))
         return FileFacts(compiled, frozenset(self.amd_defines), frozenset(self.nvidia_defines), nvidia_file, ranges,
                          self.nvidia_switches, True, nvidia_source, full in self.amd_build_files,
                          tuple(sorted((n, a, v) for n, (a, v) in self.valued.items())))
@@ -178,6 +181,7 @@ class AmdBuild:
                     ("backend-values", [f"{n}: AMD {a}, NVIDIA {v}" for n, (a, v) in sorted(self.valued.items())]),
                     ("nvidia-only-build-files", sorted(map(rel, self.nvidia_build_files))),
                     ("nvidia-only-sources", sorted(map(rel, self.nvidia_sources))),
+                    ("nvidia-only-directories", sorted(map(rel, self.nvidia_subdirs))),
                     ("nvidia-only-blocks", [f"{rel(p)}:{_lines(p, s, e)}"
                                             for p, spans in sorted(self.nvidia_ranges.items()) for s, e in spans]),
                     switches]
@@ -374,8 +378,8 @@ class _CMakeFile:
     functions: list = field(default_factory=list)  # (name, body start, body end)
 
 
-def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset = frozenset()
-                    ) -> tuple[list[_Command], list, list]:
+def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset = frozenset(),
+                    library_switches: frozenset = frozenset()) -> tuple[list[_Command], list, list]:
     from hiplint.rules.build._cmake import _argument, _parser
 
     tree = _parser().parse(data)
@@ -413,7 +417,7 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
             children = []
             for c in node.children:
                 if c.type in ("if_command", "elseif_command"):
-                    tested = _branch_scope(head_args(c), context_text, project_words)
+                    tested = _branch_scope(head_args(c), context_text, project_words, library_switches)
                     previous.append(tested)
                     branch_scope = tested or scope
                 elif c.type == "else_command":
@@ -433,7 +437,8 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
     return commands, blocks, functions
 
 
-def _branch_scope(words: list[str], context_text: bytes, project_words: frozenset = frozenset()) -> str | None:
+def _branch_scope(words: list[str], context_text: bytes, project_words: frozenset = frozenset(),
+                  library_switches: frozenset = frozenset()) -> str | None:
     """"hip" for `if(X_USE_HIP)`, `if(GPU_RUNTIME STREQUAL "HIP")`; "cuda" for `if(NOT X_USE_HIP)`,
     `if(X_USE_CUDA)` where the project names X_USE_HIP (or _ROCM) too, `if(GPU STREQUAL "CUDA")`,
     `if(X_BACKENDS MATCHES "CUDA")`.
@@ -466,6 +471,8 @@ def _branch_scope(words: list[str], context_text: bytes, project_words: frozense
         return "cuda" if negated else "hip"
     if len(parts) == 1 and names_cuda(parts[0]) and _has_amd_twin(parts[0], context_text, project_words):
         return None if negated else "cuda"  # `if(NOT X_USE_CUDA)`: a CPU build, or the AMD one
+    if len(parts) == 1 and parts[0].upper() in library_switches:
+        return None if negated else "cuda"  # `if(BUILD_X_CUSPARSE)`: a feature the project keeps to NVIDIA
     return None
 
 
@@ -594,6 +601,29 @@ def nvidia_library_switches(project_words: frozenset) -> frozenset:
     return frozenset(out)
 
 
+# CUDA libraries a build switch may be named for. NCCL and NVTX are left out: projects keep `USE_NCCL` /
+# `USE_NVTX` on in ROCm builds, with RCCL and roctx behind the same names.
+_CUDA_LIBRARIES = frozenset({"CUBLAS", "CUBLASLT", "CUSPARSE", "CUSOLVER", "CUSOLVERSP", "CUFFT", "CURAND",
+                             "CUDNN", "NVSHMEM", "CUTLASS", "TENSORRT", "CUFFTMP", "CUDSS", "CUTENSOR"})
+
+
+def cuda_library_switches(project_words: frozenset) -> frozenset:
+    """Build switches named for one CUDA library (`BUILD_SUNMATRIX_CUSPARSE`, `X_USE_CUFFT`) with no AMD
+    twin among the build files' names (`..._HIPSPARSE`, `..._ROCSPARSE`): in a project whose AMD build
+    hiplint read, a module the project keeps to NVIDIA, so an `if()` on the switch is an NVIDIA block
+    (its sources NVIDIA-only). Upper-cased."""
+    out = set()
+    for word in project_words:
+        parts = [w for w in word.split("_") if w]
+        libraries = [p for p in parts if p in _CUDA_LIBRARIES]
+        if len(parts) < 2 or len(libraries) != 1 or not _NOT_A_SWITCH.isdisjoint(parts):
+            continue
+        if (not _SWITCH_WORDS.isdisjoint(parts) or parts[-1] == libraries[0]) and \
+                not any(t.upper() in project_words for t in _twins(word)):
+            out.add(word)
+    return frozenset(out)
+
+
 def _dir_scope(directory: str, root: str) -> str | None:
     rel = os.path.relpath(directory, root)
     if rel == ".":
@@ -689,7 +719,8 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                 break
             d = os.path.dirname(d)
         try:
-            commands, blocks, functions = _cmake_commands(data, b"\n".join(context), words)
+            commands, blocks, functions = _cmake_commands(data, b"\n".join(context), words,
+                                                          build.library_switches)
         except Exception:  # a file the grammar cannot take: read nothing from it
             continue
         files[path] = _CMakeFile(path, commands, blocks, functions=functions)
@@ -736,6 +767,10 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
 
     for path in files:
         file_scope(path)
+    # `if(BUILD_X_CUSPARSE) add_subdirectory(cusparse)`: that directory is the NVIDIA build's, whatever
+    # function its CMakeLists.txt builds its targets with (SUNDIALS's `sundials_add_library`).
+    build.nvidia_subdirs = {os.path.dirname(p) for p, f in files.items()
+                            if f.scope == "cuda" and os.path.basename(p) == "CMakeLists.txt" and reached.get(p)}
 
     # name -> [{"scope", "sources", "defines", "file"}]: one per add_library (`if(HIP) add_library(p)
     # else() add_library(p)` defines one per build)
@@ -1049,6 +1084,8 @@ def read(root: str) -> AmdBuild:
     build.project_words = _switch_words(cmake + make + fragments[:MAX_BUILD_FILES])
     build.python_amd = python_builds_for_amd(root)
     build.nvidia_switches = nvidia_switches(build.project_words)
+    if not build.python_amd:  # a build that hipifies at build time keeps its CUDA switches on for ROCm
+        build.library_switches = cuda_library_switches(build.project_words)
     if cmake:
         _read_cmake(root, cmake, build)
     if make:
@@ -1060,6 +1097,7 @@ def read(root: str) -> AmdBuild:
         build.nvidia_dirs.clear()
         build.nvidia_build_files.clear()
         build.nvidia_ranges.clear()
+        build.nvidia_subdirs.clear()
         build.amd_defines.clear()
         build.nvidia_defines.clear()
     build.amd_defines -= build.nvidia_defines & build.amd_defines

@@ -61,6 +61,9 @@ nvidia-only-build-files = [
   'backend-cuda/CMakeLists.txt',
 ]
 nvidia-only-sources = []
+nvidia-only-directories = [
+  'backend-cuda',
+]
 nvidia-only-blocks = [
   'CMakeLists.txt:9',
 ]
@@ -268,6 +271,10 @@ def test_a_backend_chosen_by_number():
     assert amdbuild.valued_switches({"LEVEL=2"}, {"LEVEL=2"}) == {}  # the same value: no choice of vendor
     build = amdbuild.read(str(SWITCHES))
     assert build.valued == {"SIMX_FFT_BACKEND": (2, 1)}
+    # `if(SIMX_BUILD_CUSPARSE)`: a switch named for a CUDA library with no HIP twin; the directory it adds
+    # is the NVIDIA build's whatever function builds its targets.
+    assert "SIMX_BUILD_CUSPARSE" in build.library_switches
+    assert build.nvidia_subdirs == {str(SWITCHES / "solver_cusolver")}
     assert "SIMX_NVSHMEM" in build.nvidia_switches
 
 
