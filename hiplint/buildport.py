@@ -612,7 +612,7 @@ def _make_shape(lines) -> list:
 
 
 def port_make(rel: str, data: bytes, targets, facts: TreeFacts) -> Port:
-    lines = _make.parse(Source(rel, data))
+    lines = _make.parse(Source(rel, data), per_backend=False)
     if any(ml.variable is not None and ml.value_tokens()
            and os.path.basename(ml.value_tokens()[0][0]) in HIP_COMPILERS for ml in lines):
         return Port(data)  # it already names a HIP compiler: its nvcc lines are the NVIDIA build
@@ -646,7 +646,7 @@ def port_make(rel: str, data: bytes, targets, facts: TreeFacts) -> Port:
                 continue  # the variable name and the operator
             _port_make_word(raw, edits, s, make_dir, facts, command_word)
     port = edits.apply()
-    if port.changed and _make_shape(_make.parse(Source(rel, port.data))) != _make_shape(lines):
+    if port.changed and _make_shape(_make.parse(Source(rel, port.data), per_backend=False)) != _make_shape(lines):
         return Port(data, refused="the ported Makefile's lines no longer match the original's (assignments, "
                                   "recipes, conditionals)")
     return port

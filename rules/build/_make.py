@@ -96,7 +96,10 @@ def _tokens(data: bytes, start: int, end: int, recipe: bool) -> list:
     return out
 
 
-def parse(source) -> list[MakeLine]:
+def parse(source, per_backend: bool = True) -> list[MakeLine]:
+    """The Makefile's logical lines. With `per_backend` (linting), variables the Makefile keeps for its
+    NVIDIA build beside an AMD one count as handled; a HIP-only port (hiplint.buildport) turns the nvcc
+    rules that read them into hipcc rules, so there they are ported like the rest."""
     data = source.data
     lines: list[MakeLine] = []
     n = source.line_count()
@@ -118,7 +121,7 @@ def parse(source) -> list[MakeLine]:
                 ml.value_start = start + len(m.group(0).encode())
         lines.append(ml)
         ln += 1
-    _mark_conditionals(lines)
+    _mark_conditionals(lines, data.decode("utf-8", "replace"), per_backend)
     for ml in lines:
         words = ml.words()
         runs_nvcc = any(os.path.basename(w) == "nvcc" or w in ("$(NVCC)", "${NVCC}") for w in words)
@@ -126,7 +129,7 @@ def parse(source) -> list[MakeLine]:
     return lines
 
 
-def _mark_conditionals(lines: list[MakeLine]) -> None:
+def _mark_conditionals(lines: list[MakeLine], file_text: str = "", per_backend: bool = True) -> None:
     # Per open conditional: [first line, names HIP/ROCm, first line of the current branch, that branch
     # is the CUDA build by its own test (`ifeq ($(GPU_RUNTIME),CUDA)`)].
     stack: list[list] = []
@@ -136,12 +139,12 @@ def _mark_conditionals(lines: list[MakeLine]) -> None:
         if ml.recipe:
             continue
         if CONDITIONAL.match(text) and not ELSE.match(text):
-            stack.append([i, is_hip_text(text), i, _tests_for_cuda(text)])
+            stack.append([i, is_hip_text(text), i, _tests_for_cuda(text, file_text)])
         elif ELSE.match(text) and stack:
             if CONDITIONAL.match(text) and is_hip_text(text):
                 stack[-1][1] = True
             _end_branch(lines, stack[-1], i)
-            stack[-1][2:] = [i, bool(CONDITIONAL.match(text)) and _tests_for_cuda(text)]
+            stack[-1][2:] = [i, bool(CONDITIONAL.match(text)) and _tests_for_cuda(text, file_text)]
         elif ENDIF.match(text) and stack:
             _end_branch(lines, stack[-1], i)
             first, aware, _, _ = stack.pop()
@@ -150,19 +153,87 @@ def _mark_conditionals(lines: list[MakeLine]) -> None:
         if aware:
             for ml in lines[first:last + 1]:
                 ml.aware = True
+    # `CUDA_LIB = -lcusparse` beside `HIP_LIB = -lhipsparse`: a variable the Makefile keeps per backend;
+    # `NVCC_FLAGS = ...` in a Makefile that also sets up hipcc: nvcc's own options.
+    if not per_backend:
+        return
+    has_hip = _builds_for_both(lines, file_text)
+    for ml in lines:
+        if not ml.variable or ml.aware:
+            continue
+        value = ml.value_tokens()
+        if value and os.path.basename(value[0][0]) == "nvcc":
+            continue  # the compiler itself (`NVCC ?= nvcc`): BLD007 weighs where it is used
+        if _variable_with_twin(ml.variable, file_text) or (has_hip and _nvcc_only_variable(ml.variable, file_text)):
+            ml.aware = True
+
+
+def _nvcc_only_variable(name: str, file_text: str) -> bool:
+    """A variable named for nvcc or CUDA that no line naming HIP reads (`NVCC_FLAGS` used by the nvcc rule
+    alone, not passed on through `HIPCC_FLAGS = $(NVCC_FLAGS)`)."""
+    if not re.search(r"NVCC|CUDA", name, re.I) or re.search(r"HIP|ROCM", name, re.I):
+        return False
+    ref = re.compile(r"\$[({]" + re.escape(name) + r"[)}]")
+    return not any(ref.search(line) and is_hip_text(line) for line in file_text.splitlines())
+
+
+def _builds_for_both(lines: list[MakeLine], file_text: str) -> bool:
+    """Does the Makefile build for AMD beside NVIDIA: a rule runs hipcc (itself or through a variable
+    holding it), or a conditional tests the project's CUDA switch whose HIP twin it names
+    (`ifeq (YES,$(X_USE_CUDA))` beside `X_USE_HIP`)?"""
+    hip_vars = {ml.variable for ml in lines if ml.variable and ml.value_tokens()
+                and os.path.basename(ml.value_tokens()[0][0]) in ("hipcc", "amdclang++")}
+    refs = {f"$({v})" for v in hip_vars} | {f"${{{v}}}" for v in hip_vars}
+    for ml in lines:
+        words = ml.words()
+        if ml.recipe and any(os.path.basename(w.lstrip("@-+")) in ("hipcc", "amdclang++") or w in refs for w in words):
+            return True
+        text = " ".join(words)
+        if CONDITIONAL.match(text):
+            names = re.findall(r"\$[({]([A-Za-z_]\w*)[)}]", text) + (words[1:2] if words[0] in ("ifdef", "ifndef") else [])
+            if any(_switch_with_twin(n, file_text) for n in names):
+                return True
+    return False
+
+
+def _variable_with_twin(name: str, file_text: str) -> bool:
+    from hiplint.amdbuild import _twins, names_cuda
+
+    return names_cuda(name) and any(re.search(r"(?<![\w])" + re.escape(t) + r"\s*(?:\+|\?|::?|!)?=", file_text)
+                                    for t in _twins(name))
 
 
 IFEQ_OPERANDS = lazy_re(r"^\s*(?:else\s+)?ifeq\s*(.*)$")
 VARIABLE_REF = lazy_re(r"\$[({][^)}]*[)}]")  # `$(CUDA)` names a variable, not the value CUDA
 
 
-def _tests_for_cuda(text: str) -> bool:
-    """`ifeq ($(GPU_RUNTIME),CUDA)` / `ifeq "$(BACKEND)" "cuda"`: true only in the CUDA build."""
+TRUTHY = frozenset({"YES", "Y", "ON", "TRUE", "1"})
+IFDEF_NAME = lazy_re(r"^\s*(?:else\s+)?ifdef\s+([A-Za-z_]\w*)\s*$")
+
+
+def _tests_for_cuda(text: str, file_text: str = "") -> bool:
+    """`ifeq ($(GPU_RUNTIME),CUDA)` / `ifeq "$(BACKEND)" "cuda"`: true only in the CUDA build. So is a
+    test of the project's CUDA switch whose HIP twin the Makefile names too (`ifeq (YES,$(X_USE_CUDA))`
+    or `ifdef X_USE_CUDA` beside `X_USE_HIP`): the project picks one backend per build."""
     m = IFEQ_OPERANDS.match(text)
-    if m is None:
+    if m is not None:
+        operands = [w for w in re.split(r"[\s,()\"']+", VARIABLE_REF.sub(" ", m.group(1))) if w]
+        if any(w.upper() in NVIDIA_BACKENDS for w in operands):
+            return True
+        names = re.findall(r"\$[({]([A-Za-z_]\w*)[)}]", m.group(1))
+        if len(names) == 1 and len(operands) == 1 and operands[0].upper() in TRUTHY:
+            return _switch_with_twin(names[0], file_text)
         return False
-    operands = [w for w in re.split(r"[\s,()\"']+", VARIABLE_REF.sub(" ", m.group(1))) if w]
-    return any(w.upper() in NVIDIA_BACKENDS for w in operands)
+    m = IFDEF_NAME.match(text)
+    return m is not None and _switch_with_twin(m.group(1), file_text)
+
+
+def _switch_with_twin(name: str, file_text: str) -> bool:
+    from hiplint.amdbuild import _is_build_switch, _twins
+    from hiplint.preproc import is_cuda_build_macro
+
+    return _is_build_switch(name) and is_cuda_build_macro(name) and \
+        any(re.search(r"(?<![\w])" + re.escape(t) + r"(?![\w])", file_text) for t in _twins(name))
 
 
 def _end_branch(lines: list[MakeLine], entry: list, end: int) -> None:
