@@ -152,6 +152,11 @@ def parse(data: bytes) -> list[Command]:
             for c in node.children:
                 if c.type == "argument_list":
                     cmd.args = [_argument(a, data) for a in c.children if a.type == "argument"]
+            if name in ("set", "list") and not aware and \
+                    is_hip_text(data[node.start_byte:node.end_byte].decode("utf-8", "replace")):
+                # `set(TPLS ... CUSPARSE CUBLAS ... HIP HIPBLAS HIPSPARSE CUDA::cudart)`: a list that names
+                # both vendors' libraries, each used where it is found.
+                cmd.aware = True
             commands.append(cmd)
         if node.type == "if_condition" and not aware:
             # `if(GPU_RUNTIME STREQUAL "CUDA")`: that branch is the NVIDIA build by its own test.

@@ -169,9 +169,10 @@ def _mark_conditionals(lines: list[MakeLine], file_text: str = "", per_backend: 
 
 
 def _nvcc_only_variable(name: str, file_text: str) -> bool:
-    """A variable named for nvcc or CUDA that no line naming HIP reads (`NVCC_FLAGS` used by the nvcc rule
-    alone, not passed on through `HIPCC_FLAGS = $(NVCC_FLAGS)`)."""
-    if not re.search(r"NVCC|CUDA", name, re.I) or re.search(r"HIP|ROCM", name, re.I):
+    """A variable named for nvcc, CUDA or an NVIDIA-only library (`AMGX_LIB`) that no line naming HIP reads
+    (`NVCC_FLAGS` used by the nvcc rule alone, not passed on through `HIPCC_FLAGS = $(NVCC_FLAGS)`)."""
+    if not re.search(r"NVCC|CUDA|AMGX|NVSHMEM|CUDNN|TENSORRT|CUTLASS|CUDSS|CUTENSOR", name, re.I) or \
+            re.search(r"HIP|ROCM", name, re.I):
         return False
     ref = re.compile(r"\$[({]" + re.escape(name) + r"[)}]")
     return not any(ref.search(line) and is_hip_text(line) for line in file_text.splitlines())
