@@ -23,7 +23,9 @@ class WarpSizeNotConstexpr(CudaRule):
     Up to ROCm 6.x `warpSize` was `static constexpr int warpSize = __AMDGCN_WAVEFRONT_SIZE`. HIP 7.0
     made it a run-time value (announced in 6.4.1): such code stops compiling ("must be initialized by
     a constant expression"). It was never constant in CUDA either. The wavefront-size macros are
-    deprecated and have no value in the host pass. Compile error from ROCm 7.0 on every target.
+    deprecated and have no value in the host pass; ROCm 7.2's clang (22) no longer defines them in the
+    device pass either (`#if __AMDGCN_WAVEFRONT_SIZE == 64` reads 0 there, `static_assert` on it does not
+    compile). Compile error from ROCm 7.0 on every target.
 
     ## Example
     ```cuda
@@ -66,7 +68,8 @@ class WarpSizeNotConstexpr(CudaRule):
         name = ctx.text(node)
         if name != "warpSize":
             host = "" if _device_pass_only(ctx, node) else " and undefined in the host pass"
-            ctx.report(node, f"`{name}` is deprecated{host}; use warpSize at run time or a template parameter")
+            ctx.report(node, f"`{name}` is deprecated and no longer defined by ROCm 7.2's clang (an undeclared "
+                             f"identifier in the device pass too){host}; use warpSize at run time or a template parameter")
             return
         if _declared_here(ctx, node):
             return  # a template or function parameter named warpSize: a constant of the code's own
