@@ -102,9 +102,12 @@ class FileFacts:
         every file of the project."""
         switches = frozenset(NVIDIA_BUILD_MARK + d for d in self.nvidia_switches) | frozenset(
             f for name, amd, nvidia in self.valued for f in (f"{name}={amd}", f"{NVIDIA_BUILD_MARK}{name}={nvidia}"))
+        # A definition only the NVIDIA build makes (`if(QUDA_NVSHMEM) target_compile_definitions(quda
+        # NVSHMEM_COMMS)` in the CUDA target's file) is undefined in every AMD compile, whatever the file.
+        nvidia = frozenset(NVIDIA_BUILD_MARK + d for d in self.nvidia_defines)
         if not self.amd_compiled:
-            return switches
-        return self.amd_defines | frozenset(NVIDIA_BUILD_MARK + d for d in self.nvidia_defines) | switches
+            return switches | nvidia
+        return self.amd_defines | nvidia | switches
 
     def signature(self) -> bytes:
         """For the cache key: a change to the build that changes this file's treatment lints it again."""
@@ -379,7 +382,8 @@ class _CMakeFile:
 
 
 def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset = frozenset(),
-                    library_switches: frozenset = frozenset()) -> tuple[list[_Command], list, list]:
+                    library_switches: frozenset = frozenset(),
+                    nvidia_flags: frozenset = frozenset()) -> tuple[list[_Command], list, list]:
     from hiplint.rules.build._cmake import _argument, _parser
 
     tree = _parser().parse(data)
@@ -417,7 +421,7 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
             children = []
             for c in node.children:
                 if c.type in ("if_command", "elseif_command"):
-                    tested = _branch_scope(head_args(c), context_text, project_words, library_switches)
+                    tested = _branch_scope(head_args(c), context_text, project_words, library_switches, nvidia_flags)
                     previous.append(tested)
                     branch_scope = tested or scope
                 elif c.type == "else_command":
@@ -437,8 +441,15 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
     return commands, blocks, functions
 
 
+_HIP_PLATFORM_VARIABLES = frozenset({"HIP_PLATFORM", "CMAKE_HIP_PLATFORM", "HIP_COMPILER_PLATFORM"})
+
+
+def negated_conjunct(upper: list[str], i: int) -> bool:
+    return i > 0 and upper[i - 1] == "NOT"
+
+
 def _branch_scope(words: list[str], context_text: bytes, project_words: frozenset = frozenset(),
-                  library_switches: frozenset = frozenset()) -> str | None:
+                  library_switches: frozenset = frozenset(), nvidia_flags: frozenset = frozenset()) -> str | None:
     """"hip" for `if(X_USE_HIP)`, `if(GPU_RUNTIME STREQUAL "HIP")`; "cuda" for `if(NOT X_USE_HIP)`,
     `if(X_USE_CUDA)` where the project names X_USE_HIP (or _ROCM) too, `if(GPU STREQUAL "CUDA")`,
     `if(X_BACKENDS MATCHES "CUDA")`.
@@ -448,10 +459,24 @@ def _branch_scope(words: list[str], context_text: bytes, project_words: frozense
     if not words or "OR" in [w.upper() for w in words]:
         return None
     upper = [w.upper() for w in words]
+    for i in range(len(upper) - 2):
+        # `if(ENABLE_HIP AND HIP_PLATFORM STREQUAL "nvcc")`: HIP over nvcc is an NVIDIA build, whatever
+        # else the condition says; `HIP_PLATFORM STREQUAL "amd"` (or hcc) is the AMD one.
+        if upper[i] in _HIP_PLATFORM_VARIABLES and upper[i + 1] in ("STREQUAL", "MATCHES") \
+                and (i == 0 or upper[i - 1] == "AND") and (i + 3 == len(upper) or upper[i + 3] == "AND"):
+            if upper[i + 2] in ("NVCC", "NVIDIA"):
+                return "cuda"
+            if upper[i + 2] in ("AMD", "HCC") and not negated_conjunct(upper, i):
+                return "hip"
+    if len(parts_only := [w for w in upper if w != "AND"]) >= 1 and any(
+            w in nvidia_flags for w in parts_only) and all(w in nvidia_flags or _SWITCH.fullmatch(w) for w in parts_only) \
+            and "NOT" not in upper:
+        # `if(CUSOLVER_AVAILABLE)`: a variable set true only in NVIDIA blocks (hiplint.amdbuild._nvidia_flags)
+        return "cuda"
     if len(words) == 3 and upper[1] in ("STREQUAL", "MATCHES"):
         # `if(X_BACKENDS MATCHES "CUDA")`: a backend list holding CUDA (the HIP one is tested beside it)
         value = upper[2]
-        if value in ("HIP", "ROCM", "AMD"):
+        if value in ("HIP", "ROCM", "AMD", "HCC"):
             return "hip"
         if value in ("CUDA", "NVIDIA", "NVCC"):
             return "cuda"
@@ -521,7 +546,9 @@ def _has_amd_twin(switch: str, text: bytes, project_words: frozenset = frozenset
 
 
 _BUILD_WORD = re.compile(r"(?<![\w$])(?:-D)?([A-Za-z_][A-Za-z0-9_]*)")
-_SWITCH_EXTRA_FILES = re.compile(r"\.(mak|mk|defs|rules)$|^Make\.|^GNUmakefile", re.I)
+# Autotools (`Makefile.am`, `configure.ac`, `config/m4/rocm.m4`) too: `AM_CONDITIONAL([HAVE_CUDA], ...)` beside
+# `if HAVE_ROCM` names a switch per backend, as a CMake option would.
+_SWITCH_EXTRA_FILES = re.compile(r"\.(mak|mk|defs|rules|am|m4)$|^Make\.|^GNUmakefile|^configure\.(ac|in)$", re.I)
 
 
 def _switch_words(paths: list[str]) -> frozenset:
@@ -699,6 +726,23 @@ def _glob(patterns: list[str], here: str, recurse: bool, root: str) -> list[str]
     return sorted(out)
 
 
+_TRUE = frozenset({"TRUE", "ON", "YES", "1"})
+
+
+def _nvidia_flags(files) -> frozenset:
+    """Variables set true only inside NVIDIA blocks (`if(ENABLE_HIP AND HIP_PLATFORM STREQUAL "nvcc")` /
+    `set(CUSOLVER_AVAILABLE TRUE)`) and never true elsewhere: `if(CUSOLVER_AVAILABLE)` is an NVIDIA block.
+    Upper-cased."""
+    nvidia, elsewhere = set(), set()
+    for f in files:
+        for c in f.commands:
+            if c.name == "set" and len(c.args) >= 2 and c.args[1].upper() in _TRUE:
+                (nvidia if c.scope == "cuda" else elsewhere).add(c.args[0].upper())
+            elif c.name == "option" and c.args:
+                elsewhere.add(c.args[0].upper())  # a user's choice, whichever build
+    return frozenset(nvidia - elsewhere)
+
+
 def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
     words = build.project_words
     files: dict[str, _CMakeFile] = {}
@@ -707,23 +751,29 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
         data = _read_bytes(path)
         if data is not None:
             texts[path] = data
-    for path, data in texts.items():
-        # A CUDA switch's HIP twin counts where this file or the CMakeLists.txt above it names it.
-        context = [data]
-        d = os.path.dirname(path)
-        while True:
-            above = os.path.join(d, "CMakeLists.txt")
-            if above != path and above in texts:
-                context.append(texts[above])
-            if d == root or os.path.dirname(d) == d or not d.startswith(root):
-                break
-            d = os.path.dirname(d)
-        try:
-            commands, blocks, functions = _cmake_commands(data, b"\n".join(context), words,
-                                                          build.library_switches)
-        except Exception:  # a file the grammar cannot take: read nothing from it
-            continue
-        files[path] = _CMakeFile(path, commands, blocks, functions=functions)
+    def parse_all(nvidia_flags: frozenset) -> None:
+        for path, data in texts.items():
+            # A CUDA switch's HIP twin counts where this file or the CMakeLists.txt above it names it.
+            context = [data]
+            d = os.path.dirname(path)
+            while True:
+                above = os.path.join(d, "CMakeLists.txt")
+                if above != path and above in texts:
+                    context.append(texts[above])
+                if d == root or os.path.dirname(d) == d or not d.startswith(root):
+                    break
+                d = os.path.dirname(d)
+            try:
+                commands, blocks, functions = _cmake_commands(data, b"\n".join(context), words,
+                                                              build.library_switches, nvidia_flags)
+            except Exception:  # a file the grammar cannot take: read nothing from it
+                continue
+            files[path] = _CMakeFile(path, commands, blocks, functions=functions)
+
+    parse_all(frozenset())
+    flags = _nvidia_flags(files.values())
+    if flags:
+        parse_all(flags)  # their if() blocks are NVIDIA blocks too
 
     # Who reads each CMakeLists.txt: add_subdirectory from which scope.
     reached: dict[str, set] = {}
@@ -853,10 +903,12 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                     items = sum((_expand(a, variables, here, root) for a in names), [])
                     hip_language.update(_files(items, here))
                     build.amd_build_files.add(path)
-            elif c.name == "target_compile_definitions" and args and args[0] in targets:
+            elif c.name == "target_compile_definitions" and args and (args[0] in targets or scope in ("hip", "cuda")):
                 defs = _definitions(args[1:], variables, here, root)
-                if c.scope in ("hip", "cuda"):  # `if(X_USE_CUDA) target_compile_definitions(t X_COMPILING_CUDA)`
-                    defines_by_scope[c.scope].update(defs)
+                # `if(X_USE_CUDA) target_compile_definitions(t X_COMPILING_CUDA)`, or the same in a file only the
+                # NVIDIA build includes (QUDA's `targets/cuda/target_cuda.cmake` on the common target)
+                if scope in ("hip", "cuda"):
+                    defines_by_scope[scope].update(defs)
                 else:
                     target(args[0], scope)["defines"].update(defs)
             elif c.name in ("include_directories", "target_include_directories"):

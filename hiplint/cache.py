@@ -200,6 +200,11 @@ class Cache:
             facts = facts_for(path)
             h.update(b"cuda-backend\0" if hip_twin(path, facts.project_builds_for_amd) else b"\0")
             h.update(facts.signature() + b"\0")
+            if facts.builds_for_amd:
+                # A header included from NVIDIA-only code alone (hiplint.includers): an includer that
+                # moves the include out of its `#ifdef` must not serve the entries written before.
+                from hiplint.includers import nvidia_only_header
+                h.update(b"nvidia-header\0" if nvidia_only_header(path) else b"\0")
         else:
             h.update(b"\0")
         h.update(data)

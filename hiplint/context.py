@@ -127,6 +127,15 @@ class FileContext:
         return fn if fn is not None else self.unit.root
 
     @property
+    def _nvidia_header(self) -> bool:
+        cached = self.cache.get("nvidia_header")
+        if cached is None:
+            from hiplint.includers import nvidia_only_header
+            cached = self.cache["nvidia_header"] = bool(self.fs_path) and self.build_facts.builds_for_amd \
+                and nvidia_only_header(self.fs_path)
+        return cached
+
+    @property
     def in_cuda_backend(self) -> bool:
         """Is the file part of a CUDA backend with a HIP twin (hiplint.layout)? Asked on first report."""
         if self._cuda_backend is None:
@@ -169,6 +178,8 @@ class FileContext:
                 return True  # a build file with no HIP path in a project whose AMD build is elsewhere: NVIDIA's
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.build_facts.nvidia_source:
             return True  # only NVIDIA-only targets compile it (`if(X_BUILD_CUDA) add_subdirectory(cuda)`)
+        if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self._nvidia_header:
+            return True  # a header the project includes from NVIDIA-only code alone (hiplint.includers)
         if self.platform is not None:
             kind = self.platform.kind_at(start)
             if kind == "hip" and not rule.report_in_hip_branches:
@@ -177,6 +188,11 @@ class FileContext:
                 return True
             if kind == "never":
                 return True  # `#if 0`, an IDE-only block: no compiler sees it
+            if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") \
+                    and self.build_facts.builds_for_amd and self.platform.off_on_amd(start):
+                # A project that already builds for AMD skips this branch there by its own choice
+                # (`#if CUDART_VERSION >= 12020` with no HIP test): its AMD build never compiles it.
+                return True
             if rule.nvidia_feature and not self.settings.report_nvidia_branches and self.platform.off_on_amd(start):
                 # PTX in a lone `#if __CUDA_ARCH__ >= 700`: AMD's compiler never sees it, and ARC001
                 # reports the branch AMD silently skips; what to write for AMD there is new code.

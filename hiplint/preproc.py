@@ -174,6 +174,10 @@ def names_other_compiler(name: str) -> bool:
     return any(a == "COMPILER" and b in _OTHER_COMPILER_WORDS for a, b in zip(words, words[1:]))
 
 
+# In a HIP macro's name: AMD's platform, targets or runtime, never defined by HIP over nvcc.
+_AMD_ONLY_WORD = re.compile(r"AMD|GCN|GFX|ROCM|ROCCLR|HCC")
+
+
 def _not(v):
     return None if v is None else (not v)
 
@@ -245,13 +249,19 @@ class _Eval:
                 # names HIP's NVIDIA platform: hipcc over nvcc defines it in the device pass there.
                 return None
             return False  # plain nvcc never defines it
+        if world == CUDA and self.hip_on_nvidia and is_hip_macro(name, self.hip_macros) \
+                and not _AMD_ONLY_WORD.search(name.upper()):
+            # `defined(ENABLE_HIP) && defined(__HIP_PLATFORM_NVCC__)`: HIP over nvcc sets the project's HIP
+            # switch too; only AMD's own platform and target macros stay off there.
+            return True
         if AMD_TARGET_MACRO.fullmatch(name):
             # One target's device pass (`__gfx942__`, `__GFX11__`): the #else of such a test is still
             # AMD code for the other targets and the host pass.
             return None if world == HIP else False
         if name in self.hip_macros:
             return world == HIP
-        if NVIDIA_BUILD_MARK + name in self.hip_macros:
+        if NVIDIA_BUILD_MARK + name in self.hip_macros or NVIDIA_BUILD_MARK + name.upper() in self.hip_macros:
+            # (the build's switches are upper-cased: CMake's `Heffte_ENABLE_CUDA` is `#cmakedefine`d as written)
             return world == CUDA
         if name in CUDA_MACROS:
             return world == CUDA
@@ -652,7 +662,7 @@ def _tests_nvidia_switch(branch: Node, data: bytes, switches: frozenset[str]) ->
     idents = [cond] if cond.type == "identifier" else iter_nodes(cond, {"identifier"})
     for i in idents:
         name = data[i.start_byte:i.end_byte].decode("utf-8", "replace")
-        if name in switches or names_nvidia_compiler(name):
+        if name in switches or name.upper() in switches or names_nvidia_compiler(name):
             return True
     return False
 

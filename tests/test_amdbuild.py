@@ -239,6 +239,7 @@ def test_a_project_that_switches_backends_per_vendor():
         ("fixtures/dualtarget_switches/src/count.cpp", 6, "WRP005"),
         ("fixtures/dualtarget_switches/src/count.cpp", 6, "WRP006"),
         ("fixtures/dualtarget_switches/src/count.cpp", 7, "WRP001"),
+        ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 24, "ARC001"),
         ("fixtures/dualtarget_switches/tools/gpu_info.py", 4, "PY004"),
     ]
     build = amdbuild.read(str(SWITCHES))
@@ -327,3 +328,31 @@ def test_a_python_build_for_rocm_makes_the_project_dual_target(tmp_path):
     (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='proj')\n")
     amdbuild._BY_ROOT.clear()
     assert [code for _, _, code in scan(tmp_path)] == ["WRP006"]
+
+
+def test_code_a_dual_target_project_keeps_from_amd_is_quiet_there_only(tmp_path):
+    # In the project, a toolkit test whose other branch the AMD build takes, the code it skips, a branch for
+    # HIP over nvcc and an include behind a definition only the NVIDIA build's CMake module makes are
+    # quiet; only the toolkit test whose AMD branch is `#error` is reported. The same file outside any
+    # project reports the skipped branch and what it holds (the HIP-over-nvcc branch stays quiet anywhere).
+    src = SWITCHES / "src"
+    assert scan(ROOT, "fixtures/dualtarget_switches/src/toolkit_paths.cpp") == [
+        ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 24, "ARC001")]
+    for name in ("toolkit_paths.cpp", "gpu.h"):
+        (tmp_path / name).write_bytes((src / name).read_bytes())
+    assert scan(tmp_path, "toolkit_paths.cpp") == [
+        ("toolkit_paths.cpp", 6, "LIB007"), ("toolkit_paths.cpp", 13, "ARC001"), ("toolkit_paths.cpp", 14, "MEM005"),
+        ("toolkit_paths.cpp", 24, "ARC001")]
+    build = amdbuild.read(str(SWITCHES))
+    assert "SIMX_NVTX_RANGES" in build.nvidia_defines  # target_compile_definitions in SimxSetupCUDA.cmake
+
+
+def test_autotools_switches_per_vendor():
+    # `AM_CONDITIONAL([HAVE_CUDA])` beside `HAVE_ROCM`: one transport per vendor. The CUDA directory beside
+    # `rocm/` and the `#if HAVE_CUDA` code are NVIDIA's; the kernel added outside both is reported.
+    tree = ROOT / "fixtures" / "build" / "autotools_backends"
+    assert "HAVE_CUDA" in amdbuild.read(str(tree)).nvidia_switches
+    assert scan(ROOT, "fixtures/build/autotools_backends") == [
+        ("fixtures/build/autotools_backends/src/common/pack.cu", 3, "NV002")]
+    assert [c for _, _, c in scan(ROOT, "fixtures/build/autotools_backends", "--report-nvidia-branches")] == \
+        ["MEM005", "NV002", "ARC001", "MEM005"]

@@ -236,7 +236,12 @@ class CudaArchMacro(CudaRule):
       sets `#define __CUDA_ARCH__ 1300`): the definition is reported instead, once; `__CUDA_ARCH__`
       counts only when defined for AMD alone, not as a host-pass default;
     - in a project that already builds for AMD (hiplint.amdbuild: an AMD build read, or backend
-      switches for both vendors), a conjunction that first makes sure of the CUDA toolkit
+      switches for both vendors), every test whose AMD branch does not stop the build: that build
+      compiles the branch it takes, by the project's choice and under its own tests on AMD, so the
+      test is no news to it (judged on twelve such projects, these findings were false or advisory:
+      docs/accuracy.md). What such a branch holds is not reported either (hiplint.context).
+      `report-nvidia-branches` brings them back; code never ported keeps every finding below;
+    - in such a project, also a conjunction that first makes sure of the CUDA toolkit
       or compiler (`defined(CUDA_VERSION) && CUDA_VERSION >= 13000`, `defined(__CUDACC__) &&
       defined(__CUDA_ARCH__)`) or tests the project's NVIDIA-build switch
       (`defined(GKO_COMPILING_CUDA) && CUDA_VERSION >= 11040`): AMD is kept out on purpose. In code
@@ -380,6 +385,11 @@ class CudaArchMacro(CudaRule):
                 and ctx.platform_kind(ctx.file_range(cond)[1]) == "nvidia" and not ctx.settings.report_nvidia_branches:
             return  # an #elif after a HIP branch: AMD never evaluates it
         head_end = cond.end_byte
+        if ctx.build_facts.builds_for_amd and not ctx.settings.report_nvidia_branches \
+                and not _amd_branch_stops_build(ctx, node, self._amd_value(ctx, cond, negated)):
+            # The project already builds this code for AMD: its AMD build compiles the branch it takes,
+            # by the project's choice and under its tests. Only a branch that stops that build is news.
+            return
         if macro == "__CUDA_ARCH__" and (node.type in ("preproc_ifdef", "preproc_elifdef") or SPLIT.match(text)):
             device_branch = not negated and not text.lstrip().startswith("!")
             if device_branch and self._hip_branch_follows(ctx, node):
@@ -458,6 +468,12 @@ class CudaArchMacro(CudaRule):
         ctx.report_range(ctx.file_range(directive)[0], head_end + ctx.unit.delta,
                          f"`{ctx.text(directive)} {shown.strip()}` tests the {kind} macro `{macro}`, undefined on AMD: "
                          f"the preprocessor {how}{taken}")
+
+    @staticmethod
+    def _amd_value(ctx, cond, negated):
+        switches = ctx.platform.derived if ctx.platform is not None else None
+        on_amd = condition_truth(cond, ctx.source.data, HIP, ctx.hip_macros, switches) if ctx.unit.delta == 0 else None
+        return (not on_amd) if negated and on_amd is not None else on_amd
 
     @staticmethod
     def _defines_only_for_nvidia_code(ctx, node) -> bool:

@@ -189,6 +189,9 @@ def _builds_for_both(lines: list[MakeLine], file_text: str) -> bool:
         words = ml.words()
         if ml.recipe and any(os.path.basename(w.lstrip("@-+")) in ("hipcc", "amdclang++") or w in refs for w in words):
             return True
+        if ml.recipe and hip_vars and re.search(r"\$\(call\s+[^,()]+,\s*(?:" + "|".join(map(re.escape, hip_vars))
+                                                + r")\s*[,)]", " ".join(words)):
+            return True  # `$(call quiet,HIPCC) ...`: a helper that echoes and runs the compiler
         text = " ".join(words)
         if CONDITIONAL.match(text):
             names = re.findall(r"\$[({]([A-Za-z_]\w*)[)}]", text) + (words[1:2] if words[0] in ("ifdef", "ifndef") else [])
@@ -209,6 +212,9 @@ VARIABLE_REF = lazy_re(r"\$[({][^)}]*[)}]")  # `$(CUDA)` names a variable, not t
 
 
 TRUTHY = frozenset({"YES", "Y", "ON", "TRUE", "1"})
+# `ifneq ($(X),)`, `ifneq (,$(X))`, `ifneq "$(X)" ""`: X is set (a library directory found, a path given).
+IFNEQ_EMPTY = lazy_re(r"^\s*(?:else\s+)?ifneq\s*(?:\(\s*\$[({](\w+)[)}]\s*,\s*\)|\(\s*,\s*\$[({](\w+)[)}]\s*\)"
+                      r"|\"\$[({](\w+)[)}]\"\s*\"\")\s*$")
 IFDEF_NAME = lazy_re(r"^\s*(?:else\s+)?ifdef\s+([A-Za-z_]\w*)\s*$")
 
 
@@ -225,6 +231,10 @@ def _tests_for_cuda(text: str, file_text: str = "") -> bool:
         if len(names) == 1 and len(operands) == 1 and operands[0].upper() in TRUTHY:
             return _switch_with_twin(names[0], file_text)
         return False
+    m = IFNEQ_EMPTY.match(text)
+    if m is not None:
+        # `ifneq ($(CUDA_LIB_DIR),)` beside `ifneq ($(HIP_LIB_DIR),)`: the CUDA backend's block, found or not
+        return _variable_with_twin(m.group(1) or m.group(2) or m.group(3), file_text)
     m = IFDEF_NAME.match(text)
     return m is not None and _switch_with_twin(m.group(1), file_text)
 

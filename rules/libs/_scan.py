@@ -76,6 +76,38 @@ def includes(ctx) -> list[Include]:
     return out
 
 
+_CONDITION_PARENTS = frozenset({"preproc_if", "preproc_elif", "preproc_ifdef", "preproc_elifdef"})
+
+
+_DIRECTIVE_TEST = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b")
+
+
+def _line_start(data: bytes, at: int) -> int:
+    return data.rfind(b"\n", 0, at) + 1
+
+
+def _declares_variable(node) -> bool:
+    """The name a variable declaration gives (`bool nvshmem_enabled = false;`, `int cudnn_ok;`)."""
+    parent = node.parent
+    if node.type != "identifier" or parent is None:
+        return False
+    if parent.type == "init_declarator" and parent.child_by_field_name("declarator") == node:
+        return True
+    return parent.type == "declaration" and any(c == node for c in parent.children_by_field_name("declarator"))
+
+
+def _in_condition(node) -> bool:
+    """Is `node` part of an `#if`/`#elif` condition or an `#ifdef` name?"""
+    child, parent = node, node.parent
+    while parent is not None:
+        if parent.type in _CONDITION_PARENTS:
+            return child in (parent.child_by_field_name("condition"), parent.child_by_field_name("name"))
+        if parent.type in ("translation_unit", "compound_statement", "function_definition"):
+            return False
+        child, parent = parent, parent.parent
+    return False
+
+
 def names(ctx) -> list[Name]:
     """Every identifier-like token of the file and its macro bodies, in file order, members excluded."""
     cached = ctx.cache.get("lib_names")
@@ -93,6 +125,11 @@ def names(ctx) -> list[Name]:
             if is_defined_name(node):
                 defined.add(unit.text(node))
                 continue  # nor one the file declares itself (a stub or shim of the library's API)
+            if _declares_variable(node):
+                defined.add(unit.text(node))
+                continue  # `static bool nvshmem_enabled = false;`: the project's own variable
+            if _in_condition(node) or _DIRECTIVE_TEST.match(unit.data, _line_start(unit.data, node.start_byte)):
+                continue  # `#if defined(NVSHMEM_COMMS)`: a test of a switch, not a use of the library
             leading = False
             if node.type == "namespace_identifier" and parent is not None and parent.type == "qualified_identifier":
                 grand = parent.parent

@@ -1,0 +1,123 @@
+"""Headers only NVIDIA code includes, in a project that already builds for AMD.
+
+A header is compiled wherever a source includes it. In a project whose AMD build hiplint read (or
+whose build names a switch per vendor: hiplint.amdbuild), a header whose every include in the project
+sits in code the AMD build never compiles (a source of an NVIDIA-only target, a `cuda/` backend with a
+HIP twin, an `#ifdef __HIP_PLATFORM_NVIDIA__` or `#if X_USE_CUDA` branch, another such header) is
+NVIDIA code too: GROMACS's `cuda_arch_utils.cuh`, a vendored JIT library included under
+`#ifdef __HIP_PLATFORM_NVCC__`, PTX helpers included from the CUDA target's headers only. A header
+that nothing in the project includes (a public API header, one included by users) is not.
+
+The include index is built once per project and process: every C-family file of the project is read
+for its `#include` lines (the preprocessor's own reading, so unparsable files count).
+"""
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+
+from hiplint.amdbuild import C_FAMILY, HEADERS, PROJECT_MARKER, SKIP_DIRS, for_path, root_of
+
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
+MAX_FILES = 60000  # files indexed per project
+MAX_BYTES = 2_000_000  # per file
+MAX_DEPTH = 4  # headers included only by headers included only by ... NVIDIA code
+
+
+@lru_cache(maxsize=8)
+def _index(root: str) -> dict[str, list[tuple[str, int]]]:
+    """Basename of an included file -> [(includer, offset of the directive, included text)] ..."""
+    by_name: dict[str, list] = {}
+    count = 0
+    for directory, subdirs, files in os.walk(root):
+        subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d.lower() not in SKIP_DIRS
+                            and not os.path.exists(os.path.join(directory, d, PROJECT_MARKER)))
+        for name in files:
+            if os.path.splitext(name)[1].lower() not in C_FAMILY:
+                continue
+            count += 1
+            if count > MAX_FILES:
+                return by_name
+            path = os.path.join(directory, name)
+            try:
+                if os.path.getsize(path) > MAX_BYTES:
+                    continue
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            if b"include" not in data:
+                continue
+            for m in _INCLUDE.finditer(data):
+                text = m.group(1).decode("utf-8", "replace").strip()
+                by_name.setdefault(os.path.basename(text), []).append((path, m.start(), text))
+    return by_name
+
+
+def includers(header: str) -> list[tuple[str, int]]:
+    """The project's (file, directive offset) pairs that include `header`, by path: a quoted include
+    relative to the includer, or any include whose text the header's path ends with."""
+    full = os.path.abspath(header)
+    out = []
+    for path, at, text in _index(root_of(full)).get(os.path.basename(full), ()):
+        if path == full:
+            continue
+        norm = os.path.normpath(text)
+        if os.path.normpath(os.path.join(os.path.dirname(path), text)) == full or \
+                full.endswith(os.sep + norm.lstrip("." + os.sep)) or full == norm:
+            out.append((path, at))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def nvidia_only_header(header: str) -> bool:
+    """Is `header` included somewhere in its project, and only from code the AMD build never compiles?
+    Each includer is read with HIP's default macros and its own build definitions (hiplint.amdbuild);
+    the cache key of the header's findings holds the answer (hiplint.cache)."""
+    from hiplint.preproc import HIP_MACROS
+
+    if os.path.splitext(header)[1].lower() not in HEADERS or not for_path(header).facts_for(header).builds_for_amd:
+        return False
+    return _nvidia_only(os.path.abspath(header), HIP_MACROS, 0, frozenset())
+
+
+def _nvidia_only(header: str, hip_macros: frozenset, depth: int, seen: frozenset) -> bool:
+    found = includers(header)
+    if not found or depth > MAX_DEPTH:
+        return False
+    seen = seen | {header}
+    for path, at in found:
+        if path in seen:
+            return False  # a cycle: not settled, so not NVIDIA's
+        if not _off_on_amd(path, at, hip_macros, depth, seen):
+            return False
+    return True
+
+
+def _off_on_amd(path: str, at: int, hip_macros: frozenset, depth: int, seen: frozenset) -> bool:
+    """Does the AMD build never compile the include at byte `at` of `path`?"""
+    from hiplint.layout import hip_twin
+    from hiplint.preproc import HIP, _Eval, excluded_when
+
+    facts = for_path(path).facts_for(path)
+    if facts.amd_compiled:
+        pass  # the AMD build compiles the file: only its branches can keep the include out
+    elif facts.nvidia_source or facts.nvidia_build_file or hip_twin(path, facts.project_builds_for_amd):
+        return True
+    data = _read(path)
+    if data is not None:
+        ev = _Eval(data, frozenset(hip_macros) | facts.macros())
+        if excluded_when(at, data, lambda name: ev.defined(name, HIP)):
+            return True
+    if os.path.splitext(path)[1].lower() in HEADERS:
+        return _nvidia_only(path, hip_macros, depth + 1, seen)
+    return False
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(MAX_BYTES)
+    except OSError:
+        return None
