@@ -441,6 +441,8 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
     return commands, blocks, functions
 
 
+_FOUND_CUDA = re.compile(r"(CUDA|CUDATOOLKIT|CUDAToolkit)_FOUND", re.I)
+_FOUND_AMD = re.compile(r"(HIP|ROCM|HIPTOOLKIT)_FOUND")
 _HIP_PLATFORM_VARIABLES = frozenset({"HIP_PLATFORM", "CMAKE_HIP_PLATFORM", "HIP_COMPILER_PLATFORM"})
 
 
@@ -490,6 +492,10 @@ def _branch_scope(words: list[str], context_text: bytes, project_words: frozense
     parts = [w for w in rest if w.upper() != "AND"]
     if not parts or (negated and len(parts) > 1):
         return None
+    if len(parts) == 1 and _FOUND_CUDA.fullmatch(parts[0].upper()) and not names_amd(parts[0]) \
+            and any(_FOUND_AMD.fullmatch(w) for w in project_words):
+        # `if(CUDAToolkit_FOUND)` beside `if(HIP_FOUND)`: the backend the build found (SLATE's `auto`)
+        return None if negated else "cuda"
     if not _is_build_switch(parts[0]):
         return None  # `if(CMAKE_HIP_COMPILER) ... else() message(FATAL_ERROR ...)`: a check, not a choice
     if names_amd(parts[0]) and len(parts) <= 2:

@@ -240,10 +240,11 @@ def test_a_project_that_switches_backends_per_vendor():
         ("fixtures/dualtarget_switches/src/count.cpp", 6, "WRP006"),
         ("fixtures/dualtarget_switches/src/count.cpp", 7, "WRP001"),
         ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 24, "ARC001"),
+        ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 32, "ARC001"),
         ("fixtures/dualtarget_switches/tools/gpu_info.py", 4, "PY004"),
     ]
     build = amdbuild.read(str(SWITCHES))
-    assert build.nvidia_switches == {"SIMX_CUDA", "SIMX_USE_CUDA", "SIMX_NVSHMEM"}  # the last: an NVIDIA-only library
+    assert build.nvidia_switches == {"SIMX_CUDA", "SIMX_USE_CUDA", "SIMX_NVSHMEM", "SIMX_ENABLE_CUDA"}  # NVSHMEM: an NVIDIA-only library
     assert str(SWITCHES / "cmake" / "SimxSetupCUDA.cmake") in build.nvidia_build_files  # include(SimxSetupCUDA)
     assert build.known  # `if(SIMX_HIP) find_package(hip) / target_link_libraries(... hip::device)`
 
@@ -337,12 +338,13 @@ def test_code_a_dual_target_project_keeps_from_amd_is_quiet_there_only(tmp_path)
     # project reports the skipped branch and what it holds (the HIP-over-nvcc branch stays quiet anywhere).
     src = SWITCHES / "src"
     assert scan(ROOT, "fixtures/dualtarget_switches/src/toolkit_paths.cpp") == [
-        ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 24, "ARC001")]
+        ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 24, "ARC001"),
+        ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 32, "ARC001")]
     for name in ("toolkit_paths.cpp", "gpu.h"):
         (tmp_path / name).write_bytes((src / name).read_bytes())
     assert scan(tmp_path, "toolkit_paths.cpp") == [
         ("toolkit_paths.cpp", 6, "LIB007"), ("toolkit_paths.cpp", 13, "ARC001"), ("toolkit_paths.cpp", 14, "MEM005"),
-        ("toolkit_paths.cpp", 24, "ARC001")]
+        ("toolkit_paths.cpp", 24, "ARC001"), ("toolkit_paths.cpp", 32, "ARC001")]
     build = amdbuild.read(str(SWITCHES))
     assert "SIMX_NVTX_RANGES" in build.nvidia_defines  # target_compile_definitions in SimxSetupCUDA.cmake
 
@@ -356,3 +358,40 @@ def test_autotools_switches_per_vendor():
         ("fixtures/build/autotools_backends/src/common/pack.cu", 3, "NV002")]
     assert [c for _, _, c in scan(ROOT, "fixtures/build/autotools_backends", "--report-nvidia-branches")] == \
         ["MEM005", "NV002", "ARC001", "MEM005"]
+
+
+def test_a_header_only_nvidia_code_includes():
+    from hiplint.includers import nvidia_only_header
+
+    # ptx_loads.cuh: included only from backends/cuda/ (a directory with a HIP twin); gpu.h: from sources
+    # the AMD build compiles.
+    assert nvidia_only_header(str(SWITCHES / "src" / "ptx_loads.cuh"))
+    assert not nvidia_only_header(str(SWITCHES / "src" / "gpu.h"))
+
+
+def test_a_makefile_that_builds_every_backend_it_finds(tmp_path):
+    # `ifneq ($(CUDA_LIB_DIR),)` beside `ifneq ($(HIP_LIB_DIR),)`, nvcc options in NVCCFLAGS that only the
+    # nvcc rule reads, compilers run through `$(call quiet,HIPCC)`: quiet. The same Makefile without its
+    # HIP lines reports them.
+    tree = ROOT / "fixtures" / "build" / "found_backends"
+    assert scan(ROOT, "fixtures/build/found_backends") == []
+    (tmp_path / ".git").mkdir()
+    text = (tree / "Makefile").read_text()
+    (tmp_path / "Makefile").write_text("\n".join(line for line in text.splitlines()
+                                                 if "HIP" not in line and "hip" not in line) + "\n")
+    assert sorted({c for _, _, c in scan(tmp_path)}) == ["BLD004", "BLD005", "BLD007"]
+
+
+def test_a_cmake_build_that_compiles_hip_with_its_own_hipcc_command(tmp_path):
+    # `if(CUDAToolkit_FOUND)` beside `elseif(HIP_FOUND)` picks the toolkit found; the HIP side runs hipcc
+    # itself, so CMake's HIP architectures would never reach it. Without the HIP side, all are reported.
+    tree = ROOT / "fixtures" / "build" / "hipcc_command"
+    assert scan(ROOT, "fixtures/build/hipcc_command") == []
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "axpy.cu").write_bytes((tree / "src" / "axpy.cu").read_bytes())
+    lines = (tree / "CMakeLists.txt").read_text().splitlines()
+    (tmp_path / "CMakeLists.txt").write_text("\n".join(
+        line for line in lines if "HIP" not in line and "hip" not in line and "DEPENDS" not in line
+        and "axpy_hip" not in line) + "\n")
+    assert sorted(c for _, _, c in scan(tmp_path)) == ["BLD001", "BLD002", "BLD003", "BLD004"]

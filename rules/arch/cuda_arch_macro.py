@@ -240,7 +240,9 @@ class CudaArchMacro(CudaRule):
       compiles the branch it takes, by the project's choice and under its own tests on AMD, so the
       test is no news to it (judged on twelve such projects, these findings were false or advisory:
       docs/accuracy.md). What such a branch holds is not reported either (hiplint.context).
-      `report-nvidia-branches` brings them back; code never ported keeps every finding below;
+      `report-nvidia-branches` brings them back; code never ported keeps every finding below.
+      The host/device split (`#ifdef __CUDA_ARCH__`, `#if !defined(__CUDA_ARCH__)`) is still reported
+      there, as a warning: which code AMD's GPU runs is worth a look, but the build works;
     - in such a project, also a conjunction that first makes sure of the CUDA toolkit
       or compiler (`defined(CUDA_VERSION) && CUDA_VERSION >= 13000`, `defined(__CUDACC__) &&
       defined(__CUDA_ARCH__)`) or tests the project's NVIDIA-build switch
@@ -385,17 +387,27 @@ class CudaArchMacro(CudaRule):
                 and ctx.platform_kind(ctx.file_range(cond)[1]) == "nvidia" and not ctx.settings.report_nvidia_branches:
             return  # an #elif after a HIP branch: AMD never evaluates it
         head_end = cond.end_byte
-        if ctx.build_facts.builds_for_amd and not ctx.settings.report_nvidia_branches \
-                and not _amd_branch_stops_build(ctx, node, self._amd_value(ctx, cond, negated)):
+        split = macro == "__CUDA_ARCH__" and (node.type in ("preproc_ifdef", "preproc_elifdef") or SPLIT.match(text))
+        dual = ctx.build_facts.builds_for_amd and not ctx.settings.report_nvidia_branches
+        if dual and not split and not _amd_branch_stops_build(ctx, node, self._amd_value(ctx, cond, negated)):
             # The project already builds this code for AMD: its AMD build compiles the branch it takes,
             # by the project's choice and under its tests. Only a branch that stops that build is news.
             return
-        if macro == "__CUDA_ARCH__" and (node.type in ("preproc_ifdef", "preproc_elifdef") or SPLIT.match(text)):
+        if split:
             device_branch = not negated and not text.lstrip().startswith("!")
             if device_branch and self._hip_branch_follows(ctx, node):
                 return  # `#elif defined(__CUDA_ARCH__) ... #elif defined(__HIP_DEVICE_COMPILE__)`: AMD's comes next
             what = ("the device-code branch is skipped in AMD's device pass (host code compiles for the GPU)"
                     if device_branch else "AMD's device pass takes this host-only branch")
+            if dual:
+                # The AMD build compiles and runs this already: which code AMD's GPU runs is a choice to
+                # check (often speed alone), not a break.
+                ctx.report_range(ctx.file_range(directive)[0], ctx.file_range(cond)[1],
+                                 f"`{ctx.text(directive)} {shown.strip()}`: {what}; the AMD build compiles it so "
+                                 f"already: if the GPU code is meant for AMD too, use `__HIP_DEVICE_COMPILE__` too",
+                                 fix=self._split_fix(ctx, node, directive, cond, device_branch),
+                                 severity=Severity.WARNING)
+                return
             ctx.report_range(ctx.file_range(directive)[0], ctx.file_range(cond)[1],
                              f"`{ctx.text(directive)} {shown.strip()}`: {what}; use `__HIP_DEVICE_COMPILE__` too",
                              fix=self._split_fix(ctx, node, directive, cond, device_branch))

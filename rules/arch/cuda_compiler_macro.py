@@ -1,7 +1,7 @@
 import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
-from hiplint.cparse import iter_nodes
+from hiplint.cparse import iter_nodes, strip_c_comments
 from hiplint.model import Edit
 from hiplint.preproc import NVIDIA_BUILD_MARK, is_hip_macro
 from hiplint.lazy import lazy_re
@@ -12,6 +12,17 @@ _CHAIN = ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "pre
 # variable qualifiers (or their empty stand-ins), kernel launches, built-in indices, or min/max helpers.
 GPU_CODE = lazy_re(r"__(host|device|global|forceinline|shared|constant|managed|launch_bounds)__|<<<|"
                       r"\b(threadIdx|blockIdx|blockDim|__syncthreads)\b|\b(min|max|fminf|fmaxf)\s*\(")
+
+
+_STRING = lazy_re(r'"(?:[^"\\\n]|\\.)*"')
+# nvcc's own builtins (`__nv_is_extended_device_lambda_closure_type`): a branch that calls them is for nvcc.
+_NVCC_BUILTIN = lazy_re(r"\b__nv_\w+\s*\(")
+# Names of HIP and ROCm libraries' APIs: a branch that uses them is written for AMD.
+AMD_API = lazy_re(r"\b(?:hip[A-Z]\w*|hip(?:blas|sparse|fft|rand|solver|cub)_\w+|roc(?:blas|sparse|fft|rand|solver|prim|thrust)"
+                  r"(?:_\w+|::)|__HIP_\w+|__hip_\w+|amd_\w+|__builtin_amdgcn_\w+)")
+
+
+AMD_WORD_IN_COMMENT = lazy_re(r"(?://|/\*)[^\n]*\b(?:HIP|ROCm|ROCM|AMD|hip-clang|hipcc)\b")
 
 
 class CudaCompilerMacroTest(CudaRule):
@@ -106,8 +117,16 @@ class CudaCompilerMacroTest(CudaRule):
                 return  # AMD has its own branch, or is tested with it
             if any(NVIDIA_BUILD_MARK + n in hip for n in names):
                 return  # `defined(__CUDACC__) && defined(AMREX_USE_CUDA)`: the project's NVIDIA backend (hiplint.amdbuild)
-        if not GPU_CODE.search(ctx.text(top)):
+        code = strip_c_comments(_STRING.sub('""', ctx.text(top)))
+        if not GPU_CODE.search(code):
             return  # `#ifdef __NVCC__ / #pragma nv_diag_suppress`: about the compiler, not the GPU build
+        if _NVCC_BUILTIN.search(code):
+            return  # `static_assert(__nv_is_extended_host_device_lambda_closure_type(F))`: nvcc's own checks
+        if len(chain) > 1 and any(AMD_API.search(strip_c_comments(_STRING.sub('""', ctx.text(d))))
+                                  or AMD_WORD_IN_COMMENT.search(ctx.text(d)) for d in chain[1:]):
+            # `#ifdef __NVCC__ ... cuDoubleComplex ... #else ... rocblas_double_complex`, or an `#else`
+            # whose comment says "For HIP, use our implementation": the author wrote it for AMD.
+            return
         defined = node.parent if node.parent is not None and node.parent.type == "preproc_defined" else None
         negated = (defined is not None and defined.parent is not None and defined.parent.type == "unary_expression"
                    and ctx.text(defined.parent).lstrip().startswith("!")) or \

@@ -178,20 +178,35 @@ def _nvcc_only_variable(name: str, file_text: str) -> bool:
     return not any(ref.search(line) and is_hip_text(line) for line in file_text.splitlines())
 
 
+def runs_hip_compiler(lines: list[MakeLine]) -> bool:
+    """Does a rule run hipcc (or amdclang++): itself, through a variable holding it (`${HIPCC} ...`), or
+    through a helper that echoes and runs one (`$(call quiet,HIPCC)`)?"""
+    hip_vars = {ml.variable for ml in lines if ml.variable and ml.value_tokens()
+                and os.path.basename(ml.value_tokens()[0][0]) in ("hipcc", "amdclang++")}
+    refs = {f"$({v})" for v in hip_vars} | {f"${{{v}}}" for v in hip_vars}
+    call = re.compile(r"\$\(call\s+[^,()]+,\s*(?:" + "|".join(map(re.escape, hip_vars)) + r")\s*[,)]") \
+        if hip_vars else None
+    for ml in lines:
+        if not ml.recipe:
+            continue
+        words = ml.words()
+        if len(words) > 1 and words[1] in (":=", "=", "?=", "+=", "::=", "!="):
+            continue  # a tab-indented assignment inside an `ifeq` block, not a command
+        if any(os.path.basename(w.lstrip("@-+")) in ("hipcc", "amdclang++") or w in refs for w in words):
+            return True
+        if call is not None and call.search(" ".join(words)):
+            return True
+    return False
+
+
 def _builds_for_both(lines: list[MakeLine], file_text: str) -> bool:
     """Does the Makefile build for AMD beside NVIDIA: a rule runs hipcc (itself or through a variable
     holding it), or a conditional tests the project's CUDA switch whose HIP twin it names
     (`ifeq (YES,$(X_USE_CUDA))` beside `X_USE_HIP`)?"""
-    hip_vars = {ml.variable for ml in lines if ml.variable and ml.value_tokens()
-                and os.path.basename(ml.value_tokens()[0][0]) in ("hipcc", "amdclang++")}
-    refs = {f"$({v})" for v in hip_vars} | {f"${{{v}}}" for v in hip_vars}
+    if runs_hip_compiler(lines):
+        return True
     for ml in lines:
         words = ml.words()
-        if ml.recipe and any(os.path.basename(w.lstrip("@-+")) in ("hipcc", "amdclang++") or w in refs for w in words):
-            return True
-        if ml.recipe and hip_vars and re.search(r"\$\(call\s+[^,()]+,\s*(?:" + "|".join(map(re.escape, hip_vars))
-                                                + r")\s*[,)]", " ".join(words)):
-            return True  # `$(call quiet,HIPCC) ...`: a helper that echoes and runs the compiler
         text = " ".join(words)
         if CONDITIONAL.match(text):
             names = re.findall(r"\$[({]([A-Za-z_]\w*)[)}]", text) + (words[1:2] if words[0] in ("ifdef", "ifndef") else [])

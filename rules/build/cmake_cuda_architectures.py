@@ -1,3 +1,5 @@
+import re
+
 from hiplint import FileRule, Impact, Severity
 
 from . import _cmake
@@ -5,6 +7,10 @@ from ._options import compiles_no_cuda
 
 ARCH_VARIABLES = ("CMAKE_CUDA_ARCHITECTURES", "CUDA_ARCHITECTURES")
 SETTERS = ("set", "list", "string", "set_property", "set_target_properties", "option")
+
+
+# `COMMAND hipcc ...`, `COMMAND ${HIPCC}`, `COMMAND ${ROCM_PATH}/bin/hipcc`: a compile of HIP outside CMake's HIP language.
+_RUNS_HIPCC = re.compile(r"(?:.*/)?hipcc|\$\{\w*HIPCC\w*\}(?:/.*)?")
 
 
 class CMakeCudaArchitectures(FileRule):
@@ -17,7 +23,9 @@ class CMakeCudaArchitectures(FileRule):
     `CMAKE_HIP_ARCHITECTURES`, `HIP_ARCHITECTURES`, `GPU_TARGETS` or `AMDGPU_TARGETS`, a project
     variable for them (`X_HIP_ARCHITECTURES`, `X_AMDGPU_TARGETS`) or clang's `--offload-arch` (the
     file sets AMD targets its own way), or inside an
-    `if()` chain whose condition names HIP or ROCm, or when the value is `OFF` (CMake then adds no
+    `if()` chain whose condition names HIP or ROCm, or in a file that compiles HIP with its own `hipcc`
+    command (`add_custom_command(... COMMAND hipcc ...)`: CMake's HIP architectures never reach it;
+    hipcc's `--offload-arch` does), or when the value is `OFF` (CMake then adds no
     architecture flags: a PTX-only or driver-selected target), nor in a file none of whose targets
     compiles a `.cu` source (host code calling cuBLAS, NVRTC samples whose kernels compile at run time).
     One finding per file for each variable to set; the other places are listed with it as
@@ -67,6 +75,9 @@ class CMakeCudaArchitectures(FileRule):
             return
         if compiles_no_cuda(commands):
             return  # no target here compiles a .cu (cuBLAS from host code, NVRTC kernels): no device code to target
+        if any(cmd.name in ("add_custom_command", "add_custom_target", "execute_process")
+               and any(_RUNS_HIPCC.fullmatch(t.text) for t in cmd.tokens()) for cmd in commands):
+            return  # the file compiles HIP with its own hipcc command: CMake's HIP architectures never reach it
         for cmd in commands:
             if cmd.aware or cmd.name not in SETTERS:
                 continue

@@ -18,8 +18,9 @@ class NvccCompiler(FileRule):
     (`ifeq ($(GPU_RUNTIME),CUDA)`) are not reported, nor `$(shell nvcc ...)` probes, nor an nvcc
     variable used only in such branches (`COMPILER := $(CUDACXX)` under the CUDA test), or never used
     outside them in a Makefile that also names a HIP compiler (`HIPCXX ?= hipcc` beside it), nor nvcc
-    recipes in a Makefile with a rule that runs hipcc (the NVIDIA targets of a Makefile that builds for
-    both).
+    recipes and the `NVCC ?= nvcc` variable in a Makefile with a rule that runs hipcc, itself or through
+    a variable holding it (`${HIPCC} ...`, `$(call quiet,HIPCC)`): the NVIDIA targets of a Makefile that
+    builds for both.
     One finding per file; the other places that run nvcc are listed with it as related locations.
     `hiplint migrate` writes `hipcc` for `nvcc`, and `$(ROCM_PATH)` for the toolkit's path
     variables (`CUDA_PATH`, `CUDA_HOME`, ...).
@@ -65,14 +66,18 @@ class NvccCompiler(FileRule):
         offers_hip = any(line.variable is not None and line.value_tokens() and
                          os.path.basename(line.value_tokens()[0][0]) in HIP_COMPILERS for line in lines)
         # A Makefile with a rule that runs hipcc builds for AMD there: its nvcc rules are the NVIDIA targets.
+        # So does one whose rules run a variable holding hipcc (`${HIPCC} ...`, `$(call quiet,HIPCC)`).
         runs_hip = any(line.recipe and any(os.path.basename(t[0].lstrip("@-+")) in HIP_COMPILERS for t in line.tokens)
-                       for line in lines)
+                       for line in lines) or _make.runs_hip_compiler(lines)
         used = {False: set(), True: set()}  # aware -> the words of those lines
         for line in lines:
             used[line.aware].update(line.words())
         for line in lines:
             if line.aware or not line.tokens or (line.recipe and runs_hip):
                 continue
+            if line.variable is not None and runs_hip and line.value_tokens() \
+                    and os.path.basename(line.value_tokens()[0][0]) == "nvcc":
+                continue  # `NVCC ?= nvcc` beside rules that run hipcc: the NVIDIA targets' compiler
             if line.variable is not None:
                 refs = {f"$({line.variable})", f"${{{line.variable}}}"}
                 if not refs & used[False] and (refs & used[True] or offers_hip):
