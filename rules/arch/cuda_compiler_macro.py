@@ -37,6 +37,10 @@ class CudaCompilerMacroTest(CudaRule):
     `USE_ROCM`, ...): the project already says what AMD takes; nor when it tests the project's
     NVIDIA-build switch (`defined(__CUDACC__) && defined(AMREX_USE_CUDA)`, where the build files also
     name `AMREX_USE_HIP`: hiplint.amdbuild), which keeps the branch to the NVIDIA build on purpose.
+    Nor when another branch of the chain is written for AMD: it uses HIP or ROCm APIs
+    (`rocblas_double_complex`, `hipStream_t`, `__builtin_amdgcn_*`) or its comment says so ("For HIP,
+    ..."); nor when the branch calls nvcc's own builtins (`__nv_is_extended_host_device_lambda_closure_type`).
+    Strings and comments are not read as GPU code (`"__host__ __device__ lambdas..."` in a message).
     Tests of `__CUDACC_VER_MAJOR__` and the other version macros are ARC001's.
 
     ## Why it breaks on AMD
