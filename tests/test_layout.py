@@ -29,6 +29,9 @@ def test_twins_of_the_fixtures():
     assert hip_twin(str(FIXTURES / "backends" / "cuda" / "src" / "CudaTimer.cpp")) == \
         str(FIXTURES / "backends" / "hip" / "src" / "HipTimer.cpp")
     assert hip_twin(str(FIXTURES / "suffixed" / "pme_spread_hip.cpp")) is None
+    # A backend directory named with a CUDA word (`cuda-ref/` beside `hip-ref/`).
+    assert hip_twin(str(FIXTURES / "variants" / "cuda-ref" / "scale-cuda.cu")) == \
+        str(FIXTURES / "variants" / "hip-ref" / "scale-hip.hip")
 
 
 def test_a_twin_is_a_hip_name_not_any_sibling(tmp_path):
