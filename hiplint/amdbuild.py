@@ -733,6 +733,10 @@ def _glob(patterns: list[str], here: str, recurse: bool, root: str) -> list[str]
 
 
 _TRUE = frozenset({"TRUE", "ON", "YES", "1"})
+# Commands that name files a build runs, installs or configures (not targets' sources, read elsewhere).
+_FILE_USERS = frozenset({"add_test", "add_custom_command", "add_custom_target", "install", "configure_file",
+                         "execute_process"})
+_SCRIPT_OR_SOURCE = frozenset({".py", ".sh"}) | C_FAMILY
 
 
 def _nvidia_flags(files) -> frozenset:
@@ -837,6 +841,7 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
         return next((r for r in reversed(records) if r is not None and r["scope"] == scope), records[-1])
 
     hip_language: set[str] = set()
+    files_used: dict[str, set] = {"cuda": set(), "other": set()}  # project files named by commands, by scope
     defines_by_scope: dict[str | None, set] = {"hip": set(), "cuda": set(), None: set()}
     hip_files: set[str] = set()
     order = sorted(files, key=lambda p: (p.count(os.sep), p))
@@ -932,6 +937,15 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                 defines_by_scope[scope].update(defs)
             elif c.name == "target_compile_options" and args and args[0] in targets:
                 target(args[0], scope)["defines"].update(_definitions(args[1:], variables, here, root, dashed=True))
+            if c.name in _FILE_USERS:
+                # `add_test(... ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu.py)` in an NVIDIA block: a file only the
+                # NVIDIA build runs or installs
+                for a in args:
+                    for item in (_expand(a, variables, here, root) if "$" in a else [a]):
+                        full = os.path.normpath(item if os.path.isabs(item) else os.path.join(here, item))
+                        if full.startswith(root + os.sep) and os.path.splitext(full)[1].lower() in _SCRIPT_OR_SOURCE \
+                                and os.path.isfile(full):
+                            (files_used["cuda"] if scope == "cuda" else files_used["other"]).add(full)
         variables_of_dir[here] = variables
         if enables_hip and fscope != "cuda":
             hip_files.add(path)
@@ -954,6 +968,7 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
             other_sources.update(t["sources"])
         defines_by_scope.setdefault(scope, set()).update(t["defines"])
     build.amd_sources.update(s for s in hip_language if os.path.isfile(s))
+    nvidia_sources |= files_used["cuda"] - files_used["other"]
     build.nvidia_sources = nvidia_sources - build.amd_sources - other_sources
     shared_dirs = {os.path.dirname(s) for s in build.amd_sources | other_sources}
     build.nvidia_dirs = {os.path.dirname(s) for s in build.nvidia_sources} - shared_dirs
