@@ -140,6 +140,7 @@ class AmdBuild:
     valued: dict = field(default_factory=dict)  # valued_switches(): {name: (AMD value, NVIDIA value)}
     library_switches: frozenset = frozenset()  # cuda_library_switches(): their if() blocks are NVIDIA's
     nvidia_subdirs: set = field(default_factory=set)  # added only from NVIDIA blocks (add_subdirectory)
+    autotools_nvidia_dirs: set = field(default_factory=set)  # autotools_nvidia_dirs()
 
     @property
     def known(self) -> bool:
@@ -147,14 +148,18 @@ class AmdBuild:
 
     def facts_for(self, path: str) -> FileFacts:
         if not self.known:
-            return FileFacts(nvidia_switches=self.nvidia_switches, project_builds_for_amd=True) \
-                if self.nvidia_switches or self.python_amd else NOTHING
+            if not (self.nvidia_switches or self.python_amd):
+                return NOTHING
+            full = os.path.abspath(path)
+            return FileFacts(nvidia_switches=self.nvidia_switches, project_builds_for_amd=True,
+                             nvidia_source=any(full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs))
         full = os.path.abspath(path)
         compiled = full in self.amd_sources or (
             os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.amd_dirs)
         nvidia_file = full in self.nvidia_build_files
         ranges = tuple(self.nvidia_ranges.get(full, ()))
-        nvidia_source = not compiled and (full in self.nvidia_sources or (
+        nvidia_source = not compiled and (full in self.nvidia_sources or any(
+            full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs) or (
             os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.nvidia_dirs)
             or any(full.startswith(d + os.sep) for d in self.nvidia_subdirs))
         return FileFacts(compiled, frozenset(self.amd_defines), frozenset(self.nvidia_defines), nvidia_file, ranges,
@@ -175,6 +180,9 @@ class AmdBuild:
             if self.nvidia_switches:
                 lines.append("# the build files name both backends' switches: the CUDA one is off in an AMD build")
                 lines.append(f"{switches[0]} = [\n" + "".join(f"  {v!r},\n" for v in switches[1]) + "]")
+            if self.autotools_nvidia_dirs:
+                lines.append("nvidia-only-directories = [\n" + "".join(
+                    f"  {v!r},\n" for v in sorted(map(rel, self.autotools_nvidia_dirs))) + "]")
             return "\n".join(lines) + "\n"
         sections = [("amd-build-files", sorted(map(rel, self.amd_build_files))),
                     ("compiled-as-hip", sorted(map(rel, self.amd_sources))),
@@ -184,7 +192,7 @@ class AmdBuild:
                     ("backend-values", [f"{n}: AMD {a}, NVIDIA {v}" for n, (a, v) in sorted(self.valued.items())]),
                     ("nvidia-only-build-files", sorted(map(rel, self.nvidia_build_files))),
                     ("nvidia-only-sources", sorted(map(rel, self.nvidia_sources))),
-                    ("nvidia-only-directories", sorted(map(rel, self.nvidia_subdirs))),
+                    ("nvidia-only-directories", sorted(map(rel, self.nvidia_subdirs | self.autotools_nvidia_dirs))),
                     ("nvidia-only-blocks", [f"{rel(p)}:{_lines(p, s, e)}"
                                             for p, spans in sorted(self.nvidia_ranges.items()) for s, e in spans]),
                     switches]
@@ -1144,6 +1152,47 @@ def _read_make(root: str, paths: list[str], build: AmdBuild) -> None:
         build.amd_build_files.add(path)
 
 
+_AM_IF = re.compile(r"^if\s+(!?)(\w+)\s*$")
+_AM_CUDA = re.compile(r"\$[({](?:CUDA|NVCC)\w*[)}]|-lcuda(?:rt)?\b|\bnvcc\b")
+_AM_AMD = re.compile(r"ROCM|HIP|rocm|hip(?:cc)?\b|amdhip|AMDGPU")
+
+
+def autotools_nvidia_dirs(fragments: list[str], switches: frozenset) -> set:
+    """Directories whose `Makefile.am` builds for NVIDIA alone, in an autotools project with a switch per
+    vendor: the whole file sits in `if HAVE_CUDA` ... `endif`, or, outside its blocks for the NVIDIA
+    switches, it still uses CUDA's flags or libraries (`$(CUDA_CPPFLAGS)`, `$(CUDA_LIBS)`) and names nothing
+    of AMD's (UCX's GPU-direct module, built when configure found CUDA). A directory whose CUDA lines all
+    sit in such blocks (`if HAVE_CUDA` / `LIBS += $(CUDA_LIBS)` / `endif`) builds for every vendor."""
+    out = set()
+    for path in fragments:
+        if os.path.basename(path) != "Makefile.am":
+            continue
+        data = _read_bytes(path)
+        if data is None:
+            continue
+        kept, stack, code = [], [], []  # stack: is each enclosing branch an NVIDIA switch's?
+        for line in data.decode("utf-8", "replace").splitlines():
+            stripped = line.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            code.append(stripped)
+            m = _AM_IF.match(stripped)
+            if m is not None:
+                name = m.group(2).upper()  # `if HAVE_CUDA`, `if IODEMO_CUDA`: the CUDA part of a common file
+                stack.append(not m.group(1) and (name in switches or "CUDA" in name.split("_")))
+            elif stripped == "else" and stack:
+                stack[-1] = False
+            elif stripped.startswith("endif") and stack:
+                stack.pop()
+            elif not any(stack):
+                kept.append(stripped)
+        rest = "\n".join(kept)
+        wrapped = bool(code) and _AM_IF.match(code[0]) is not None and not kept
+        if wrapped or (_AM_CUDA.search(rest) and not _AM_AMD.search("\n".join(code))):
+            out.add(os.path.dirname(path))
+    return out
+
+
 def _hip_line(line: str) -> bool:
     return bool(re.search(r"(?<![\w-])hipcc\b|\$[({]HIPCC[)}]|-x\s*hip\b|--offload-arch=gfx", line))
 
@@ -1165,6 +1214,8 @@ def read(root: str) -> AmdBuild:
         _read_make(root, make, build)
     if build.known or build.nvidia_switches or build.python_amd:
         build.nvidia_switches |= nvidia_library_switches(build.project_words)
+    if build.nvidia_switches:
+        build.autotools_nvidia_dirs = autotools_nvidia_dirs(fragments, build.nvidia_switches)
     if not build.known:
         build.nvidia_sources.clear()
         build.nvidia_dirs.clear()

@@ -353,11 +353,15 @@ def test_autotools_switches_per_vendor():
     # `AM_CONDITIONAL([HAVE_CUDA])` beside `HAVE_ROCM`: one transport per vendor. The CUDA directory beside
     # `rocm/` and the `#if HAVE_CUDA` code are NVIDIA's; the kernel added outside both is reported.
     tree = ROOT / "fixtures" / "build" / "autotools_backends"
-    assert "HAVE_CUDA" in amdbuild.read(str(tree)).nvidia_switches
+    build = amdbuild.read(str(tree))
+    assert "HAVE_CUDA" in build.nvidia_switches
+    # src/gda/Makefile.am uses CUDA's flags outside any CUDA block and names nothing of AMD's; src/common's
+    # CUDA line sits in `if HAVE_CUDA`.
+    assert build.autotools_nvidia_dirs == {str(tree / "src" / "gda"), str(tree / "src" / "cuda")}
     assert scan(ROOT, "fixtures/build/autotools_backends") == [
         ("fixtures/build/autotools_backends/src/common/pack.cu", 3, "NV002")]
     assert [c for _, _, c in scan(ROOT, "fixtures/build/autotools_backends", "--report-nvidia-branches")] == \
-        ["MEM005", "NV002", "ARC001", "MEM005"]
+        ["MEM005", "NV002", "ARC001", "MEM005", "NV002"]
 
 
 def test_a_header_only_nvidia_code_includes():
