@@ -21,7 +21,8 @@ class ApiWithoutHipEquivalent(CudaRule):
     `__isShared`, ...), none of which ROCm 7.2's HIP headers declare (checked by compiling them with
     clang 22 for gfx942). Math functions that CUDA declares device-only are not reported on the host:
     `rsqrtf` in host code compiles on ROCm 7.2 (clang's HIP math header declares it for both sides).
-    Only exact names are reported: a
+    One finding per name and file: its other uses there are related locations (24 calls of
+    `nvtxRangePushEx` in one file are one decision). Only exact names are reported: a
     member `obj.cudaInitDevice`, a name in a comment or string, a name in an `#if` condition (a version
     test), code in an `#if` branch that only compiles for NVIDIA, and a name the file defines or
     declares itself (a project's stub or AMD shim: `cusolverStatus_t cusolverDnDHgesv(...) { return
@@ -88,7 +89,7 @@ class ApiWithoutHipEquivalent(CudaRule):
                 continue  # `#if CUDART_VERSION >= 11000` is a version test, not a use
             family = table.family(name)
             where = f" ({family.title})" if family else ""
-            ctx.report(node, f"`{name}`{where} has no HIP equivalent: {advice}")
+            ctx.report(node, f"`{name}`{where} has no HIP equivalent: {advice}", group=name)
 
 
 class HeaderWithoutHipEquivalent(CudaRule):
