@@ -450,7 +450,7 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
 
 
 _FOUND_CUDA = re.compile(r"(CUDA|CUDATOOLKIT|CUDAToolkit)_FOUND", re.I)
-_FOUND_AMD = re.compile(r"(HIP|ROCM|HIPTOOLKIT)_FOUND")
+_FOUND_AMD = re.compile(r"(?:HIP|ROC)\w*_FOUND")  # HIP_FOUND, hipblas_FOUND, rocsolver_FOUND (upper-cased)
 _HIP_PLATFORM_VARIABLES = frozenset({"HIP_PLATFORM", "CMAKE_HIP_PLATFORM", "HIP_COMPILER_PLATFORM"})
 
 

@@ -51,6 +51,8 @@ def _unaware_tokens(ctx, cmake: bool):
         for cmd in _cmake.get(ctx):
             if not cmd.aware and cmd.name not in ("if", "elseif"):
                 for tok in cmd.tokens():
+                    if _cmake.genex_for_nvidia(tok.genex, ctx.source.data):
+                        continue  # `$<$<BOOL:${X_WITH_CUDA}>:CUDA::cusolver>` beside the X_WITH_HIP one
                     yield tok.text, tok.start, tok.end, cmd.name in LINK_COMMANDS
     else:
         for line in _make.get(ctx):

@@ -244,7 +244,7 @@ def test_a_project_that_switches_backends_per_vendor():
         ("fixtures/dualtarget_switches/tools/gpu_info.py", 4, "PY004"),
     ]
     build = amdbuild.read(str(SWITCHES))
-    assert build.nvidia_switches == {"SIMX_CUDA", "SIMX_USE_CUDA", "SIMX_NVSHMEM", "SIMX_ENABLE_CUDA"}  # NVSHMEM: an NVIDIA-only library
+    assert build.nvidia_switches == {"SIMX_CUDA", "SIMX_USE_CUDA", "SIMX_NVSHMEM", "SIMX_ENABLE_CUDA", "SIMX_WITH_CUDA"}  # NVSHMEM: an NVIDIA-only library
     assert str(SWITCHES / "cmake" / "SimxSetupCUDA.cmake") in build.nvidia_build_files  # include(SimxSetupCUDA)
     assert build.known  # `if(SIMX_HIP) find_package(hip) / target_link_libraries(... hip::device)`
 
@@ -399,3 +399,17 @@ def test_a_cmake_build_that_compiles_hip_with_its_own_hipcc_command(tmp_path):
         line for line in lines if "HIP" not in line and "hip" not in line and "DEPENDS" not in line
         and "axpy_hip" not in line) + "\n")
     assert sorted(c for _, _, c in scan(tmp_path)) == ["BLD001", "BLD002", "BLD003", "BLD004"]
+
+
+def test_vendor_choices_in_generator_expressions_and_found_toolkits():
+    from hiplint.rules.build._cmake import genex_for_nvidia
+
+    data = b"$<$<BOOL:${X_WITH_CUDA}>:CUDA::cublas> $<$<BOOL:${X_WITH_HIP}>:roc::rocblas>"
+    assert genex_for_nvidia("$<BOOL:${X_WITH_CUDA}>", data)
+    assert not genex_for_nvidia("$<BOOL:${X_WITH_CUDA}>", b"$<$<BOOL:${X_WITH_CUDA}>:CUDA::cublas>")  # no HIP twin
+    assert not genex_for_nvidia("$<NOT:$<BOOL:${X_WITH_CUDA}>>", data)
+    words = frozenset({"CUDATOOLKIT_FOUND", "HIPBLAS_FOUND"})
+    assert amdbuild._branch_scope(["CUDAToolkit_FOUND"], b"", words) == "cuda"
+    assert amdbuild._branch_scope(["CUDAToolkit_FOUND"], b"", frozenset({"CUDATOOLKIT_FOUND"})) is None
+    assert amdbuild._branch_scope(["NOT", "CUDAToolkit_FOUND"], b"", words) is None
+    assert amdbuild._branch_scope(["ENABLE_HIP", "AND", "HIP_PLATFORM", "STREQUAL", "nvcc"], b"", words) == "cuda"

@@ -68,6 +68,23 @@ class Command:
         return [a.text for a in self.args]
 
 
+def genex_for_nvidia(genex: str, data: bytes) -> bool:
+    """A generator-expression condition true only in the NVIDIA build: `$<BOOL:${X_WITH_CUDA}>` (or
+    `$<BOOL:X_WITH_CUDA>`) where the file also names the HIP twin (`X_WITH_HIP`), the project picking one
+    backend per build. A negated condition (`$<NOT:...>`) is not."""
+    if not genex or "NOT:" in genex:
+        return False
+    from hiplint.amdbuild import _twins
+    from hiplint.preproc import is_cuda_build_macro
+
+    for name in re.findall(r"\$\{(\w+)\}|BOOL:(\w+)", genex):
+        name = name[0] or name[1]
+        if is_cuda_build_macro(name) and any(
+                re.search(rb"(?<!\w)" + re.escape(t.encode()) + rb"(?!\w)", data) for t in _twins(name)):
+            return True
+    return False
+
+
 def _peel_genex(text: str, start: int) -> tuple[str, int, str]:
     """`$<$<COMPILE_LANGUAGE:CUDA>:-Xptxas>` -> ("-Xptxas", offset, "$<COMPILE_LANGUAGE:CUDA>")."""
     cond = ""

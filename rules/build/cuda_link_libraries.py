@@ -119,6 +119,8 @@ class CudaLinkLibraries(FileRule):
                 if cmd.aware or cmd.name in ("if", "elseif"):
                     continue  # a condition (`if(TARGET CUDA::cufft)`) tests for the library, it links nothing
                 for tok in cmd.tokens():
+                    if _cmake.genex_for_nvidia(tok.genex, ctx.source.data):
+                        continue  # `$<$<BOOL:${X_WITH_CUDA}>:CUDA::cublas>` beside the X_WITH_HIP one
                     self._check_token(ctx, tok.text, tok.start, tok.end, bare=cmd.name in LINK_COMMANDS)
         else:
             for line in _make.get(ctx):
