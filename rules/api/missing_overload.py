@@ -26,8 +26,20 @@ COOPERATIVE_ARGS = 6
 # `cudaEventCreate(&e, flags)` is CUDA's C++ overload for cudaEventCreateWithFlags; HIP has the one-argument form only.
 EVENT_CREATE = "EventCreate"
 
+# CUDA 12 changed two graph calls' signatures; ROCm 7.2 keeps CUDA 11's (hip_runtime_api.h):
+# `cudaGraphInstantiate(&exec, graph, flags)` is `hipGraphInstantiate(&exec, graph, errNode, log, size)` there,
+# and CUDA's 3-argument form is `hipGraphInstantiateWithFlags` (cudaGraphInstantiateWithFlags since CUDA 11.4,
+# the same call); `cudaGraphExecUpdate(exec, graph, &resultInfo)` is the 4-argument
+# `hipGraphExecUpdate(exec, graph, &errNode, &result)` there, with no result-info struct.
+GRAPH_INSTANTIATE = "GraphInstantiate"
+GRAPH_EXEC_UPDATE = "GraphExecUpdate"
+# CUDA 13's `cudaMemPrefetchAsync(ptr, n, cudaMemLocation, flags, stream)`: HIP's takes (ptr, n, device,
+# stream); the location form is `hipMemPrefetchAsync_v2` (ROCm 7.2).
+PREFETCH = "MemPrefetchAsync"
+
 PREFIXES = ("cuda", "hip")
-NAMES = tuple(p + n for p in PREFIXES for n in (*KERNEL_ARG, *POINTER_ARG, COOPERATIVE, EVENT_CREATE))
+NAMES = tuple(p + n for p in PREFIXES for n in (*KERNEL_ARG, *POINTER_ARG, COOPERATIVE, EVENT_CREATE,
+                                                GRAPH_INSTANTIATE, GRAPH_EXEC_UPDATE, PREFETCH))
 
 _CASTS = frozenset({"reinterpret_cast", "static_cast", "const_cast"})
 
@@ -46,7 +58,13 @@ class MissingRuntimeOverload(CudaRule):
       `cudaHostGetDevicePointer`;
     - `cudaLaunchCooperativeKernel` with fewer than six arguments (shared memory and stream left to
       their defaults);
-    - `cudaEventCreate(&event, flags)`, CUDA's two-argument form of `cudaEventCreateWithFlags`.
+    - `cudaEventCreate(&event, flags)`, CUDA's two-argument form of `cudaEventCreateWithFlags`;
+    - CUDA 12's `cudaGraphInstantiate(&exec, graph, flags)` (HIP keeps CUDA 11's five arguments; the
+      fix calls `cudaGraphInstantiateWithFlags`, the same call since CUDA 11.4, which hipify maps to
+      `hipGraphInstantiateWithFlags`) and `cudaGraphExecUpdate(exec, graph, &resultInfo)` (HIP keeps
+      the four-argument form and has no result-info struct);
+    - CUDA 13's `cudaMemPrefetchAsync(ptr, count, location, flags, stream)` (HIP's takes a device; the
+      location form is `hipMemPrefetchAsync_v2` in ROCm 7.2).
 
     Not reported: a kernel argument that is already a `void*` (a cast, a `void*`/`const void*`
     variable), a `void*`'s address, member and other expressions whose type the file does not show,
@@ -159,6 +177,22 @@ class MissingRuntimeOverload(CudaRule):
                            f"stream (\"no matching function\"); pass them (`{defaults[2:]}`, CUDA's defaults)",
                            fix=Fix.safe("Pass CUDA's default shared memory size and stream",
                                         ctx.insert_after(end, defaults)))
+        elif base == GRAPH_INSTANTIATE and len(params) == 3:
+            new = prefix + "GraphInstantiateWithFlags"
+            ctx.report(captures["call"][0],
+                       f"`{fn}(&exec, graph, flags)` is CUDA 12's form; HIP keeps CUDA 11's five-argument "
+                       f"`hipGraphInstantiate` (\"no matching function\"); call `{new}`, the same call since CUDA 11.4",
+                       fix=Fix.safe(f"Call `{new}`", ctx.replace(fn_node, new)))
+        elif base == GRAPH_EXEC_UPDATE and len(params) == 3:
+            ctx.report(captures["call"][0],
+                       f"`{fn}(exec, graph, &resultInfo)` is CUDA 12's form; HIP keeps CUDA 11's "
+                       f"`hipGraphExecUpdate(exec, graph, &errorNode, &updateResult)` and has no result-info "
+                       f"struct (\"no matching function\"): pass the error node and the result separately on AMD")
+        elif base == PREFETCH and len(params) == 5:
+            ctx.report(captures["call"][0],
+                       f"`{fn}` with a memory location and flags is CUDA 13's form; HIP's `hipMemPrefetchAsync` "
+                       f"takes (ptr, count, device, stream) (\"no matching function\"): on AMD call "
+                       f"`hipMemPrefetchAsync_v2(ptr, count, location, flags, stream)` (ROCm 7.2) or pass the device")
         elif base == EVENT_CREATE:
             if len(params) == 2:
                 new = prefix + "EventCreateWithFlags"
