@@ -741,9 +741,8 @@ def _glob(patterns: list[str], here: str, recurse: bool, root: str) -> list[str]
 
 
 _TRUE = frozenset({"TRUE", "ON", "YES", "1"})
-# Commands that name files a build runs, installs or configures (not targets' sources, read elsewhere).
-_FILE_USERS = frozenset({"add_test", "add_custom_command", "add_custom_target", "install", "configure_file",
-                         "execute_process"})
+# Commands whose arguments are no file the build uses (a message naming one, a condition).
+_NOT_FILE_USERS = frozenset({"message", "if", "elseif", "else", "endif", "option", "mark_as_advanced"})
 _SCRIPT_OR_SOURCE = frozenset({".py", ".sh"}) | C_FAMILY
 
 
@@ -945,9 +944,10 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                 defines_by_scope[scope].update(defs)
             elif c.name == "target_compile_options" and args and args[0] in targets:
                 target(args[0], scope)["defines"].update(_definitions(args[1:], variables, here, root, dashed=True))
-            if c.name in _FILE_USERS:
-                # `add_test(... ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu.py)` in an NVIDIA block: a file only the
-                # NVIDIA build runs or installs
+            if c.name not in _NOT_FILE_USERS:
+                # `add_test(... ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu.py)`, `gmx_add_libgromacs_sources(x.cu)` (a
+                # project's own function) in an NVIDIA block: a file only the NVIDIA build compiles, runs or
+                # installs, unless a command elsewhere names it too
                 for a in args:
                     for item in (_expand(a, variables, here, root) if "$" in a else [a]):
                         full = os.path.normpath(item if os.path.isabs(item) else os.path.join(here, item))
