@@ -47,7 +47,10 @@ class LaunchBoundsMinBlocks(CudaRule):
     nor one from a macro the project defines apart for AMD (`#ifdef X_USE_HIP` / `#define MIN_BLOCKS 1` /
     `#else` / `#define MIN_BLOCKS 4`) or from an AMD tuning table (a name with AMD, HIP, ROCm or a gfx
     target in it), nor any in a file written for AMD (it calls `__builtin_amdgcn_*` builtins outside platform
-    branches, so nvcc could not compile it): its author means AMD's waves per EU.
+    branches, so nvcc could not compile it): its author means AMD's waves per EU. Nor one whose
+    value, with the block size, hiplint can compute and that means the same occupancy on every
+    selected target (256 threads on wave64 targets: `__launch_bounds__(256, 2048 / 256)` is 8 waves per
+    EU either way); with other targets selected too, the message names only those that differ.
 
     ## Why it breaks on AMD
     HIP defines `__launch_bounds__(T, B)` as `amdgpu_flat_work_group_size(1, T)` plus
@@ -110,11 +113,20 @@ class LaunchBoundsMinBlocks(CudaRule):
                 return  # the author counts waves per EU: by the name, or by writing the file for AMD
             if _per_vendor(ctx, b):
                 return  # a per-vendor macro or an AMD tuning table: set for AMD on purpose
+            from ..memory._values import const_value
+            threads, blocks = const_value(ctx, args[0]), const_value(ctx, args[1])
+            sizes = sorted(ctx.settings.wave_sizes, reverse=True)
+            # Where hiplint can compute both, a target whose waves per EU equal the blocks written needs
+            # nothing (`__launch_bounds__(256, 2048 / 256)` on wave64: 8 either way).
+            same = [w for w in sizes if threads and blocks and blocks * threads == blocks * w * EUS_PER_CU]
+            if len(same) == len(sizes):
+                return
             product = f"{_operand(b)} * {_operand(t)}"
             # Waves per EU = blocks * waves per block / EUs per CU. LLVM counts 4 EUs (SIMDs) per CU on
             # CDNA and per WGP on RDNA in its default WGP mode (AMDGPUBaseInfo.cpp getEUsPerCU).
-            sizes = sorted(ctx.settings.wave_sizes, reverse=True)
-            conversions = [f"({product}) / {w * EUS_PER_CU} on wave{w} targets ({_TARGETS[w]})" for w in sizes]
+            conversions = [f"({product}) / {w * EUS_PER_CU} on wave{w} targets ({_TARGETS[w]})"
+                           for w in sizes if w not in same]
+            already = "".join(f" (on wave{w} targets ({_TARGETS[w]}) the value already means that)" for w in same)
             ctx.report(args[1], f"`{b}` is read as a minimum of waves per execution unit on AMD "
                                 f"(amdgpu_waves_per_eu), not blocks per multiprocessor; the same occupancy is "
-                                + " and ".join(conversions))
+                                + " and ".join(conversions) + already)
