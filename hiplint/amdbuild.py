@@ -141,6 +141,7 @@ class AmdBuild:
     library_switches: frozenset = frozenset()  # cuda_library_switches(): their if() blocks are NVIDIA's
     nvidia_subdirs: set = field(default_factory=set)  # added only from NVIDIA blocks (add_subdirectory)
     autotools_nvidia_dirs: set = field(default_factory=set)  # autotools_nvidia_dirs()
+    autotools_nvidia_files: set = field(default_factory=set)  # listed only in a Makefile.am's NVIDIA blocks
 
     @property
     def known(self) -> bool:
@@ -152,13 +153,14 @@ class AmdBuild:
                 return NOTHING
             full = os.path.abspath(path)
             return FileFacts(nvidia_switches=self.nvidia_switches, project_builds_for_amd=True,
-                             nvidia_source=any(full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs))
+                             nvidia_source=full in self.autotools_nvidia_files
+                             or any(full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs))
         full = os.path.abspath(path)
         compiled = full in self.amd_sources or (
             os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.amd_dirs)
         nvidia_file = full in self.nvidia_build_files
         ranges = tuple(self.nvidia_ranges.get(full, ()))
-        nvidia_source = not compiled and (full in self.nvidia_sources or any(
+        nvidia_source = not compiled and (full in self.nvidia_sources or full in self.autotools_nvidia_files or any(
             full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs) or (
             os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.nvidia_dirs)
             or any(full.startswith(d + os.sep) for d in self.nvidia_subdirs))
@@ -183,6 +185,9 @@ class AmdBuild:
             if self.autotools_nvidia_dirs:
                 lines.append("nvidia-only-directories = [\n" + "".join(
                     f"  {v!r},\n" for v in sorted(map(rel, self.autotools_nvidia_dirs))) + "]")
+            if self.autotools_nvidia_files:
+                lines.append("nvidia-only-sources = [\n" + "".join(
+                    f"  {v!r},\n" for v in sorted(map(rel, self.autotools_nvidia_files))) + "]")
             return "\n".join(lines) + "\n"
         sections = [("amd-build-files", sorted(map(rel, self.amd_build_files))),
                     ("compiled-as-hip", sorted(map(rel, self.amd_sources))),
@@ -1157,13 +1162,16 @@ _AM_CUDA = re.compile(r"\$[({](?:CUDA|NVCC)\w*[)}]|-lcuda(?:rt)?\b|\bnvcc\b")
 _AM_AMD = re.compile(r"ROCM|HIP|rocm|hip(?:cc)?\b|amdhip|AMDGPU")
 
 
-def autotools_nvidia_dirs(fragments: list[str], switches: frozenset) -> set:
+def autotools_nvidia_dirs(fragments: list[str], switches: frozenset, files_out: set | None = None) -> set:
     """Directories whose `Makefile.am` builds for NVIDIA alone, in an autotools project with a switch per
     vendor: the whole file sits in `if HAVE_CUDA` ... `endif`, or, outside its blocks for the NVIDIA
     switches, it still uses CUDA's flags or libraries (`$(CUDA_CPPFLAGS)`, `$(CUDA_LIBS)`) and names nothing
     of AMD's (UCX's GPU-direct module, built when configure found CUDA). A directory whose CUDA lines all
-    sit in such blocks (`if HAVE_CUDA` / `LIBS += $(CUDA_LIBS)` / `endif`) builds for every vendor."""
+    sit in such blocks (`if HAVE_CUDA` / `LIBS += $(CUDA_LIBS)` / `endif`) builds for every vendor.
+    `files_out` receives the sources listed only inside such blocks (`if HAVE_CUDA` / `test_SOURCES +=
+    test_cuda.cc` / `endif`)."""
     out = set()
+    inside_files, outside_files = set(), set()
     for path in fragments:
         if os.path.basename(path) != "Makefile.am":
             continue
@@ -1186,10 +1194,16 @@ def autotools_nvidia_dirs(fragments: list[str], switches: frozenset) -> set:
                 stack.pop()
             elif not any(stack):
                 kept.append(stripped)
+            if m is None and files_out is not None:
+                names = {os.path.normpath(os.path.join(os.path.dirname(path), w)) for w in stripped.split()
+                         if os.path.splitext(w)[1].lower() in C_FAMILY}
+                (inside_files if any(stack) else outside_files).update(names)
         rest = "\n".join(kept)
         wrapped = bool(code) and _AM_IF.match(code[0]) is not None and not kept
         if wrapped or (_AM_CUDA.search(rest) and not _AM_AMD.search("\n".join(code))):
             out.add(os.path.dirname(path))
+    if files_out is not None:
+        files_out.update(f for f in inside_files - outside_files if os.path.isfile(f))
     return out
 
 
@@ -1215,7 +1229,8 @@ def read(root: str) -> AmdBuild:
     if build.known or build.nvidia_switches or build.python_amd:
         build.nvidia_switches |= nvidia_library_switches(build.project_words)
     if build.nvidia_switches:
-        build.autotools_nvidia_dirs = autotools_nvidia_dirs(fragments, build.nvidia_switches)
+        build.autotools_nvidia_dirs = autotools_nvidia_dirs(fragments, build.nvidia_switches,
+                                                           build.autotools_nvidia_files)
     if not build.known:
         build.nvidia_sources.clear()
         build.nvidia_dirs.clear()

@@ -358,10 +358,12 @@ def test_autotools_switches_per_vendor():
     # src/gda/Makefile.am uses CUDA's flags outside any CUDA block and names nothing of AMD's; src/common's
     # CUDA line sits in `if HAVE_CUDA`.
     assert build.autotools_nvidia_dirs == {str(tree / "src" / "gda"), str(tree / "src" / "cuda")}
+    assert build.autotools_nvidia_files == {str(tree / "src" / "common" / "cuda_probe.c"),  # in `if HAVE_CUDA`
+                                            str(tree / "src" / "cuda" / "copy.c")}
     assert scan(ROOT, "fixtures/build/autotools_backends") == [
         ("fixtures/build/autotools_backends/src/common/pack.cu", 3, "NV002")]
     assert [c for _, _, c in scan(ROOT, "fixtures/build/autotools_backends", "--report-nvidia-branches")] == \
-        ["MEM005", "NV002", "ARC001", "MEM005", "NV002"]
+        ["MEM005", "MEM005", "NV002", "ARC001", "MEM005", "NV002"]
 
 
 def test_a_header_only_nvidia_code_includes():
