@@ -22,7 +22,9 @@ class CubLogicalWarpWidth(CudaRule):
     ## What it does
     Finds `cub::WarpReduce<T>`, `WarpScan<T>`, `WarpExchange<T, N>`, `WarpLoad<T, N>` and
     `WarpStore<T, N>` (and the `hipcub::` spellings hipify produces) whose `LOGICAL_WARP_THREADS`
-    template argument is left to its default. Not reported when the surrounding function computes
+    template argument is left to its default. With a wave32 target selected (gfx1100), also a width
+    given above 32 (`hipcub::WarpReduce<float, 64>`, written for CDNA's 64-lane waves): rocPRIM requires
+    a logical warp to fit the hardware wave, and the build fails for that target (an error). Not reported when the surrounding function computes
     its warp indices from `warpSize` (and nowhere in 32s): the default width then matches the
     indexing on both vendors.
 
@@ -135,6 +137,20 @@ class CubLogicalWarpWidth(CudaRule):
     def _thirty_two_based(self, ctx, node) -> bool:
         return bool(THIRTY_TWO_BASED.search(self._function_text(ctx, node)))
 
+    @staticmethod
+    def _check_given_width(ctx, tmpl, ns, cls, arg):
+        """A logical warp wider than the wave of a selected wave32 target does not compile there: rocPRIM
+        requires the logical warp to fit the hardware wave (`hipcub::WarpReduce<float, 64>` for gfx1100)."""
+        from ..memory._values import const_value
+
+        width = const_value(ctx, arg)
+        if width is None or width <= 32 or 32 not in ctx.settings.wave_sizes:
+            return
+        ctx.report(arg, f"`{ns}::{cls}` with a logical warp of {width} threads: rocPRIM requires a logical warp "
+                        f"to fit the hardware wave, and wave32 targets (gfx1100) run 32-lane waves: the build "
+                        f"fails there; use at most 32 on them (`HIPCUB_WARP_THREADS` is the wave of the target)",
+                   severity=Severity.ERROR)
+
     def check(self, ctx, captures):
         tmpl = captures["tmpl"][0]
         cls = ctx.text(captures["cls"][0])
@@ -149,8 +165,11 @@ class CubLogicalWarpWidth(CudaRule):
         args_node = captures["args"][0]
         args = [a for a in args_node.named_children if a.type != "comment"]
         position = LOGICAL_WARP_PARAM[cls]
-        if len(args) > position or not args:
-            return  # the width is given (or this is not a use we understand)
+        if len(args) > position:
+            self._check_given_width(ctx, tmpl, ns, cls, args[position])
+            return
+        if not args:
+            return  # not a use we understand
         additions = []
         if len(args) < position:
             if cls not in DEFAULT_ALGORITHM or len(args) != position - 1:
