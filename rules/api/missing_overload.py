@@ -1,3 +1,5 @@
+import re
+
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import defined_names, iter_nodes
 
@@ -40,6 +42,12 @@ PREFETCH = "MemPrefetchAsync"
 PREFIXES = ("cuda", "hip")
 NAMES = tuple(p + n for p in PREFIXES for n in (*KERNEL_ARG, *POINTER_ARG, COOPERATIVE, EVENT_CREATE,
                                                 GRAPH_INSTANTIATE, GRAPH_EXEC_UPDATE, PREFETCH))
+# hipBLAS declares its half-precision calls with `hipblasHalf`, which hipblas.h (hipBLAS 3, ROCm 7.2) makes
+# `uint16_t` unless HIPBLAS_USE_HIP_HALF is defined (then `__half`): cuBLAS's take `__half`.
+HALF_BLAS = ("cublasHgemm", "cublasHgemmBatched", "cublasHgemmStridedBatched",  # cuBLAS has no Haxpy/Hdot
+             "hipblasHaxpy", "hipblasHdot", "hipblasHgemm", "hipblasHgemmBatched", "hipblasHgemmStridedBatched")
+HIP_HALF_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef|if|ifdef|ifndef|elif)\b[^\n]*\bHIPBLAS_USE_HIP_HALF\b", re.M)
+HALF_POINTER_CAST = re.compile(r"\(\s*(?:const\s+)?(?:__)?half\s*\*+\s*\)|_cast\s*<\s*(?:const\s+)?(?:__)?half\s*\*")
 
 _CASTS = frozenset({"reinterpret_cast", "static_cast", "const_cast"})
 
@@ -64,7 +72,11 @@ class MissingRuntimeOverload(CudaRule):
       `hipGraphInstantiateWithFlags`) and `cudaGraphExecUpdate(exec, graph, &resultInfo)` (HIP keeps
       the four-argument form and has no result-info struct);
     - CUDA 13's `cudaMemPrefetchAsync(ptr, count, location, flags, stream)` (HIP's takes a device; the
-      location form is `hipMemPrefetchAsync_v2` in ROCm 7.2).
+      location form is `hipMemPrefetchAsync_v2` in ROCm 7.2);
+    - cuBLAS's half-precision calls (`cublasHgemm`, `cublasHgemmBatched`, `cublasHgemmStridedBatched`; in
+      HIP code also `hipblasHaxpy` and `hipblasHdot`) with a `__half` pointer: hipBLAS declares them
+      with `hipblasHalf`, `uint16_t` unless HIPBLAS_USE_HIP_HALF is defined (hipblas.h, hipBLAS 3 in ROCm
+      7.2); not reported in a file that defines or tests HIPBLAS_USE_HIP_HALF.
 
     Not reported: a kernel argument that is already a `void*` (a cast, a `void*`/`const void*`
     variable), a `void*`'s address, member and other expressions whose type the file does not show,
@@ -136,13 +148,16 @@ class MissingRuntimeOverload(CudaRule):
     checklist = ("Pass the kernel as `reinterpret_cast<const void*>(kernel)` and typed out-pointers as "
                  "`reinterpret_cast<void**>(&p)`: HIP has no C++ template overloads of these runtime calls.")
     query = ("((call_expression function: (identifier) @fn arguments: (argument_list) @args) @call (#any-of? @fn "
-             + " ".join(f'"{n}"' for n in NAMES) + "))")
+             + " ".join(f'"{n}"' for n in NAMES + HALF_BLAS) + "))")
 
     def check(self, ctx, captures):
         fn_node, args = captures["fn"][0], captures["args"][0]
         fn = ctx.text(fn_node)
         if fn in defined_names(ctx):
             return  # the project's own function of that name
+        if fn in HALF_BLAS:
+            self._half_blas(ctx, fn, captures)
+            return
         prefix = "cuda" if fn.startswith("cuda") else "hip"
         base = fn[len(prefix):]
         params = [a for a in args.named_children if a.type != "comment"]
@@ -200,6 +215,25 @@ class MissingRuntimeOverload(CudaRule):
                            f"`{fn}(event, flags)` is CUDA's C++ overload of `cudaEventCreateWithFlags`; HIP's "
                            f"`hipEventCreate` takes the event only (\"no matching function\"); call `{new}`",
                            fix=Fix.safe(f"Call `{new}`", ctx.replace(fn_node, new)))
+
+
+    @staticmethod
+    def _half_blas(ctx, fn, captures):
+        if HIP_HALF_DIRECTIVE.search(ctx.source.data):
+            return  # the file asks hipBLAS for `__half` itself, or tests whether the build does
+        args = [a for a in captures["args"][0].named_children if a.type != "comment"]
+        scope = ctx.function_scope(captures["call"][0])
+        for arg in args:
+            text = ctx.text(arg)
+            kind = _declared(ctx, scope, text) if arg.type == "identifier" else None
+            if HALF_POINTER_CAST.search(text) or (kind is not None and kind[0] == "pointer"
+                                                  and re.search(r"\b(?:__)?half\b", kind[1])):
+                hip = "hipblas" + fn[len("cublas"):] if fn.startswith("cublas") else fn
+                ctx.report(captures["call"][0],
+                           f"`{fn}` with a `__half` pointer (`{text}`): hipBLAS declares `{hip}` with `hipblasHalf`, "
+                           f"which is `uint16_t` unless HIPBLAS_USE_HIP_HALF is defined (\"no matching function\"): "
+                           f"define HIPBLAS_USE_HIP_HALF in the AMD build, or cast to `hipblasHalf*` there")
+                return
 
 
 def _is_kernel(ctx, arg, scope) -> bool:
