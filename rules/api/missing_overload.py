@@ -38,10 +38,12 @@ GRAPH_EXEC_UPDATE = "GraphExecUpdate"
 # CUDA 13's `cudaMemPrefetchAsync(ptr, n, cudaMemLocation, flags, stream)`: HIP's takes (ptr, n, device,
 # stream); the location form is `hipMemPrefetchAsync_v2` (ROCm 7.2).
 PREFETCH = "MemPrefetchAsync"
+# CUDA 13's `cudaMemAdvise(ptr, n, advice, cudaMemLocation)`: HIP's takes a device; `hipMemAdvise_v2` the location.
+ADVISE = "MemAdvise"
 
 PREFIXES = ("cuda", "hip")
 NAMES = tuple(p + n for p in PREFIXES for n in (*KERNEL_ARG, *POINTER_ARG, COOPERATIVE, EVENT_CREATE,
-                                                GRAPH_INSTANTIATE, GRAPH_EXEC_UPDATE, PREFETCH))
+                                                GRAPH_INSTANTIATE, GRAPH_EXEC_UPDATE, PREFETCH, ADVISE))
 # hipBLAS declares its half-precision calls with `hipblasHalf`, which hipblas.h (hipBLAS 3, ROCm 7.2) makes
 # `uint16_t` unless HIPBLAS_USE_HIP_HALF is defined (then `__half`): cuBLAS's take `__half`.
 HALF_BLAS = ("cublasHgemm", "cublasHgemmBatched", "cublasHgemmStridedBatched",  # cuBLAS has no Haxpy/Hdot
@@ -72,7 +74,8 @@ class MissingRuntimeOverload(CudaRule):
       `hipGraphInstantiateWithFlags`) and `cudaGraphExecUpdate(exec, graph, &resultInfo)` (HIP keeps
       the four-argument form and has no result-info struct);
     - CUDA 13's `cudaMemPrefetchAsync(ptr, count, location, flags, stream)` (HIP's takes a device; the
-      location form is `hipMemPrefetchAsync_v2` in ROCm 7.2);
+      location form is `hipMemPrefetchAsync_v2` in ROCm 7.2), and `cudaMemAdvise` with a `cudaMemLocation`
+      variable (`hipMemAdvise_v2`);
     - cuBLAS's half-precision calls (`cublasHgemm`, `cublasHgemmBatched`, `cublasHgemmStridedBatched`; in
       HIP code also `hipblasHaxpy` and `hipblasHdot`) with a `__half` pointer: hipBLAS declares them
       with `hipblasHalf`, `uint16_t` unless HIPBLAS_USE_HIP_HALF is defined (hipblas.h, hipBLAS 3 in ROCm
@@ -208,6 +211,14 @@ class MissingRuntimeOverload(CudaRule):
                        f"`{fn}` with a memory location and flags is CUDA 13's form; HIP's `hipMemPrefetchAsync` "
                        f"takes (ptr, count, device, stream) (\"no matching function\"): on AMD call "
                        f"`hipMemPrefetchAsync_v2(ptr, count, location, flags, stream)` (ROCm 7.2) or pass the device")
+        elif base == ADVISE and len(params) == 4 and (
+                re.search(r"\b(?:cuda|hip)MemLocation\b", ctx.text(params[3])) or (
+                params[3].type == "identifier" and (kind := _declared(ctx, scope, ctx.text(params[3]))) is not None
+                and kind[0] == "other" and re.search(r"\b(?:cuda|hip)MemLocation\b", kind[1]))):
+            ctx.report(captures["call"][0],
+                       f"`{fn}` with a memory location is CUDA 13's form; HIP's `hipMemAdvise` takes a device "
+                       f"(\"no matching function\"): on AMD call `hipMemAdvise_v2(ptr, count, advice, location)` "
+                       f"(ROCm 7.2) or pass the device")
         elif base == EVENT_CREATE:
             if len(params) == 2:
                 new = prefix + "EventCreateWithFlags"
@@ -313,7 +324,7 @@ def _declarator_kind(ctx, d, base):
     while d is not None:
         if d.type == "identifier":
             if depth == 0:
-                return ctx.text(d), ("other",)
+                return ctx.text(d), ("other", base)
             return ctx.text(d), ("pointer", base, depth)
         if d.type == "pointer_declarator":
             depth += 1
