@@ -84,7 +84,7 @@ class CubLogicalWarpWidth(CudaRule):
     summary = "CUB warp primitive uses the default logical warp width: 32 on CUDA, 64 in hipCUB on wave64"
     severity = Severity.ERROR
     impact = Impact.SILENT
-    wave_sizes = frozenset({64})
+    wave_sizes = frozenset({64, 32})  # the default width matters on wave64; a width above 32 on wave32
     fix_availability = "always"
     checklist = "Give every cub::/hipcub:: Warp* primitive an explicit LOGICAL_WARP_THREADS (32 for code written for CUDA) and size TempStorage arrays to match."
     _classes = " ".join(f'"{c}"' for c in sorted(LOGICAL_WARP_PARAM))
@@ -160,16 +160,16 @@ class CubLogicalWarpWidth(CudaRule):
         if ns is None or ns.lstrip(":") not in NAMESPACES:
             return
         ns = ns.lstrip(":")
-        if self._wave_sized(ctx, tmpl):
-            return
         args_node = captures["args"][0]
         args = [a for a in args_node.named_children if a.type != "comment"]
         position = LOGICAL_WARP_PARAM[cls]
         if len(args) > position:
             self._check_given_width(ctx, tmpl, ns, cls, args[position])
             return
-        if not args:
-            return  # not a use we understand
+        if self._wave_sized(ctx, tmpl):
+            return
+        if not args or 64 not in ctx.settings.wave_sizes:
+            return  # not a use we understand; or wave32 targets alone, where both defaults are 32
         additions = []
         if len(args) < position:
             if cls not in DEFAULT_ALGORITHM or len(args) != position - 1:
