@@ -64,14 +64,21 @@ def _code_digest(rule_classes) -> str:
     roots = {Path(__file__).resolve().parent}
     lone: set[Path] = set()
     for r in rule_classes:
-        mod = sys.modules.get(r.__module__)
-        package = getattr(mod, "__package__", "") or ""
+        # A manifest entry (hiplint.manifest.RuleEntry) names its module without it being imported.
+        name = getattr(r, "module", None) if not isinstance(r, type) else r.__module__
+        mod = sys.modules.get(name)
+        package = getattr(mod, "__package__", "") or "" if mod is not None else name.rpartition(".")[0]
         if not package:
             if mod is not None and getattr(mod, "__file__", None):
                 lone.add(Path(mod.__file__).resolve())  # a lone top-level module: just itself
             continue
         # The rule pack's package (e.g. hiplint.rules, wherever it is installed): all of it.
-        top = sys.modules.get(".".join(package.split(".")[:2]))
+        top_name = ".".join(package.split(".")[:2])
+        top = sys.modules.get(top_name)
+        if top is None and mod is None:
+            import importlib
+
+            top = importlib.import_module(top_name)  # a package's __init__, not the rules'
         if top is not None and getattr(top, "__file__", None):
             roots.add(Path(top.__file__).resolve().parent)
     files = sorted(lone)

@@ -61,9 +61,11 @@ def is_binary(data: bytes) -> bool:
 class Linter:
     """The enabled rules, instantiated once, with their queries compiled into one."""
 
-    def __init__(self, settings, rule_classes):
+    def __init__(self, settings, rule_classes, selected_codes=None):
+        """`selected_codes`: the codes the run selected, when `rule_classes` holds only those of them
+        its files can need (hiplint.runner); the engine's own rules (HL...) report by these."""
         self.settings = settings
-        self.selected_codes = {r.code for r in rule_classes}
+        self.selected_codes = set(selected_codes) if selected_codes is not None else {r.code for r in rule_classes}
         self.rules = [r() for r in rule_classes if r.code not in META_CODES and r().enabled_for(settings)]
         self.cuda_rules = [r for r in self.rules if isinstance(r, CudaRule) and has_query(r)]
         self.file_rules: dict[str, list[FileRule]] = {}
@@ -93,7 +95,8 @@ class Linter:
         key = tuple((type(r).__module__, type(r).__qualname__, r.query, tuple(sorted(r.triggers))) for r in self.cuda_rules + self.unit_rules)
         plan = _QUERIES.get(key)
         if plan is None:
-            plan = _QUERIES[key] = self._saved_plan(key) or QueryPlan.build(self.cuda_rules, self.unit_rules)
+            plan = _QUERIES[key] = (self._manifest_plan() or self._saved_plan(key)
+                                    or QueryPlan.build(self.cuda_rules, self.unit_rules))
             if self.plan_dir and not plan.restored:
                 self._save_plan(key, plan)
         self._plan = plan
@@ -112,6 +115,17 @@ class Linter:
         blob = json.dumps([GRAMMAR_VERSION, getattr(tree_sitter, "__version__", ""), INDEX_PATTERNS, _splitter_digest(),
                            key], default=lambda v: sorted(v) if isinstance(v, (set, frozenset)) else list(v))
         return os.path.join(self.plan_dir, hashlib.sha256(blob.encode()).hexdigest()[:24] + ".json")
+
+    def _manifest_plan(self) -> QueryPlan | None:
+        """The plan of these rules cut from the built-in rules' split in the manifest (hiplint.manifest),
+        or None (not all built-in, or the manifest is stale)."""
+        from hiplint import manifest
+
+        try:
+            layout = manifest.plan_layout(self.cuda_rules)
+            return None if layout is None else QueryPlan.from_layout(layout, self.cuda_rules, self.unit_rules)
+        except Exception:  # not these patterns after all: the saved plan or a build decides
+            return None
 
     def _saved_plan(self, key) -> QueryPlan | None:
         """The plan of these rules saved by an earlier run (with the cache on), or None."""
@@ -303,7 +317,7 @@ class Linter:
             matches.setdefault(i + 1, []).append((rule, captures))
 
     def _finish(self, ctx: FileContext, comments, next_stmt) -> list[Finding]:
-        from hiplint.registry import load_registry
+        from hiplint.registry import rule_index
         from hiplint.meta import BlanketSuppression, ParseError, UnmatchedSuppressionRange, UnusedSuppression
 
         findings = ctx.findings
@@ -331,7 +345,6 @@ class Linter:
             if f.related:
                 # A suppression comment on a related line takes that place out of the finding.
                 f.related = tuple(r for r in f.related if r.path != f.path or not suppress.is_suppressed_at(f, r.line, sups))
-        registry = load_registry()
         meta_rules = {"HL001": ParseError, "HL100": UnusedSuppression, "HL101": BlanketSuppression, "HL102": UnmatchedSuppressionRange}
         ctx.findings = []
         for p in problems:
@@ -342,6 +355,7 @@ class Linter:
                 ctx.platform = saved
         if "HL100" in self.selected_codes:
             ctx.rule = UnusedSuppression()
+            registry = rule_index()  # codes and names: no rule imported for them
             for s in sups:
                 unused = [c for c in s.codes if c not in s.used]
                 known = [c for c in unused if registry.by_name_or_code(c) or any(r.code.startswith(c.upper()) for r in registry.rules)]

@@ -153,6 +153,21 @@ def load_registry() -> Registry:
     return Registry(tuple(sorted(rules, key=lambda r: r.code)))
 
 
+@lru_cache(maxsize=1)
+def rule_index() -> Registry:
+    """The rules to select from, without importing them where that can be avoided: the manifest's
+    entries (hiplint.manifest.RuleEntry: code, name, pack, default selection; `load()` gives the class)
+    when it is current and no third-party pack is declared; else `load_registry()`'s classes.
+    Selection (select_rules) and the checks of the configuration work on either."""
+    if not _may_have_packs():
+        from hiplint import manifest
+
+        m = manifest.load()
+        if m is not None:
+            return Registry(m.entries)
+    return load_registry()
+
+
 # Selection ------------------------------------------------------------------------------------
 
 def _specificity(selector: str, rule: type[Rule]) -> int:
