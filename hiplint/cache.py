@@ -32,7 +32,6 @@ import json
 import secrets
 import os
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -448,6 +447,8 @@ def clean_cache(base: str) -> list[str]:
         if name in (TAG_NAME, ".gitignore"):
             continue
         if not os.path.islink(full) and os.path.isdir(full) and (is_cache_dir(full) or _VERSION_RE.match(name)):
+            import shutil  # imported here: only `hiplint clean` removes directories
+
             shutil.rmtree(full)  # rmtree removes links inside, never what they point to
         else:
             kept.append(name)

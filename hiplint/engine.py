@@ -293,6 +293,11 @@ class Linter:
                 owner = owners[pattern_index]
                 if owner is None:
                     continue  # a pattern of a gate this file does not open
+                if type(owner) is list:  # one pattern that several rules wrote (queryplan._shared)
+                    start = min(nodes[0].start_byte for nodes in captures.values())
+                    for rule, pattern_id in owner:
+                        found.append((start, pattern_id, rule, {k: list(v) for k, v in captures.items()}))
+                    continue
                 rule, pattern_id = owner
                 if rule is None:  # pattern_id is the kind
                     indexed.setdefault(pattern_id, []).extend(captures[INDEX_CAPTURE])
