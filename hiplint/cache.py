@@ -62,6 +62,7 @@ def _code_digest(rule_classes) -> str:
     beside the rules, e.g. rules/warp/_lanes.py, and their data files count too)."""
     roots = {Path(__file__).resolve().parent}
     lone: set[Path] = set()
+    tops: set[str] = set()  # packages already looked at (Path.resolve is 0.1 ms a rule)
     for r in rule_classes:
         # A manifest entry (hiplint.manifest.RuleEntry) names its module without it being imported.
         name = getattr(r, "module", None) if not isinstance(r, type) else r.__module__
@@ -73,6 +74,9 @@ def _code_digest(rule_classes) -> str:
             continue
         # The rule pack's package (e.g. hiplint.rules, wherever it is installed): all of it.
         top_name = ".".join(package.split(".")[:2])
+        if top_name in tops:
+            continue
+        tops.add(top_name)
         top = sys.modules.get(top_name)
         if top is None and mod is None:
             import importlib
@@ -80,16 +84,27 @@ def _code_digest(rule_classes) -> str:
             top = importlib.import_module(top_name)  # a package's __init__, not the rules'
         if top is not None and getattr(top, "__file__", None):
             roots.add(Path(top.__file__).resolve().parent)
-    files = sorted(lone)
+    files = [str(p) for p in sorted(lone)]
     for root in sorted(roots):
-        files += sorted(p for p in root.rglob("*") if p.suffix in _CODE_SUFFIXES and "__pycache__" not in p.parts)[:5000]
+        files += _code_files(str(root))[:5000]
     h = hashlib.sha256()
     for f in files:
         try:
-            h.update(str(f).encode() + b"\0" + f.read_bytes())
+            with open(f, "rb") as fh:
+                h.update(f.encode() + b"\0" + fh.read())
         except OSError:
             pass
     return h.hexdigest()
+
+
+def _code_files(root: str) -> list[str]:
+    """The code and data files under `root` (no __pycache__), sorted: os.walk, several times quicker
+    than Path.rglob on hiplint's 200 files."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        out.extend(os.path.join(dirpath, n) for n in filenames if os.path.splitext(n)[1] in _CODE_SUFFIXES)
+    return sorted(out)
 
 
 def run_key(settings, rule_classes) -> str:

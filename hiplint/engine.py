@@ -4,7 +4,6 @@ from __future__ import annotations
 import bisect
 import os
 import re
-import traceback
 from dataclasses import dataclass, field
 
 from tree_sitter import QueryCursor
@@ -187,6 +186,8 @@ class Linter:
                     pass
         except Exception as exc:  # a rule bug must not stop the scan; it is reported and exits 2
             result.internal_error = True
+            import traceback
+
             tb = traceback.extract_tb(exc.__traceback__)[-1]
             result.notes.append(f"{result.path}: internal error in rule {rule.code}: {type(exc).__name__}: {exc} "
                                 f"({os.path.basename(tb.filename)}:{tb.lineno})")

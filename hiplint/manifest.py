@@ -151,11 +151,19 @@ def languages_of(rules, settings) -> set[str]:
     """hiplint.engine.Linter(settings, rules).languages, for manifest entries (what discovery looks for)."""
     from hiplint.engine import META_CODES
 
-    enabled = [r for r in rules if r.code not in META_CODES and r.enabled_for(settings)]
-    out = {"cuda"} if any(r.kind == "cuda" and r.unit for r in enabled) else set()
-    for r in enabled:
-        if r.kind == "file":
-            out |= set(r.languages)
+    out: set[str] = set()
+    for r in rules:
+        if r.code in META_CODES:
+            continue
+        if r.kind == "cuda" and r.unit:
+            adds = {"cuda"}  # a check_unit rule: C-family files
+        elif r.kind == "file":
+            adds = set(r.languages)
+        else:
+            continue  # query patterns alone add no language
+        # Asked only when it would add one: a rule that decides itself (enabled_for) is then imported.
+        if not adds <= out and r.enabled_for(settings):
+            out |= adds
     return out
 
 

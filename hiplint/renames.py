@@ -16,11 +16,10 @@ Only names listed here are ever renamed: a user's own `cudaHelper_t` is not in t
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 
@@ -74,7 +73,9 @@ def pick_version(entries, version: tuple[int, int]) -> str:
 
 
 def table_dir() -> Path:
-    return Path(str(resources.files("hiplint.rules") / "rename"))
+    import hiplint.rules  # the package's __init__: its folder, without importlib.resources (zipfile, tempfile)
+
+    return Path(os.path.dirname(os.path.abspath(hiplint.rules.__file__))) / "rename"
 
 
 def _put(table: RenameTable, section: dict, key: str, value: str, family: str, where: str) -> None:
@@ -107,6 +108,8 @@ def _parsed_copies(directory: Path) -> dict:
 
 
 def _parse(raw: bytes) -> dict:
+    import tomllib  # imported here: the parsed copy serves every run whose tables it matches
+
     return tomllib.loads(raw.decode("utf-8"))
 
 
@@ -144,8 +147,14 @@ def load_from(directory: Path) -> RenameTable:
         where = path.name
         try:
             data = _read(path, copies)
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+        except OSError as exc:
             raise TableError(f"{where}: {exc}") from None
+        except ValueError as exc:
+            import tomllib
+
+            if isinstance(exc, tomllib.TOMLDecodeError):
+                raise TableError(f"{where}: {exc}") from None
+            raise
         fam = data.get("family") or {}
         if not fam.get("title") or not fam.get("source"):
             raise TableError(f"{where}: [family] needs a title and a source")
