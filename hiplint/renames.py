@@ -88,65 +88,17 @@ def _put(table: RenameTable, section: dict, key: str, value: str, family: str, w
     table.family_of[key] = family
 
 
-# The tables parsed, beside them: `parsed.json` holds each file's parsed content with the SHA-256 of
-# the TOML it was made from. Reading it takes a few milliseconds where parsing the TOML takes about
-# 30 ms (a tenth of a one-file run). A file whose copy is missing or does not match is parsed as TOML,
-# so a stale copy costs time, never correctness. `python -m hiplint.renames` writes it; a test checks
-# that the shipped one is current.
-PARSED_NAME = "parsed.json"
-
-
-def _parsed_copies(directory: Path) -> dict:
-    import json
-
-    try:
-        with open(directory / PARSED_NAME, "rb") as fh:
-            files = json.loads(fh.read())["files"]
-        return files if isinstance(files, dict) else {}
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}
-
-
-def _parse(raw: bytes) -> dict:
-    import tomllib  # imported here: the parsed copy serves every run whose tables it matches
-
-    return tomllib.loads(raw.decode("utf-8"))
-
-
-def _read(path: Path, copies: dict) -> dict:
-    """The parsed TOML file `path`: from its parsed copy when that was made from these bytes."""
-    import hashlib
-
-    raw = path.read_bytes()
-    copy = copies.get(path.name)
-    if isinstance(copy, dict) and copy.get("sha256") == hashlib.sha256(raw).hexdigest() \
-            and isinstance(copy.get("table"), dict):
-        return copy["table"]
-    return _parse(raw)
-
-
-def parsed_copy(directory: Path) -> str:
-    """The text of `directory`'s parsed.json for its TOML files as they are now."""
-    import hashlib
-    import json
-
-    files = {}
-    for path in sorted(directory.glob("*.toml")):
-        raw = path.read_bytes()
-        files[path.name] = {"sha256": hashlib.sha256(raw).hexdigest(), "table": _parse(raw)}
-    return json.dumps({"files": files}, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n"
-
-
 def load_from(directory: Path) -> RenameTable:
     table = RenameTable()
     files = sorted(directory.glob("*.toml"))
     if not files:
         raise TableError(f"{directory}: no rename tables")
-    copies = _parsed_copies(directory)
+    from hiplint import tomlcopy
+
     for path in files:
         where = path.name
         try:
-            data = _read(path, copies)
+            data = tomlcopy.load(path)  # from its parsed copy, X.json, when that matches
         except OSError as exc:
             raise TableError(f"{where}: {exc}") from None
         except ValueError as exc:
@@ -257,26 +209,3 @@ def declared_names(units) -> set[str]:
                     break
     return out
 
-
-def main(argv=None) -> int:
-    """Write rules/rename/parsed.json (`--check`: exit 1 when it is missing or stale)."""
-    import sys
-
-    argv = list(sys.argv[1:] if argv is None else argv)
-    check = "--check" in argv
-    target = table_dir() / PARSED_NAME
-    want = parsed_copy(table_dir())
-    have = target.read_text(encoding="utf-8") if target.is_file() else None
-    if have == want:
-        return 0
-    if check:
-        print(f"stale: rules/rename/{PARSED_NAME} (run `python -m hiplint.renames`)")
-        return 1
-    with open(target, "w", encoding="utf-8") as fh:
-        fh.write(want)
-    print(f"wrote: rules/rename/{PARSED_NAME}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

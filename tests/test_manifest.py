@@ -10,10 +10,21 @@ from conftest import FIXTURES, run_cli
 from hiplint import manifest
 from hiplint.engine import Linter
 from hiplint.languages import language_of
-from hiplint.registry import load_registry, rule_index, select_rules
+from hiplint.registry import Registry, load_registry, rule_index, select_rules
 from hiplint.testing import fixture_files, fixture_settings, parse_expectations
 
 FILES = fixture_files(FIXTURES)
+
+
+def builtin_classes():
+    # Another test may have put a third-party pack on sys.path (tests/packs): not the manifest's.
+    return [r for r in load_registry().rules if r.pack in ("builtin", "hiplint")]
+
+
+def entries_registry() -> Registry:
+    m = manifest.load()
+    assert m is not None, "rules/manifest.json is missing or stale: run `python -m hiplint.manifest`"
+    return Registry(m.entries)
 
 
 def test_shipped_manifest_is_current():
@@ -25,13 +36,26 @@ def test_shipped_manifest_is_current():
 def test_manifest_lists_the_registry_rules():
     m = manifest.load()
     assert m is not None, "rules/manifest.json is missing or stale: run `python -m hiplint.manifest`"
-    classes = load_registry().rules
+    classes = builtin_classes()
     assert [e.code for e in m.entries] == [r.code for r in classes]
     for entry, cls in zip(m.entries, classes):
         assert entry.load() is cls
         assert (entry.name, entry.pack, entry.default_enabled, entry.languages, entry.wave_sizes) == \
             (cls.name, cls.pack, cls.default_enabled, frozenset(cls.languages), frozenset(cls.wave_sizes))
-    assert rule_index().rules == m.entries
+
+
+
+def test_rule_index_is_the_manifest_unless_a_pack_may_be_installed(monkeypatch):
+    from hiplint import registry
+
+    for packs in (False, True):
+        monkeypatch.setattr(registry, "_may_have_packs", lambda: packs)
+        rule_index.cache_clear()
+        try:
+            expected = load_registry().rules if packs else manifest.load().entries
+            assert rule_index().rules == expected
+        finally:
+            rule_index.cache_clear()
 
 
 def test_selection_and_its_errors_are_the_same_from_the_manifest():
@@ -40,11 +64,11 @@ def test_selection_and_its_errors_are_the_same_from_the_manifest():
     for over in ({}, {"select": ("ALL",)}, {"select": ("WRP",), "ignore": ("WRP002",)},
                  {"extend_select": ("HL001", "PY")}, {"select": ("shuffle-without-width", "MEM")}):
         settings = Settings().with_overrides(**over)
-        assert [e.code for e in select_rules(settings, rule_index())] == \
-            [r.code for r in select_rules(settings, load_registry())]
+        assert [e.code for e in select_rules(settings, entries_registry())] == \
+            [r.code for r in select_rules(settings, Registry(tuple(builtin_classes())))]
     for bad in ({"select": ("WRP999",)}, {"ignore": ("nope",)}):
         messages = []
-        for registry in (rule_index(), load_registry()):
+        for registry in (entries_registry(), Registry(tuple(builtin_classes()))):
             with pytest.raises(ConfigError) as err:
                 select_rules(Settings().with_overrides(**bad), registry)
             messages.append(str(err.value))
@@ -57,6 +81,9 @@ def test_a_stale_manifest_is_not_used(monkeypatch):
     try:
         monkeypatch.setattr(manifest, "source_digest", lambda: "0" * 64)
         assert manifest.load() is None
+        from hiplint import registry
+
+        monkeypatch.setattr(registry, "_may_have_packs", lambda: False)
         assert rule_index() is load_registry()  # every rule imported, as without a manifest
         assert manifest.plan_layout([]) is None
     finally:
@@ -85,7 +112,7 @@ def test_a_plan_cut_from_the_manifest_is_used_only_for_its_patterns():
     from hiplint.config import Settings
 
     settings = Settings()
-    rules = [r() for r in select_rules(settings, load_registry())]
+    rules = [r() for r in select_rules(settings, Registry(tuple(builtin_classes())))]
     cuda = Linter(settings, [type(r) for r in rules]).cuda_rules
     assert manifest.plan_layout(cuda) is not None
     assert manifest.plan_layout(list(reversed(cuda))) is None  # another order: built, not cut
@@ -112,8 +139,8 @@ def test_only_the_rules_a_file_needs_find_the_same(path):
 
     lang = language_of(str(path))
     settings, data = _settings(path, lang)
-    every = select_rules(settings, load_registry())
-    entries = select_rules(settings, rule_index())
+    every = select_rules(settings, Registry(tuple(builtin_classes())))
+    entries = select_rules(settings, entries_registry())
     needed = manifest.resolve(_needed(entries, [SourcePath(str(path), str(path), lang)]))
     assert len(needed) <= len(every)
     full = Linter(settings, every).lint_bytes(str(path), data, lang)
