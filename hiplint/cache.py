@@ -29,7 +29,6 @@ import dataclasses
 import hashlib
 import hmac
 import json
-import secrets
 import os
 import re
 import sys
@@ -329,6 +328,8 @@ def user_key() -> bytes | None:
                 key = data
             break
         except FileNotFoundError:
+            import secrets  # imported here: the key is made once per user
+
             try:
                 os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)

@@ -11,7 +11,6 @@ import importlib
 import inspect
 import os
 import sys
-import pkgutil
 from dataclasses import dataclass
 from functools import lru_cache
 from types import ModuleType
@@ -27,6 +26,8 @@ def _rules_in_module(module: ModuleType) -> list[type[Rule]]:
     found: dict[str, type[Rule]] = {}
     mods = [module]
     if hasattr(module, "__path__"):
+        import pkgutil  # imported here: a scan from the manifest never walks the rules
+
         for info in pkgutil.walk_packages(module.__path__, module.__name__ + "."):
             mods.append(importlib.import_module(info.name))
     for mod in mods:
