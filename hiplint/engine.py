@@ -87,6 +87,10 @@ class Linter:
         """Compile the queries now (a parent does it before forking workers, which then share them)."""
         if self._parser is None:
             self._compile()
+        if self._plan.query is None:
+            # A restored plan (the manifest's, a saved one) compiles only what its first file needs;
+            # workers that will see many files share the whole query instead of each compiling it.
+            self._plan.query = self._plan._full_query()
 
     # Queries: the enabled rules' patterns, split by what a file must contain for them to match.
     def _compile(self):
