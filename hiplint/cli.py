@@ -170,7 +170,11 @@ def _do_scan(paths, kw, force_fix: bool = False):
         from hiplint.engine import Linter
 
         notes: list[str] = []
-        for sp in discover(paths, settings, Linter(settings, resolve(rules)).languages or {"cuda"}, notes):
+        try:
+            classes = resolve(rules)
+        except ConfigError as exc:
+            _fail(str(exc))
+        for sp in discover(paths, settings, Linter(settings, classes).languages or {"cuda"}, notes):
             click.echo(sp.display)
         for note in notes:
             click.echo(f"hiplint: {note}", err=True)
@@ -188,6 +192,8 @@ def _do_scan(paths, kw, force_fix: bool = False):
             return EXIT_FINDINGS if fail_skipped and not kw.get("exit_zero") else EXIT_CLEAN
         try:
             result, fixed_data = run_stdin(data, name, settings, resolve(rules), mode, lang)
+        except ConfigError as exc:
+            _fail(str(exc))
         except Exception as exc:  # never a traceback
             _fail(f"{name}: internal error: {type(exc).__name__}: {exc}")
         for note in result.notes:

@@ -143,8 +143,19 @@ def load() -> Manifest | None:
 
 
 def resolve(rules) -> list:
-    """Rule classes for a mix of classes and entries, in the same order."""
-    return [r.load() if isinstance(r, RuleEntry) else r for r in rules]
+    """Rule classes for a mix of classes and entries, in the same order. A rule module that fails to
+    import is a ConfigError naming its pack, as hiplint.registry.load_registry reports it."""
+    from hiplint.config import ConfigError
+
+    out = []
+    for r in rules:
+        if isinstance(r, RuleEntry):
+            try:
+                r = r.load()
+            except Exception as exc:
+                raise ConfigError(f"cannot load rule pack {r.pack!r}: {type(exc).__name__}: {exc}") from None
+        out.append(r)
+    return out
 
 
 def languages_of(rules, settings) -> set[str]:

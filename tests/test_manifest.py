@@ -170,3 +170,13 @@ def test_a_hook_run_imports_only_what_the_file_needs(tmp_path):
                    for m in loaded), loaded
     full = run_cli("scan", "--no-progress", "--output-format", "json", "--no-cache", "k.cu", cwd=tmp_path)
     assert json.loads(out.stdout) == json.loads(full.stdout)
+
+
+def test_a_rule_module_that_fails_to_import_is_a_configuration_error():
+    from dataclasses import replace
+
+    from hiplint.config import ConfigError
+
+    broken = replace(manifest.load().entries[0], module="hiplint.rules.no_such_module")
+    with pytest.raises(ConfigError, match="cannot load rule pack 'builtin'"):
+        manifest.resolve([broken])
