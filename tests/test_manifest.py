@@ -180,3 +180,20 @@ def test_a_rule_module_that_fails_to_import_is_a_configuration_error():
     broken = replace(manifest.load().entries[0], module="hiplint.rules.no_such_module")
     with pytest.raises(ConfigError, match="cannot load rule pack 'builtin'"):
         manifest.resolve([broken])
+
+
+def test_python_syntax_error_triggers_are_the_same_from_the_manifest(monkeypatch):
+    """PY000 runs where another Python rule could: their triggers, read from the manifest."""
+    from hiplint import registry
+    from hiplint.rule import FileRule
+    from hiplint.rules.python import syntax_error
+
+    others = [r for r in builtin_classes() if issubclass(r, FileRule) and "python" in r.languages and r.code != "PY000"]
+    expected = () if any(not r.triggers for r in others) else tuple(sorted({t for r in others for t in r.triggers}))
+    monkeypatch.setattr(registry, "_may_have_packs", lambda: False)
+    rule_index.cache_clear()
+    try:
+        assert isinstance(rule_index().rules[0], manifest.RuleEntry)
+        assert syntax_error._other_rules_triggers() == expected and expected
+    finally:
+        rule_index.cache_clear()
