@@ -120,6 +120,7 @@ class Manifest:
     order: dict  # code -> position in `entries` (registry order)
     queries: dict  # code -> query_digest of a rule with patterns
     layout: dict  # QueryPlan.layout of every built-in rule with patterns, rules named by code
+    digest: str = ""  # source_digest() of the rules package and hiplint's modules it was checked against
 
 
 @lru_cache(maxsize=1)
@@ -137,7 +138,8 @@ def load() -> Manifest | None:
             custom_enabled=r["custom_enabled"],
             wants=None if r["wants"] is None else frozenset(w.encode("utf-8", "surrogateescape") for w in r["wants"]))
             for r in data["rules"])
-        return Manifest(entries, {e.code: i for i, e in enumerate(entries)}, dict(data["queries"]), data["layout"])
+        return Manifest(entries, {e.code: i for i, e in enumerate(entries)}, dict(data["queries"]), data["layout"],
+                        data["digest"])
     except (OSError, ValueError, KeyError, TypeError, ImportError):
         return None
 

@@ -197,3 +197,25 @@ def test_python_syntax_error_triggers_are_the_same_from_the_manifest(monkeypatch
         assert syntax_error._other_rules_triggers() == expected and expected
     finally:
         rule_index.cache_clear()
+
+
+def test_the_cache_key_reads_the_rules_once_when_the_manifest_was_checked(tmp_path):
+    """The cache's code digest takes the manifest's digest for the rules package it was checked
+    against (the files were just hashed for it); without a checked manifest it reads them."""
+    from hiplint import cache
+
+    entries = manifest.load().entries
+    checked = cache._code_digest(entries)
+    manifest.load.cache_clear()
+    try:
+        read = cache._code_digest(entries)  # no manifest loaded in this run: every file read
+        assert read != checked and read == cache._code_digest(entries)
+    finally:
+        manifest.load()
+    assert cache._code_digest(entries) == checked
+    # Installed, the rules sit inside hiplint's own folder: that walk skips them.
+    (tmp_path / "pkg" / "rules").mkdir(parents=True)
+    (tmp_path / "pkg" / "a.py").write_text("")
+    (tmp_path / "pkg" / "rules" / "b.py").write_text("")
+    assert [p.rsplit("/", 1)[1] for p in cache._code_files(str(tmp_path / "pkg"))] == ["a.py", "b.py"]
+    assert [p.rsplit("/", 1)[1] for p in cache._code_files(str(tmp_path / "pkg"), {str(tmp_path / "pkg" / "rules")})] == ["a.py"]
