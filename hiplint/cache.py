@@ -440,6 +440,29 @@ def _create(path: str, text: str) -> None:
         fh.write(text)
 
 
+def _being_made(directory: str, wait: float = 2.0) -> bool:
+    """Whether another run is making `directory` hiplint's right now: it holds nothing but the tag and
+    .gitignore, the tag not written yet. Waits up to `wait` seconds for the tag's text; False when it
+    does not come (or the directory holds anything else: _claim then refuses it)."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            names = set(os.listdir(directory))
+        except OSError:
+            return False
+        if TAG_NAME not in names or not names <= {TAG_NAME, ".gitignore"}:
+            # The run that made it may have finished meanwhile (it writes the tag before anything else
+            # goes in); any other file with no hiplint tag is not hiplint's.
+            return is_cache_dir(directory)
+        if is_cache_dir(directory):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+
+
 def _claim(directory: str) -> bool:
     """Make `directory` hiplint's (create it, tag it), or find it hiplint's already. ConfigError for an
     existing directory (or file) that is not; False when it cannot be made (read-only disk)."""
@@ -448,7 +471,7 @@ def _claim(directory: str) -> bool:
     if os.path.islink(directory) or (os.path.lexists(directory) and not os.path.isdir(directory)):
         raise ConfigError(f"cache-dir: {directory} exists and is not a directory hiplint made; refusing to use it")
     if os.path.isdir(directory):
-        if is_cache_dir(directory):
+        if is_cache_dir(directory) or _being_made(directory):
             return True
         if os.listdir(directory):
             raise ConfigError(f"cache-dir: {directory} is an existing directory that hiplint did not make "
