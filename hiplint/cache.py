@@ -29,10 +29,8 @@ import dataclasses
 import hashlib
 import hmac
 import json
-import secrets
 import os
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -63,27 +61,72 @@ def _code_digest(rule_classes) -> str:
     beside the rules, e.g. rules/warp/_lanes.py, and their data files count too)."""
     roots = {Path(__file__).resolve().parent}
     lone: set[Path] = set()
+    tops: set[str] = set()  # packages already looked at (Path.resolve is 0.1 ms a rule)
     for r in rule_classes:
-        mod = sys.modules.get(r.__module__)
-        package = getattr(mod, "__package__", "") or ""
+        # A manifest entry (hiplint.manifest.RuleEntry) names its module without it being imported.
+        name = getattr(r, "module", None) if not isinstance(r, type) else r.__module__
+        mod = sys.modules.get(name)
+        package = getattr(mod, "__package__", "") or "" if mod is not None else name.rpartition(".")[0]
         if not package:
             if mod is not None and getattr(mod, "__file__", None):
                 lone.add(Path(mod.__file__).resolve())  # a lone top-level module: just itself
             continue
         # The rule pack's package (e.g. hiplint.rules, wherever it is installed): all of it.
-        top = sys.modules.get(".".join(package.split(".")[:2]))
+        top_name = ".".join(package.split(".")[:2])
+        if top_name in tops:
+            continue
+        tops.add(top_name)
+        top = sys.modules.get(top_name)
+        if top is None and mod is None:
+            import importlib
+
+            top = importlib.import_module(top_name)  # a package's __init__, not the rules'
         if top is not None and getattr(top, "__file__", None):
             roots.add(Path(top.__file__).resolve().parent)
-    files = sorted(lone)
-    for root in sorted(roots):
-        files += sorted(p for p in root.rglob("*") if p.suffix in _CODE_SUFFIXES and "__pycache__" not in p.parts)[:5000]
+    # The built-in rules' package, whose every code and data file this run already hashed to check the
+    # manifest (hiplint.manifest): that digest stands for them (also where the package sits inside
+    # hiplint's own, as installed), so they are read once per run.
+    covered = {root: d for root in roots if (d := _manifest_digest(root))}
+    files = [str(p) for p in sorted(lone)]
     h = hashlib.sha256()
+    for root, digest in sorted(covered.items()):
+        h.update(f"{root}\0manifest:{digest}\0".encode())
+    skip = {str(root) for root in covered}
+    for root in sorted(roots):
+        if root not in covered:
+            files += _code_files(str(root), skip)[:5000]
     for f in files:
         try:
-            h.update(str(f).encode() + b"\0" + f.read_bytes())
+            with open(f, "rb") as fh:
+                h.update(f.encode() + b"\0" + fh.read())
         except OSError:
             pass
     return h.hexdigest()
+
+
+def _manifest_digest(root: Path) -> str:
+    """The digest of the rules package at `root` when this run already checked its manifest (a scan
+    from manifest entries), else ''. Never loads the manifest itself."""
+    manifest = sys.modules.get("hiplint.manifest")
+    if manifest is None or not manifest.load.cache_info().currsize:
+        return ""
+    m = manifest.load()
+    if m is None or not m.digest:
+        return ""
+    try:
+        return m.digest if Path(manifest.rules_dir()).resolve() == root else ""
+    except OSError:
+        return ""
+
+
+def _code_files(root: str, skip=frozenset()) -> list[str]:
+    """The code and data files under `root` (no __pycache__, nothing under the folders `skip`),
+    sorted: os.walk, several times quicker than Path.rglob on hiplint's 200 files."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__" and os.path.join(dirpath, d) not in skip]
+        out.extend(os.path.join(dirpath, n) for n in filenames if os.path.splitext(n)[1] in _CODE_SUFFIXES)
+    return sorted(out)
 
 
 def run_key(settings, rule_classes) -> str:
@@ -308,6 +351,8 @@ def user_key() -> bytes | None:
                 key = data
             break
         except FileNotFoundError:
+            import secrets  # imported here: the key is made once per user
+
             try:
                 os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
@@ -395,6 +440,29 @@ def _create(path: str, text: str) -> None:
         fh.write(text)
 
 
+def _being_made(directory: str, wait: float = 2.0) -> bool:
+    """Whether another run is making `directory` hiplint's right now: it holds nothing but the tag and
+    .gitignore, the tag not written yet. Waits up to `wait` seconds for the tag's text; False when it
+    does not come (or the directory holds anything else: _claim then refuses it)."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            names = set(os.listdir(directory))
+        except OSError:
+            return False
+        if TAG_NAME not in names or not names <= {TAG_NAME, ".gitignore"}:
+            # The run that made it may have finished meanwhile (it writes the tag before anything else
+            # goes in); any other file with no hiplint tag is not hiplint's.
+            return is_cache_dir(directory)
+        if is_cache_dir(directory):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+
+
 def _claim(directory: str) -> bool:
     """Make `directory` hiplint's (create it, tag it), or find it hiplint's already. ConfigError for an
     existing directory (or file) that is not; False when it cannot be made (read-only disk)."""
@@ -403,7 +471,7 @@ def _claim(directory: str) -> bool:
     if os.path.islink(directory) or (os.path.lexists(directory) and not os.path.isdir(directory)):
         raise ConfigError(f"cache-dir: {directory} exists and is not a directory hiplint made; refusing to use it")
     if os.path.isdir(directory):
-        if is_cache_dir(directory):
+        if is_cache_dir(directory) or _being_made(directory):
             return True
         if os.listdir(directory):
             raise ConfigError(f"cache-dir: {directory} is an existing directory that hiplint did not make "
@@ -441,6 +509,8 @@ def clean_cache(base: str) -> list[str]:
         if name in (TAG_NAME, ".gitignore"):
             continue
         if not os.path.islink(full) and os.path.isdir(full) and (is_cache_dir(full) or _VERSION_RE.match(name)):
+            import shutil  # imported here: only `hiplint clean` removes directories
+
             shutil.rmtree(full)  # rmtree removes links inside, never what they point to
         else:
             kept.append(name)

@@ -128,12 +128,14 @@ def cli():
 def _do_scan(paths, kw, force_fix: bool = False):
     from hiplint import emit, gate
     from hiplint.emit import Report
-    from hiplint.registry import load_registry, select_rules
+    from hiplint.manifest import resolve
+    from hiplint.registry import rule_index, select_rules
     from hiplint.runner import FixMode, run, run_stdin
 
     try:
         settings = build_settings(paths, kw)
-        registry = load_registry()
+        # Manifest entries where it can (hiplint.manifest): `run` imports only the rules a few files need.
+        registry = rule_index()
         rules = select_rules(settings, registry)
     except ConfigError as exc:
         _fail(str(exc))
@@ -168,7 +170,11 @@ def _do_scan(paths, kw, force_fix: bool = False):
         from hiplint.engine import Linter
 
         notes: list[str] = []
-        for sp in discover(paths, settings, Linter(settings, rules).languages or {"cuda"}, notes):
+        try:
+            classes = resolve(rules)
+        except ConfigError as exc:
+            _fail(str(exc))
+        for sp in discover(paths, settings, Linter(settings, classes).languages or {"cuda"}, notes):
             click.echo(sp.display)
         for note in notes:
             click.echo(f"hiplint: {note}", err=True)
@@ -185,7 +191,9 @@ def _do_scan(paths, kw, force_fix: bool = False):
                 return EXIT_ERROR  # no fixed source to give back: the editor keeps its buffer
             return EXIT_FINDINGS if fail_skipped and not kw.get("exit_zero") else EXIT_CLEAN
         try:
-            result, fixed_data = run_stdin(data, name, settings, rules, mode, lang)
+            result, fixed_data = run_stdin(data, name, settings, resolve(rules), mode, lang)
+        except ConfigError as exc:
+            _fail(str(exc))
         except Exception as exc:  # never a traceback
             _fail(f"{name}: internal error: {type(exc).__name__}: {exc}")
         for note in result.notes:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -234,6 +233,8 @@ def apply_table(settings: Settings, table: dict, source: str) -> Settings:
 
 def read_config_file(path: Path) -> dict | None:
     """The hiplint table of `path`, or None when a pyproject.toml has no [tool.hiplint]."""
+    import tomllib  # imported here: a run without a configuration file never parses TOML
+
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)

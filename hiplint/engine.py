@@ -4,7 +4,6 @@ from __future__ import annotations
 import bisect
 import os
 import re
-import traceback
 from dataclasses import dataclass, field
 
 from tree_sitter import QueryCursor
@@ -61,9 +60,11 @@ def is_binary(data: bytes) -> bool:
 class Linter:
     """The enabled rules, instantiated once, with their queries compiled into one."""
 
-    def __init__(self, settings, rule_classes):
+    def __init__(self, settings, rule_classes, selected_codes=None):
+        """`selected_codes`: the codes the run selected, when `rule_classes` holds only those of them
+        its files can need (hiplint.runner); the engine's own rules (HL...) report by these."""
         self.settings = settings
-        self.selected_codes = {r.code for r in rule_classes}
+        self.selected_codes = set(selected_codes) if selected_codes is not None else {r.code for r in rule_classes}
         self.rules = [r() for r in rule_classes if r.code not in META_CODES and r().enabled_for(settings)]
         self.cuda_rules = [r for r in self.rules if isinstance(r, CudaRule) and has_query(r)]
         self.file_rules: dict[str, list[FileRule]] = {}
@@ -86,6 +87,10 @@ class Linter:
         """Compile the queries now (a parent does it before forking workers, which then share them)."""
         if self._parser is None:
             self._compile()
+        if self._plan.query is None:
+            # A restored plan (the manifest's, a saved one) compiles only what its first file needs;
+            # workers that will see many files share the whole query instead of each compiling it.
+            self._plan.query = self._plan._full_query()
 
     # Queries: the enabled rules' patterns, split by what a file must contain for them to match.
     def _compile(self):
@@ -93,7 +98,8 @@ class Linter:
         key = tuple((type(r).__module__, type(r).__qualname__, r.query, tuple(sorted(r.triggers))) for r in self.cuda_rules + self.unit_rules)
         plan = _QUERIES.get(key)
         if plan is None:
-            plan = _QUERIES[key] = self._saved_plan(key) or QueryPlan.build(self.cuda_rules, self.unit_rules)
+            plan = _QUERIES[key] = (self._manifest_plan() or self._saved_plan(key)
+                                    or QueryPlan.build(self.cuda_rules, self.unit_rules))
             if self.plan_dir and not plan.restored:
                 self._save_plan(key, plan)
         self._plan = plan
@@ -112,6 +118,17 @@ class Linter:
         blob = json.dumps([GRAMMAR_VERSION, getattr(tree_sitter, "__version__", ""), INDEX_PATTERNS, _splitter_digest(),
                            key], default=lambda v: sorted(v) if isinstance(v, (set, frozenset)) else list(v))
         return os.path.join(self.plan_dir, hashlib.sha256(blob.encode()).hexdigest()[:24] + ".json")
+
+    def _manifest_plan(self) -> QueryPlan | None:
+        """The plan of these rules cut from the built-in rules' split in the manifest (hiplint.manifest),
+        or None (not all built-in, or the manifest is stale)."""
+        from hiplint import manifest
+
+        try:
+            layout = manifest.plan_layout(self.cuda_rules)
+            return None if layout is None else QueryPlan.from_layout(layout, self.cuda_rules, self.unit_rules)
+        except Exception:  # not these patterns after all: the saved plan or a build decides
+            return None
 
     def _saved_plan(self, key) -> QueryPlan | None:
         """The plan of these rules saved by an earlier run (with the cache on), or None."""
@@ -173,6 +190,8 @@ class Linter:
                     pass
         except Exception as exc:  # a rule bug must not stop the scan; it is reported and exits 2
             result.internal_error = True
+            import traceback
+
             tb = traceback.extract_tb(exc.__traceback__)[-1]
             result.notes.append(f"{result.path}: internal error in rule {rule.code}: {type(exc).__name__}: {exc} "
                                 f"({os.path.basename(tb.filename)}:{tb.lineno})")
@@ -279,6 +298,11 @@ class Linter:
                 owner = owners[pattern_index]
                 if owner is None:
                     continue  # a pattern of a gate this file does not open
+                if type(owner) is list:  # one pattern that several rules wrote (queryplan._shared)
+                    start = min(nodes[0].start_byte for nodes in captures.values())
+                    for rule, pattern_id in owner:
+                        found.append((start, pattern_id, rule, {k: list(v) for k, v in captures.items()}))
+                    continue
                 rule, pattern_id = owner
                 if rule is None:  # pattern_id is the kind
                     indexed.setdefault(pattern_id, []).extend(captures[INDEX_CAPTURE])
@@ -303,7 +327,7 @@ class Linter:
             matches.setdefault(i + 1, []).append((rule, captures))
 
     def _finish(self, ctx: FileContext, comments, next_stmt) -> list[Finding]:
-        from hiplint.registry import load_registry
+        from hiplint.registry import rule_index
         from hiplint.meta import BlanketSuppression, ParseError, UnmatchedSuppressionRange, UnusedSuppression
 
         findings = ctx.findings
@@ -331,7 +355,6 @@ class Linter:
             if f.related:
                 # A suppression comment on a related line takes that place out of the finding.
                 f.related = tuple(r for r in f.related if r.path != f.path or not suppress.is_suppressed_at(f, r.line, sups))
-        registry = load_registry()
         meta_rules = {"HL001": ParseError, "HL100": UnusedSuppression, "HL101": BlanketSuppression, "HL102": UnmatchedSuppressionRange}
         ctx.findings = []
         for p in problems:
@@ -342,6 +365,7 @@ class Linter:
                 ctx.platform = saved
         if "HL100" in self.selected_codes:
             ctx.rule = UnusedSuppression()
+            registry = rule_index()  # codes and names: no rule imported for them
             for s in sups:
                 unused = [c for c in s.codes if c not in s.used]
                 known = [c for c in unused if registry.by_name_or_code(c) or any(r.code.startswith(c.upper()) for r in registry.rules)]

@@ -64,10 +64,10 @@ def apply_gates(findings, scanned: list[str], settings, relpath, options: dict, 
     """
     import os
 
-    from hiplint import baseline as bl
-
     note = note or (lambda message: None)
     if options.get("write_baseline"):
+        from hiplint import baseline as bl
+
         bl.Baseline.from_findings(findings, relpath).write(options["write_baseline"])
         return findings, True  # the command line prints the one-line summary
     path = options.get("baseline_path")
@@ -78,6 +78,8 @@ def apply_gates(findings, scanned: list[str], settings, relpath, options: dict, 
     if options.get("prune_baseline") and not path:
         raise ConfigError("--prune-baseline needs --baseline FILE (or `baseline` in the configuration)")
     if path:
+        from hiplint import baseline as bl  # imported here: most runs have no baseline
+
         match = bl.apply(bl.load(path), findings, relpath, {relpath(p) for p in scanned})
         stale = sum(k for _, _, k in match.stale)
         if record is not None:

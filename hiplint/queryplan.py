@@ -224,8 +224,8 @@ class QueryPlan:
         active = tuple(i for i, g in enumerate(self.gates) if not found.isdisjoint(g.wants))
         if self.query is None:
             if self._first is None:
-                patterns = list(self.base_patterns) + [p for i in active for p in self.gates[i].patterns]
-                owners = list(self.base_owners) + [o for i in active for o in self.gates[i].owners]
+                patterns, owners = _shared(list(self.base_patterns) + [p for i in active for p in self.gates[i].patterns],
+                                           list(self.base_owners) + [o for i in active for o in self.gates[i].owners])
                 self._first = (active, Query(language(), "\n".join(patterns)), owners)
             if self._first[0] == active:
                 return [(self._first[1], self._first[2])]
@@ -241,3 +241,25 @@ class QueryPlan:
                 self._by_gates.clear()
             self._by_gates[active] = owners
         return [(self.query, owners)]
+
+
+def _shared(patterns: list[str], owners: list) -> tuple[list[str], list]:
+    """The same rule pattern written by several rules (`(gnu_asm_expression) @asm` in six, MEM001's
+    and WRP011's kernels with `__shared__`) compiled once: its owner is then the list of its owners,
+    each of which gets the match (hiplint.engine). tree-sitter analyses every pattern of a query against
+    the grammar, up to 20 ms for one on function bodies, whether or not another is the same."""
+    out_patterns: list[str] = []
+    out_owners: list = []
+    seen: dict[str, int] = {}
+    for text, owner in zip(patterns, owners):
+        if owner is not None and owner[0] is not None:  # a rule's pattern (the index's are all different)
+            key = text.strip()
+            j = seen.get(key)
+            if j is not None:
+                prev = out_owners[j]
+                out_owners[j] = (prev if isinstance(prev, list) else [prev]) + [owner]
+                continue
+            seen[key] = len(out_patterns)
+        out_patterns.append(text)
+        out_owners.append(owner)
+    return out_patterns, out_owners

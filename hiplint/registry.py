@@ -11,7 +11,6 @@ import importlib
 import inspect
 import os
 import sys
-import pkgutil
 from dataclasses import dataclass
 from functools import lru_cache
 from types import ModuleType
@@ -27,6 +26,8 @@ def _rules_in_module(module: ModuleType) -> list[type[Rule]]:
     found: dict[str, type[Rule]] = {}
     mods = [module]
     if hasattr(module, "__path__"):
+        import pkgutil  # imported here: a scan from the manifest never walks the rules
+
         for info in pkgutil.walk_packages(module.__path__, module.__name__ + "."):
             mods.append(importlib.import_module(info.name))
     for mod in mods:
@@ -151,6 +152,21 @@ def load_registry() -> Registry:
                                                      "__module__": rule.__module__})
             rules.append(rule)
     return Registry(tuple(sorted(rules, key=lambda r: r.code)))
+
+
+@lru_cache(maxsize=1)
+def rule_index() -> Registry:
+    """The rules to select from, without importing them where that can be avoided: the manifest's
+    entries (hiplint.manifest.RuleEntry: code, name, pack, default selection; `load()` gives the class)
+    when it is current and no third-party pack is declared; else `load_registry()`'s classes.
+    Selection (select_rules) and the checks of the configuration work on either."""
+    if not _may_have_packs():
+        from hiplint import manifest
+
+        m = manifest.load()
+        if m is not None:
+            return Registry(m.entries)
+    return load_registry()
 
 
 # Selection ------------------------------------------------------------------------------------

@@ -16,11 +16,10 @@ Only names listed here are ever renamed: a user's own `cudaHelper_t` is not in t
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 
@@ -74,7 +73,9 @@ def pick_version(entries, version: tuple[int, int]) -> str:
 
 
 def table_dir() -> Path:
-    return Path(str(resources.files("hiplint.rules") / "rename"))
+    import hiplint.rules  # the package's __init__: its folder, without importlib.resources (zipfile, tempfile)
+
+    return Path(os.path.dirname(os.path.abspath(hiplint.rules.__file__))) / "rename"
 
 
 def _put(table: RenameTable, section: dict, key: str, value: str, family: str, where: str) -> None:
@@ -92,12 +93,20 @@ def load_from(directory: Path) -> RenameTable:
     files = sorted(directory.glob("*.toml"))
     if not files:
         raise TableError(f"{directory}: no rename tables")
+    from hiplint import tomlcopy
+
     for path in files:
         where = path.name
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+            data = tomlcopy.load(path)  # from its parsed copy, X.json, when that matches
+        except OSError as exc:
             raise TableError(f"{where}: {exc}") from None
+        except ValueError as exc:
+            import tomllib
+
+            if isinstance(exc, tomllib.TOMLDecodeError):
+                raise TableError(f"{where}: {exc}") from None
+            raise
         fam = data.get("family") or {}
         if not fam.get("title") or not fam.get("source"):
             raise TableError(f"{where}: [family] needs a title and a source")
@@ -199,3 +208,4 @@ def declared_names(units) -> set[str]:
                     out.add(unit.text(node))
                     break
     return out
+

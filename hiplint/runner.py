@@ -227,29 +227,67 @@ class Progress:
             sys.stderr.flush()
 
 
+def _needed(entries, files: list[SourcePath]) -> list:
+    """The manifest entries (hiplint.manifest) of the rules that could report in one of `files`: the
+    others are never imported. Everything when a file cannot be read ahead (a pipe, an error)."""
+    datas = []
+    for sp in files:
+        try:
+            if not stat.S_ISREG(os.stat(sp.path).st_mode):
+                return list(entries)  # a pipe can be read once: by lint_file
+            data = decode_input(read_bounded(sp.path))[0]  # as lint_file reads it
+        except Skip:
+            continue  # lint_file skips it too: no rule sees it
+        except OSError:
+            return list(entries)
+        if not is_binary(data):
+            datas.append((data, sp.language))
+    return [e for e in entries if any(e.needed_for(data, lang) for data, lang in datas)]
+
+
 def run(paths: list[str], settings, rule_classes, mode: FixMode, progress: bool = False,
         jobs: int | None = None, use_cache: bool = False) -> ScanResult:
     """Lint every discovered file. With use_cache, unchanged files are served from the cache;
-    fixing and --diff never use it (they must see the file as it is now)."""
-    linter = Linter(settings, rule_classes)
+    fixing and --diff never use it (they must see the file as it is now).
+
+    `rule_classes` may hold manifest entries (hiplint.registry.rule_index): a plain scan of a few files
+    then imports only the rules those files can need."""
+    from hiplint.manifest import RuleEntry, languages_of, resolve
+
+    entries = None
+    if any(isinstance(r, RuleEntry) for r in rule_classes):
+        if mode.enabled or mode.diff or not all(isinstance(r, RuleEntry) for r in rule_classes):
+            rule_classes = resolve(rule_classes)
+        else:
+            entries = list(rule_classes)
+    linter = Linter(settings, rule_classes) if entries is None else None
     scan = ScanResult()
     empty: list[str] = []
-    files = discover(paths, settings, linter.languages or {"cuda"}, scan.notes, empty)
+    languages = linter.languages if linter is not None else languages_of(entries, settings)
+    files = discover(paths, settings, languages or {"cuda"}, scan.notes, empty)
     scan.empty_paths = len(empty)
     scan.files = len(files)
     scan.paths = [sp.display for sp in files]
     cache = plan_dir = None
     if use_cache:
         from hiplint.cache import Cache
-        plan_dir = linter.plan_dir = Cache.plans_directory(settings)
+        plan_dir = Cache.plans_directory(settings)
         if not (mode.enabled or mode.diff):
             cache = Cache.for_run(settings, rule_classes)
             if cache is not None:
                 scan.results, files = _cached(cache, files)
     jobs = jobs if jobs is not None else (settings.jobs or available_cores())
+    parallel = jobs > 1 and len(files) >= PARALLEL_MIN_FILES
+    if linter is None:
+        codes = {e.code for e in entries}
+        # A few files (a pre-commit hook, an editor's save): only the rules they can need are imported.
+        few = not parallel and len(files) < PARALLEL_MIN_FILES
+        loaded = resolve(_needed(entries, files) if few else entries)
+        linter = Linter(settings, loaded, selected_codes=codes)
+    linter.plan_dir = plan_dir
     bar = Progress(len(files), progress)
-    if jobs > 1 and len(files) >= PARALLEL_MIN_FILES:
-        codes = {r.code for r in rule_classes}
+    if parallel:
+        codes = linter.selected_codes
         # Imported here: 35 ms that a scan served from the cache, or a small one, never needs.
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor

@@ -8,13 +8,26 @@ whose headers first declare the HIP name), `note` (one line), `source` (keys of 
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
-from hiplint import CudaRule
+from hiplint import CudaRule, tomlcopy
 from hiplint.lazy import lazy_re
+
+
+class _Resources:
+    """`importlib.resources.files` for hiplint.rules, a regular package on disk: its folder. The real
+    one brings zipfile, tempfile and shutil (10 ms of a one-file run)."""
+
+    @staticmethod
+    def files(package: str):
+        import importlib
+        from pathlib import Path
+
+        return Path(importlib.import_module(package).__file__).resolve().parent
+
+
+resources = _Resources()
 
 STATUSES = ("supported", "differs", "unsupported", "not-supported-at-runtime")
 VERSION_RE = lazy_re(r"^\d+\.\d+(\.\d+)?$")
@@ -55,40 +68,24 @@ class ApiTable:
         return out
 
 
-# Each api.toml has a parsed copy beside it, api.json, with the SHA-256 of the TOML it was made from:
-# reading it takes a few milliseconds where parsing the cuSOLVER table as TOML takes about 0.1 s (a
-# sixth of a one-file run). A copy that does not match its TOML is ignored (the TOML is parsed), so a
-# stale one costs time, never correctness. `python -m hiplint.rules._apitable` writes them; a test
-# checks that the shipped ones are current.
+# Each api.toml has a parsed copy beside it, api.json, with the SHA-256 of the TOML it was made from
+# (hiplint.tomlcopy): reading it takes a few milliseconds where parsing the cuSOLVER table as TOML takes
+# about 0.1 s (a sixth of a one-file run). A copy that does not match its TOML is ignored (the TOML is
+# parsed), so a stale one costs time, never correctness. `python -m hiplint.tomlcopy` (or
+# `python -m hiplint.rules._apitable`) writes them; a test checks that the shipped ones are current.
 PARSED_NAME = "api.json"
-
-
-def _parse(raw: bytes) -> dict:
-    return tomllib.loads(raw.decode("utf-8"))
-
-
-def _parsed_copy(raw: bytes) -> str:
-    import hashlib
-    import json
-
-    return json.dumps({"sha256": hashlib.sha256(raw).hexdigest(), "table": _parse(raw)},
-                      ensure_ascii=False, separators=(",", ":")) + "\n"
+_parsed_copy = tomlcopy.copy_text
 
 
 def read_table_data(family: str) -> dict:
     """The parsed `rules/<family>/api.toml` (from its api.json when that matches it)."""
-    import hashlib
-    import json
-
     folder = resources.files("hiplint.rules").joinpath(family)
     raw = folder.joinpath("api.toml").read_bytes()
     try:
-        parsed = json.loads(folder.joinpath(PARSED_NAME).read_bytes())
-        if parsed.get("sha256") == hashlib.sha256(raw).hexdigest():
-            return parsed["table"]
-    except (OSError, ValueError, AttributeError, KeyError):
-        pass
-    return _parse(raw)
+        copy = folder.joinpath(PARSED_NAME).read_bytes()
+    except OSError:
+        copy = None
+    return tomlcopy.from_copy(raw, copy)
 
 
 @lru_cache(maxsize=None)

@@ -268,3 +268,33 @@ def test_links_planted_in_a_cache_are_never_written_or_deleted_through(tmp_path)
     run_dir.symlink_to(victim, target_is_directory=True)  # the run key's directory
     assert run_cli("scan", "src", cwd=repo).returncode == 1
     assert sorted(p.name for p in victim.iterdir()) == ["precious.txt"]
+
+
+def test_a_cache_directory_another_run_is_making_is_waited_for(tmp_path):
+    """Runs that start together: one has created the directory and its tag file but not yet written
+    the tag; the others wait for it instead of refusing a directory "hiplint did not make"."""
+    import threading
+
+    from hiplint import cache
+    from hiplint.config import ConfigError
+
+    d = tmp_path / ".hiplint_cache"
+    d.mkdir()
+    (d / cache.TAG_NAME).write_text("")
+    timer = threading.Timer(0.1, lambda: (d / cache.TAG_NAME).write_text(cache.TAG_TEXT))
+    timer.start()
+    try:
+        assert cache._claim(str(d))
+    finally:
+        timer.join()
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / cache.TAG_NAME).write_text("")
+    (other / "notes.txt").write_text("mine")
+    try:
+        cache._claim(str(other))
+    except ConfigError:
+        pass
+    else:
+        raise AssertionError("a directory with other files and no hiplint tag must be refused")
+    assert not cache._being_made(str(tmp_path / "missing"))

@@ -298,6 +298,8 @@ def test_plan_saved_then_restored_and_a_bad_one_rebuilt(tmp_path, monkeypatch):
 
     def fresh():
         monkeypatch.setattr(engine, "_QUERIES", {})  # as in a new process
+        # Not the built-in rules' split from the manifest (tests/test_manifest.py): the saved one.
+        monkeypatch.setattr(engine.Linter, "_manifest_plan", lambda self: None)
         linter = Linter(settings, rules)
         linter.plan_dir = str(tmp_path / "plans")
         linter.prepare()

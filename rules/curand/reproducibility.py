@@ -91,6 +91,9 @@ class GoldenRandomValues(CudaRule):
     severity = Severity.WARNING
     impact = Impact.SILENT
     checklist = "Regenerate golden random outputs per vendor or test statistical properties; only Sobol32/Sobol64 match cuRAND."
+    # check_unit reports only the calls check collected: a file without one of these names has none
+    # (so the rule is not even imported for it: hiplint.manifest).
+    triggers = CREATE_CALLS + INIT_CALLS
     query = """((call_expression function: (identifier) @fn) @call
       (#any-of? @fn "curandCreateGenerator" "curandCreateGeneratorHost" "hiprandCreateGenerator"
                     "hiprandCreateGeneratorHost" "curand_init" "hiprand_init"))"""
@@ -188,6 +191,8 @@ class DeviceApiWithoutHeader(CudaRule):
     fix_availability = "always"
     checklist = "Include <hiprand/hiprand_kernel.h> wherever the device RNG API is used."
     in_macros = False
+    # check_unit reports only the uses check collected: the names of the query's own predicate.
+    triggers = computed_once(lambda: tuple(sorted(_device_names())))
     query = computed_once(lambda: "([(identifier) (type_identifier)] @name (#any-of? @name %s))"
                                   % " ".join(f'"{n}"' for n in sorted(_device_names())))
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -25,9 +24,10 @@ _DATA_DIR = Path(__file__).resolve().parent
 @lru_cache(maxsize=None)
 def load_table(name: str, directory: str | None = None) -> dict:
     """A TOML knowledge table beside the rules (`rules/<family>/<name>.toml`)."""
+    from hiplint import tomlcopy
+
     base = Path(directory) if directory else _DATA_DIR
-    with open(base / name, "rb") as fh:
-        return tomllib.load(fh)
+    return tomlcopy.load(base / name)  # from its parsed copy (X.json) when that matches
 
 
 @dataclass(frozen=True)

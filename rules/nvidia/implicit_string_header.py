@@ -112,6 +112,8 @@ class ImplicitStringHeader(CudaRule):
     report_in_hip_branches = True  # an error wherever AMD compiles it
     in_macros = False
     checklist = "Include <cstring> where host code calls memcpy/memset/strlen/...: ROCm 7's hip_runtime.h no longer brings <string.h> in."
+    # check_unit reports only the calls check collected: a file that names none of them has none.
+    triggers = STRING_FUNCTIONS
     query = ("((call_expression function: (identifier) @fn) @call (#any-of? @fn %s))"
              % " ".join(f'"{n}"' for n in STRING_FUNCTIONS))
 

@@ -8,11 +8,18 @@ from hiplint.rule import computed_once
 def _other_rules_triggers() -> tuple[str, ...]:
     """What the other Python rules need: a file none of them would check is not parsed, so has no
     syntax error to report. () (always run) when one of them runs on every file."""
-    from hiplint.registry import load_registry
+    from hiplint.manifest import RuleEntry
+    from hiplint.registry import rule_index
 
     wanted: set[str] = set()
-    for rule in load_registry().rules:
-        if issubclass(rule, FileRule) and "python" in rule.languages and rule.code != PythonSyntaxError.code:
+    for rule in rule_index().rules:  # from the manifest where it can: no rule imported to ask
+        if isinstance(rule, RuleEntry):
+            if rule.kind != "file" or "python" not in rule.languages or rule.code == PythonSyntaxError.code:
+                continue
+            if rule.wants is None:  # a file rule's wants are its triggers (hiplint.manifest)
+                return ()
+            wanted.update(w.decode("utf-8", "surrogateescape") for w in rule.wants)
+        elif issubclass(rule, FileRule) and "python" in rule.languages and rule.code != PythonSyntaxError.code:
             if not rule.triggers:
                 return ()
             wanted.update(rule.triggers)
