@@ -75,7 +75,7 @@ class MissingRuntimeOverload(CudaRule):
       the four-argument form and has no result-info struct);
     - CUDA 13's `cudaMemPrefetchAsync(ptr, count, location, flags, stream)` (HIP's takes a device; the
       location form is `hipMemPrefetchAsync_v2` in ROCm 7.2), and `cudaMemAdvise` with a `cudaMemLocation`
-      variable (`hipMemAdvise_v2`);
+      variable (`hipMemAdvise_v2`): one finding per call name and file, the other calls as related locations;
     - cuBLAS's half-precision calls (`cublasHgemm`, `cublasHgemmBatched`, `cublasHgemmStridedBatched`; in
       HIP code also `hipblasHaxpy` and `hipblasHdot`) with a `__half` pointer: hipBLAS declares them
       with `hipblasHalf`, `uint16_t` unless HIPBLAS_USE_HIP_HALF is defined (hipblas.h, hipBLAS 3 in ROCm
@@ -210,7 +210,8 @@ class MissingRuntimeOverload(CudaRule):
             ctx.report(captures["call"][0],
                        f"`{fn}` with a memory location and flags is CUDA 13's form; HIP's `hipMemPrefetchAsync` "
                        f"takes (ptr, count, device, stream) (\"no matching function\"): on AMD call "
-                       f"`hipMemPrefetchAsync_v2(ptr, count, location, flags, stream)` (ROCm 7.2) or pass the device")
+                       f"`hipMemPrefetchAsync_v2(ptr, count, location, flags, stream)` (ROCm 7.2) or pass the device",
+                       group=fn)
         elif base == ADVISE and len(params) == 4 and (
                 re.search(r"\b(?:cuda|hip)MemLocation\b", ctx.text(params[3])) or (
                 params[3].type == "identifier" and (kind := _declared(ctx, scope, ctx.text(params[3]))) is not None
@@ -218,7 +219,7 @@ class MissingRuntimeOverload(CudaRule):
             ctx.report(captures["call"][0],
                        f"`{fn}` with a memory location is CUDA 13's form; HIP's `hipMemAdvise` takes a device "
                        f"(\"no matching function\"): on AMD call `hipMemAdvise_v2(ptr, count, advice, location)` "
-                       f"(ROCm 7.2) or pass the device")
+                       f"(ROCm 7.2) or pass the device", group=fn)
         elif base == EVENT_CREATE:
             if len(params) == 2:
                 new = prefix + "EventCreateWithFlags"
