@@ -415,3 +415,10 @@ def test_vendor_choices_in_generator_expressions_and_found_toolkits():
     assert amdbuild._branch_scope(["CUDAToolkit_FOUND"], b"", frozenset({"CUDATOOLKIT_FOUND"})) is None
     assert amdbuild._branch_scope(["NOT", "CUDAToolkit_FOUND"], b"", words) is None
     assert amdbuild._branch_scope(["ENABLE_HIP", "AND", "HIP_PLATFORM", "STREQUAL", "nvcc"], b"", words) == "cuda"
+
+
+def test_options_a_makefile_filters_out_are_not_passed(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "Makefile").write_text("FLAGS := -O3\nTIDY := $(filter-out -ccbin=mpicxx,$(FLAGS))\nNV := -ccbin=mpicxx\n"
+                                       "%.o: %.cu\n\tnvcc $(NV) -c $<\n")
+    assert [(line, code) for _, line, code in scan(tmp_path, "--select", "BLD005")] == [(3, "BLD005")]

@@ -87,12 +87,21 @@ def _cmake_uses(ctx):
     return out
 
 
+# `$(filter-out -ccbin=mpicxx --expt-extended-lambda,$(FLAGS))`: the first argument lists options to remove.
+_FILTER_OUT = re.compile(rb"\$[({](?:filter-out|subst|patsubst)\s+([^,]*),")
+
+
 def _make_uses(ctx):
     out = []
+    data = ctx.source.data
     for line in _make.get(ctx):
         if line.aware:
             continue
-        out.extend(_nvcc.scan(line.command_tokens(), line.nvcc_context))
+        tokens = line.command_tokens()
+        if tokens and b"$(" in data[tokens[0][1]:tokens[-1][2]] or tokens and b"${" in data[tokens[0][1]:tokens[-1][2]]:
+            removed = [m.span(1) for m in _FILTER_OUT.finditer(data, tokens[0][1], tokens[-1][2])]
+            tokens = [t for t in tokens if not any(s <= t[1] < e for s, e in removed)]
+        out.extend(_nvcc.scan(tokens, line.nvcc_context))
     return out
 
 

@@ -7,7 +7,7 @@ from hiplint.lazy import lazy_re
 _WORD = lazy_re(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")
 _IDENT = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*")
 HIP_WORDS = frozenset({"hip", "amd", "cdna", "rdna"})
-HIP_SUBSTRINGS = ("rocm", "amdgpu", "gcnarch", "hipcc", "amdclang",
+HIP_SUBSTRINGS = ("rocm", "amdgpu", "gcnarch", "hipcc", "amdclang", "hipconfig",
                   # AMD's libraries, named as one word (`if(HIPBLAS_FOUND)`, `set(TPLS ... HIPSPARSE)`)
                   "hipblas", "hipsparse", "hipsolver", "hipfft", "hiprand", "hipcub", "rocblas", "rocsparse",
                   "rocsolver", "rocfft", "rocrand", "rocprim", "rccl", "miopen")
