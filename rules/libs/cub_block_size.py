@@ -16,9 +16,10 @@ class CubWarpTransposeBlockSize(CudaRule):
     ## What it does
     Finds `cub::BlockLoad<T, N, ITEMS, cub::BLOCK_LOAD_WARP_TRANSPOSE>` and `BlockStore` with
     `BLOCK_STORE_WARP_TRANSPOSE` (and the `_TIMESLICED` variants, and the `hipcub::` spellings hipify
-    produces) whose block size N, a constant hiplint can compute, is not a multiple of the wave size of
-    a selected target: 32 threads for a wave64 target (gfx90a, gfx942), 16 for any. Block sizes given
-    by a template parameter or a variable are not reported.
+    produces) whose block size N, a constant hiplint can compute, is not a multiple of the widest wave
+    of the selected targets: 64 with gfx90a or gfx942 selected (a block of 32 or 96 threads), 32 with
+    wave32 targets alone. Block sizes given by a template parameter the rule cannot resolve are not
+    reported.
 
     ## Why it breaks on AMD
     CUB's warp-transposing algorithms need the block to be whole 32-thread warps, so CUDA code uses
