@@ -317,8 +317,11 @@ def _rocm72_device_libs() -> str:
 
 
 def compile_rocm72_full(text: str, archs=HIP_ARCHS, include_dir: Path | None = None, what: str = "hip",
-                        headers: dict | None = None) -> Result:
-    """Host and device code with the real ROCm 7.2 headers: full -c for every arch in one call."""
+                        headers: dict | None = None, rename_headers: bool = True) -> Result:
+    """Host and device code with the real ROCm 7.2 headers: full -c for every arch in one call.
+
+    The headers beside the file get the plain rename unless they are HIP already (`rename_headers=False`,
+    e.g. `migrate` output, whose headers keep user names such as `cudaScale`)."""
     extra = hip_flags(text)
     src_root = ROCM72_ROOT / "src"
     src_root.mkdir(exist_ok=True)
@@ -326,7 +329,8 @@ def compile_rocm72_full(text: str, archs=HIP_ARCHS, include_dir: Path | None = N
     with tempfile.TemporaryDirectory(prefix="oracle-", dir=src_root) as tmp:
         for name, h in headers.items():
             body = h.read_text(encoding="utf-8", errors="surrogateescape")
-            (Path(tmp) / name).write_text(plain_rename(body, add_runtime=False), encoding="utf-8", errors="surrogateescape")
+            body = plain_rename(body, add_runtime=False) if rename_headers else body
+            (Path(tmp) / name).write_text(body, encoding="utf-8", errors="surrogateescape")
         (Path(tmp) / "input.hip").write_text(text, encoding="utf-8", errors="surrogateescape")
         inside = "/" + str(Path(tmp).relative_to(ROCM72_ROOT))
         cmd = ["chroot", str(ROCM72_ROOT), ROCM72_CLANG, "-x", "hip", "-std=c++17", "--rocm-path=/usr",
