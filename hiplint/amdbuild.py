@@ -46,6 +46,16 @@ GIT_LEVELS = 16  # directories looked up for `.git`
 # monorepo, each sample project of hiplint's fixtures): its build files are not the enclosing project's.
 PROJECT_MARKER = ".hiplint-project"
 NO_GIT_LEVELS = 4  # without one: this far up for a build file
+# Files that mark the top of a project in a copy without `.git` (a release tarball, a vendored tree):
+# autotools' configure script source, and a CMakeLists.txt that calls project().
+PROJECT_FILES = frozenset({"configure.ac", "configure.in"})
+_CMAKE_PROJECT = re.compile(rb"(?im)^[ \t]*project[ \t]*\(")
+# Directories that hold other projects' code (GitHub linguist's vendor list, narrowed): a project below
+# one that starts a project of its own (_starts_vendored_project) is vendored: someone else's code, with
+# build files the including project's configure never reads.
+VENDOR_DIR = re.compile(r"^(?:third[-_]?part(?:y|ies)|3rd[-_]?party|vendor(?:s|ed)?|extern(?:al)?s?(?:_[a-z]+)?|"
+                        r"_?deps|submodules?)$", re.I)
+_LICENSE_FILE = re.compile(r"^(?:LICEN[CS]E|COPYING)", re.I)
 
 _HIP_WORDS = frozenset({"HIP", "ROCM", "AMD", "HIPCC", "AMDGPU"}) | frozenset(
     w for words in AMD_LIBRARY_WORDS.values() for w in words)
@@ -89,6 +99,7 @@ class FileFacts:
     nvidia_source: bool = False  # compiled only by NVIDIA-only targets (or a header beside only such sources)
     amd_build_file: bool = False  # a build file the AMD build reads (hiplint.amdbuild found the AMD build there)
     valued: tuple = ()  # ((name, AMD value, NVIDIA value), ...): a backend chosen by number, project-wide
+    vendored: bool = False  # in a vendored project (third_party/x/ with its own build) the AMD build does not compile
 
     @property
     def builds_for_amd(self) -> bool:
@@ -115,7 +126,8 @@ class FileFacts:
             return b""
         return repr((self.amd_compiled, sorted(self.amd_defines), sorted(self.nvidia_defines),
                      self.nvidia_build_file, self.nvidia_ranges, sorted(self.nvidia_switches),
-                     self.project_builds_for_amd, self.nvidia_source, self.amd_build_file, self.valued)).encode()
+                     self.project_builds_for_amd, self.nvidia_source, self.amd_build_file, self.valued,
+                     self.vendored)).encode()
 
 
 NOTHING = FileFacts()
@@ -142,6 +154,10 @@ class AmdBuild:
     nvidia_subdirs: set = field(default_factory=set)  # added only from NVIDIA blocks (add_subdirectory)
     autotools_nvidia_dirs: set = field(default_factory=set)  # autotools_nvidia_dirs()
     autotools_nvidia_files: set = field(default_factory=set)  # listed only in a Makefile.am's NVIDIA blocks
+    vendored_dirs: set = field(default_factory=set)  # vendored projects (_build_files): not read as the build
+
+    def vendored(self, full: str) -> bool:
+        return any(full.startswith(d + os.sep) for d in self.vendored_dirs)
 
     @property
     def known(self) -> bool:
@@ -154,7 +170,8 @@ class AmdBuild:
             full = os.path.abspath(path)
             return FileFacts(nvidia_switches=self.nvidia_switches, project_builds_for_amd=True,
                              nvidia_source=full in self.autotools_nvidia_files
-                             or any(full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs))
+                             or any(full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs),
+                             vendored=self.vendored(full))
         full = os.path.abspath(path)
         compiled = full in self.amd_sources or (
             os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.amd_dirs)
@@ -166,7 +183,8 @@ class AmdBuild:
             or any(full.startswith(d + os.sep) for d in self.nvidia_subdirs))
         return FileFacts(compiled, frozenset(self.amd_defines), frozenset(self.nvidia_defines), nvidia_file, ranges,
                          self.nvidia_switches, True, nvidia_source, full in self.amd_build_files,
-                         tuple(sorted((n, a, v) for n, (a, v) in self.valued.items())))
+                         tuple(sorted((n, a, v) for n, (a, v) in self.valued.items())),
+                         vendored=not compiled and self.vendored(full))
 
     def describe(self) -> str:
         """`--show-build`: what was learned, paths relative to the repository."""
@@ -175,6 +193,7 @@ class AmdBuild:
 
         lines = [f"# AMD build read from {self.root}"]
         switches = ("nvidia-only-switches", sorted(self.nvidia_switches))
+        vendored = ("vendored-projects", sorted(map(rel, self.vendored_dirs)))
         if self.python_amd:
             lines.append("# the Python build builds for ROCm too (setup.py / install scripts name hipcc, ROCM_HOME or a HIP switch)")
         if not self.known:
@@ -188,6 +207,8 @@ class AmdBuild:
             if self.autotools_nvidia_files:
                 lines.append("nvidia-only-sources = [\n" + "".join(
                     f"  {v!r},\n" for v in sorted(map(rel, self.autotools_nvidia_files))) + "]")
+            if self.vendored_dirs:
+                lines.append(f"{vendored[0]} = [\n" + "".join(f"  {v!r},\n" for v in vendored[1]) + "]")
             return "\n".join(lines) + "\n"
         sections = [("amd-build-files", sorted(map(rel, self.amd_build_files))),
                     ("compiled-as-hip", sorted(map(rel, self.amd_sources))),
@@ -200,7 +221,7 @@ class AmdBuild:
                     ("nvidia-only-directories", sorted(map(rel, self.nvidia_subdirs | self.autotools_nvidia_dirs))),
                     ("nvidia-only-blocks", [f"{rel(p)}:{_lines(p, s, e)}"
                                             for p, spans in sorted(self.nvidia_ranges.items()) for s, e in spans]),
-                    switches]
+                    switches] + ([vendored] if vendored[1] else [])
         for name, values in sections:
             lines.append(f"{name} = [" + ("" if not values else "\n" + "".join(f"  {v!r},\n" for v in values)) + "]")
         return "\n".join(lines) + "\n"
@@ -228,8 +249,9 @@ _ROOT_OF_DIR: dict[str, str] = {}
 
 def root_of(path: str) -> str:
     """The repository a file belongs to: the nearest directory with `.git` or a PROJECT_MARKER file;
-    without one, the highest directory up to NO_GIT_LEVELS above the file that holds a build file (else
-    the file's own)."""
+    without one, the highest directory that starts a project (`configure.ac`, a CMakeLists.txt with
+    `project()`), else the highest directory up to NO_GIT_LEVELS above the file that holds a build file
+    (else the file's own)."""
     directory = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
     known = _ROOT_OF_DIR.get(directory)
     if known is not None:
@@ -243,6 +265,19 @@ def root_of(path: str) -> str:
         if parent == current:
             break
         current = parent
+    if found is not None and not os.path.exists(os.path.join(found, PROJECT_MARKER)):
+        found = _outer_repository(found)
+    if found is None:
+        # No `.git`: the highest directory (up to GIT_LEVELS) that starts a project (configure.ac, a
+        # CMakeLists.txt with project()); a file 5 levels below it still belongs to it.
+        current = directory
+        for _ in range(GIT_LEVELS):
+            if _starts_project(current):
+                found = current
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
     if found is None:
         found = directory
         current = directory
@@ -255,6 +290,47 @@ def root_of(path: str) -> str:
             current = parent
     _ROOT_OF_DIR[directory] = found
     return found
+
+
+def _outer_repository(found: str) -> str:
+    """A git submodule vendored under `third_party/` (or `external/`, ...) of an outer repository belongs
+    to the outer one: its files are that project's vendored code (FileFacts.vendored), not a project
+    of their own."""
+    current = os.path.dirname(found)
+    for _ in range(GIT_LEVELS):
+        if os.path.exists(os.path.join(current, ".git")) or os.path.exists(os.path.join(current, PROJECT_MARKER)):
+            between = os.path.relpath(found, current).split(os.sep)[:-1]
+            return current if any(VENDOR_DIR.match(part) for part in between) else found
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return found
+
+
+def _starts_vendored_project(directory: str) -> bool:
+    """Below a vendor directory: a directory with its own project file, `.git` or licence."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    return ".git" in names or any(_LICENSE_FILE.match(n) for n in names) or _starts_project(directory)
+
+
+def _starts_project(directory: str) -> bool:
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    if not PROJECT_FILES.isdisjoint(names):
+        return True
+    if "CMakeLists.txt" in names:
+        try:
+            with open(os.path.join(directory, "CMakeLists.txt"), "rb") as fh:
+                return _CMAKE_PROJECT.search(fh.read(MAX_BUILD_BYTES)) is not None
+        except OSError:
+            return False
+    return False
 
 
 def _has_build_file(directory: str) -> bool:
@@ -339,10 +415,13 @@ def facts_for(path: str | None) -> FileFacts:
         return NOTHING
 
 
-def _build_files(root: str, make_includes: list | None = None) -> tuple[list[str], list[str]]:
-    """CMake files and Makefiles under root; `make_includes` collects make fragments (`Make.defs`, `*.mak`)."""
+def _build_files(root: str, make_includes: list | None = None,
+                 vendored: set | None = None) -> tuple[list[str], list[str]]:
+    """CMake files and Makefiles under root; `make_includes` collects make fragments (`Make.defs`, `*.mak`).
+    Vendored projects (VENDOR_DIR) are left out and collected in `vendored`."""
     cmake, make = [], []
     dirs = 0
+    below_vendor = {root: False}
     for directory, subdirs, files in os.walk(root):
         dirs += 1
         if dirs > MAX_DIRS or len(cmake) + len(make) > MAX_BUILD_FILES:
@@ -353,6 +432,18 @@ def _build_files(root: str, make_includes: list | None = None) -> tuple[list[str
         subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d.lower() not in SKIP_DIRS
                             and not d.lower().startswith("cmake-build")
                             and not os.path.exists(os.path.join(directory, d, PROJECT_MARKER)))
+        inside = below_vendor.pop(directory, False)
+        if inside:
+            kept = []
+            for d in subdirs:
+                if _starts_vendored_project(os.path.join(directory, d)):
+                    if vendored is not None:
+                        vendored.add(os.path.join(directory, d))
+                else:
+                    kept.append(d)
+            subdirs[:] = kept
+        for d in subdirs:
+            below_vendor[os.path.join(directory, d)] = inside or VENDOR_DIR.match(d) is not None
         for name in sorted(files):
             full = os.path.join(directory, name)
             if name == "CMakeLists.txt" or name.endswith(".cmake"):
@@ -857,23 +948,27 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
     defines_by_scope: dict[str | None, set] = {"hip": set(), "cuda": set(), None: set()}
     hip_files: set[str] = set()
     order = sorted(files, key=lambda p: (p.count(os.sep), p))
-    variables_of_dir: dict[str, dict] = {}
+    variables_of_dir: dict[str, tuple] = {}
     for path in order:
         f = files[path]
         here = os.path.dirname(path)
-        parent_vars = {}
+        parent_vars = ({}, {})
         d = here
         while d.startswith(root) and d != os.path.dirname(d):
             d = os.path.dirname(d)
             if d in variables_of_dir:
                 parent_vars = variables_of_dir[d]
                 break
-        variables = dict(parent_vars)
+        # Two views of the variables: all assignments, and those an AMD build makes (not the ones in an
+        # NVIDIA block: `if(ENABLE_CUDA) set(SRCS ${SRCS} cuda/x.cpp)` then `elseif(X_HIP) add_library(t ${SRCS})`).
+        # Targets outside NVIDIA blocks take their sources from the AMD view.
+        variables, amd_variables = dict(parent_vars[0]), dict(parent_vars[1])
         fscope = f.scope if f.scope in ("hip", "cuda") else None
         enables_hip = False
         for c in f.commands:
             scope = c.scope or fscope
             args = c.args
+            views = (variables,) if scope == "cuda" else (variables, amd_variables)
             if c.name == "enable_language" and any(a.upper() == "HIP" for a in args):
                 enables_hip = True
             elif scope == "hip" and _uses_hip_runtime(c):
@@ -883,37 +978,41 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
             elif c.name == "project" and any(a.upper() == "HIP" for a in args[1:]):
                 enables_hip = True
             elif c.name == "set" and args:
-                variables[args[0]] = sum((_expand(a, variables, here, root) for a in args[1:]
-                                          if a not in ("CACHE", "PARENT_SCOPE", "FORCE")), [])
+                for v in views:
+                    v[args[0]] = sum((_expand(a, v, here, root) for a in args[1:]
+                                      if a not in ("CACHE", "PARENT_SCOPE", "FORCE")), [])
             elif c.name == "foreach" and len(args) >= 2:
                 # The loop variable stands for every item (LightGBM: `foreach(file IN LISTS SOURCES)` /
                 # `list(APPEND CU_FILES "${file}")` / `set_source_files_properties(${CU_FILES} ... HIP)`).
                 items = args[3:] if len(args) >= 3 and args[1].upper() == "IN" and args[2].upper() == "LISTS" \
                     else args[2:] if args[1].upper() == "IN" else args[1:]
-                if len(args) >= 3 and args[1].upper() == "IN" and args[2].upper() == "LISTS":
-                    variables[args[0]] = sum((variables.get(v, []) for v in items), [])
-                else:
-                    variables[args[0]] = sum((_expand(a, variables, here, root) for a in items
-                                              if a.upper() not in ("ITEMS", "LISTS", "RANGE")), [])
+                for v in views:
+                    if len(args) >= 3 and args[1].upper() == "IN" and args[2].upper() == "LISTS":
+                        v[args[0]] = sum((v.get(x, []) for x in items), [])
+                    else:
+                        v[args[0]] = sum((_expand(a, v, here, root) for a in items
+                                          if a.upper() not in ("ITEMS", "LISTS", "RANGE")), [])
             elif c.name == "list" and len(args) >= 2 and args[0].upper() in ("APPEND", "PREPEND"):
-                variables[args[1]] = variables.get(args[1], []) + sum(
-                    (_expand(a, variables, here, root) for a in args[2:]), [])
+                for v in views:
+                    v[args[1]] = v.get(args[1], []) + sum((_expand(a, v, here, root) for a in args[2:]), [])
             elif c.name == "file" and len(args) >= 3 and args[0].upper() in ("GLOB", "GLOB_RECURSE"):
                 rest = [a for a in args[2:] if a.upper() not in ("CONFIGURE_DEPENDS", "LIST_DIRECTORIES")]
                 if rest and rest[0].upper() == "RELATIVE":
                     rest = rest[2:]
-                patterns = sum((_expand(a, variables, here, root) for a in rest), [])
-                variables[args[1]] = _glob(patterns, here, args[0].upper() == "GLOB_RECURSE", root) \
-                    if not _VAR_REF.search(" ".join(rest)) or patterns_known(rest, variables) else []
+                for v in views:
+                    patterns = sum((_expand(a, v, here, root) for a in rest), [])
+                    v[args[1]] = _glob(patterns, here, args[0].upper() == "GLOB_RECURSE", root) \
+                        if not _VAR_REF.search(" ".join(rest)) or patterns_known(rest, v) else []
             elif c.name in _TARGET_COMMANDS and args:
                 if any(a.upper() in ("IMPORTED", "ALIAS") for a in args[1:]):
                     continue
-                items = sum((_expand(a, variables, here, root) for a in args[1:]
+                tscope = _TARGET_COMMANDS[c.name] or scope
+                items = sum((_expand(a, variables if tscope == "cuda" else amd_variables, here, root) for a in args[1:]
                              if a.upper() not in _TARGET_KEYWORDS), [])
-                targets.setdefault(args[0], []).append({"scope": _TARGET_COMMANDS[c.name] or scope, "file": path,
+                targets.setdefault(args[0], []).append({"scope": tscope, "file": path,
                                                         "sources": _files(items, here), "defines": set()})
             elif c.name == "target_sources" and args and args[0] in targets:
-                items = sum((_expand(a, variables, here, root) for a in args[1:]
+                items = sum((_expand(a, variables if scope == "cuda" else amd_variables, here, root) for a in args[1:]
                              if a.upper() not in ("PRIVATE", "PUBLIC", "INTERFACE")), [])
                 target(args[0], scope)["sources"].extend(_files(items, here))
             elif c.name in ("set_source_files_properties", "set_property"):
@@ -923,7 +1022,7 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                     until = upper.index("PROPERTIES") if "PROPERTIES" in upper else upper.index("PROPERTY") \
                         if "PROPERTY" in upper else len(upper)
                     names = [a for a in args[:until] if a.upper() not in ("SOURCE", "DIRECTORY")]
-                    items = sum((_expand(a, variables, here, root) for a in names), [])
+                    items = sum((_expand(a, amd_variables, here, root) for a in names), [])
                     hip_language.update(_files(items, here))
                     build.amd_build_files.add(path)
             elif c.name == "target_compile_definitions" and args and (args[0] in targets or scope in ("hip", "cuda")):
@@ -959,7 +1058,7 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                         if full.startswith(root + os.sep) and os.path.splitext(full)[1].lower() in _SCRIPT_OR_SOURCE \
                                 and os.path.isfile(full):
                             (files_used["cuda"] if scope == "cuda" else files_used["other"]).add(full)
-        variables_of_dir[here] = variables
+        variables_of_dir[here] = (variables, amd_variables)
         if enables_hip and fscope != "cuda":
             hip_files.add(path)
             build.amd_build_files.add(path)
@@ -1216,7 +1315,7 @@ def _hip_line(line: str) -> bool:
 def read(root: str) -> AmdBuild:
     build = AmdBuild(root)
     fragments: list[str] = []
-    cmake, make = _build_files(root, fragments)
+    cmake, make = _build_files(root, fragments, build.vendored_dirs)
     build.project_words = _switch_words(cmake + make + fragments[:MAX_BUILD_FILES])
     build.python_amd = python_builds_for_amd(root)
     build.nvidia_switches = nvidia_switches(build.project_words)

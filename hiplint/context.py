@@ -176,6 +176,8 @@ class FileContext:
                 return True  # `cmake/deps/CUDA.cmake`, `FindCUDAToolkit.cmake`: the CUDA build's module
             if facts.project_builds_for_amd and self.language in ("cmake", "make") and not _names_amd(self.source.data):
                 return True  # a build file with no HIP path in a project whose AMD build is elsewhere: NVIDIA's
+        if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.build_facts.vendored:
+            return True  # another project vendored under third_party/ that the project's AMD build does not compile
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.build_facts.nvidia_source:
             return True  # only NVIDIA-only targets compile it (`if(X_BUILD_CUDA) add_subdirectory(cuda)`)
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self._nvidia_header:

@@ -422,3 +422,99 @@ def test_options_a_makefile_filters_out_are_not_passed(tmp_path):
     (tmp_path / "Makefile").write_text("FLAGS := -O3\nTIDY := $(filter-out -ccbin=mpicxx,$(FLAGS))\nNV := -ccbin=mpicxx\n"
                                        "%.o: %.cu\n\tnvcc $(NV) -c $<\n")
     assert [(line, code) for _, line, code in scan(tmp_path, "--select", "BLD005")] == [(3, "BLD005")]
+
+
+def test_a_copy_without_git_is_one_project_from_its_configure_ac_or_cmake_project(tmp_path):
+    # A release tarball or vendored copy has no `.git`: the top is where configure.ac (or a CMakeLists.txt
+    # calling project()) is, however deep the file sits below it.
+    top = tmp_path / "auto"
+    deep = top / "lib" / "core" / "lattice" / "gpu" / "detail"
+    deep.mkdir(parents=True)
+    (top / "configure.ac").write_text("AC_INIT([p],[1])\n")
+    (top / "lib" / "Makefile.am").write_text("SUBDIRS = core\n")
+    (deep / "k.h").write_text("#define N 1\n")
+    assert amdbuild.root_of(str(deep / "k.h")) == str(top)
+    cm = tmp_path / "cm"
+    sub = cm / "src" / "a" / "b" / "c" / "d"
+    sub.mkdir(parents=True)
+    (cm / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.21)\nproject(p LANGUAGES CXX)\n")
+    (cm / "src" / "CMakeLists.txt").write_text("add_subdirectory(a)\n")
+    assert amdbuild.root_of(str(sub / "k.cu")) == str(cm)
+    # Without such a file the old rule stands: the highest build file up to NO_GIT_LEVELS above.
+    plain = tmp_path / "plain" / "x"
+    plain.mkdir(parents=True)
+    (plain / "Makefile").write_text("all:\n")
+    assert amdbuild.root_of(str(plain / "k.cu")) == str(plain)
+
+
+MANAGED = "void f(float** p) { cudaMallocManaged((void**)p, 64); }\n"
+
+
+def _with_vendored(tmp_path: Path, dual: bool) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(p LANGUAGES CXX)\n" + ("option(P_USE_CUDA OFF)\noption(P_USE_HIP OFF)\n" if dual else "") +
+        "add_library(p p.cpp)\ntarget_include_directories(p PUBLIC third_party/multi/include)\n")
+    (tmp_path / "p.cpp").write_text("int g();\n")
+    lib = tmp_path / "third_party" / "multi"
+    (lib / "include").mkdir(parents=True)
+    (lib / "LICENSE").write_text("MIT\n")
+    # The vendored library's own build, with a HIP path of its own: never configured by the project.
+    (lib / "CMakeLists.txt").write_text("project(multi LANGUAGES CXX HIP)\nadd_library(multi_hip test/t.cu)\n"
+                                        "set_source_files_properties(test/t.cu PROPERTIES LANGUAGE HIP)\n")
+    (lib / "test").mkdir()
+    (lib / "test" / "t.cu").write_text(MANAGED)
+    (lib / "include" / "managed.h").write_text(MANAGED)
+    return tmp_path
+
+
+def test_a_vendored_project_is_not_the_dual_target_projects_code(tmp_path):
+    # QMCPACK's external_codes/boost_multi: another project's tests, CUDA adaptors and CMake files, which
+    # the project's AMD build only uses as an include directory. Quiet there; --report-nvidia-branches
+    # shows them; --show-build names them.
+    root = _with_vendored(tmp_path, dual=True)
+    build = amdbuild.read(str(root))
+    assert build.vendored_dirs == {str(root / "third_party" / "multi")}
+    assert str(root / "third_party" / "multi" / "CMakeLists.txt") not in build.amd_build_files
+    assert [f for f in scan(root, "--isolated") if f[0].startswith("third_party")] == []
+    assert ("third_party/multi/include/managed.h", 1, "MEM005") in scan(root, "--isolated", "--report-nvidia-branches")
+    assert "vendored-projects = [\n  'third_party/multi',\n]" in run_cli("scan", "--show-build", cwd=root).stdout.decode()
+
+
+def test_a_vendored_projects_hip_build_does_not_make_the_project_dual_target(tmp_path):
+    # A project that never built for AMD keeps every finding, the vendored library's too: its AMD build
+    # (the library's own CMakeLists.txt) is not the project's.
+    root = _with_vendored(tmp_path, dual=False)
+    build = amdbuild.read(str(root))
+    assert not build.known and not build.nvidia_switches
+    assert ("third_party/multi/include/managed.h", 1, "MEM005") in scan(root, "--isolated")
+
+
+def test_a_submodule_under_third_party_belongs_to_the_outer_repository(tmp_path):
+    root = _with_vendored(tmp_path, dual=True)
+    (root / "third_party" / "multi" / ".git").write_text("gitdir: ../../.git/modules/multi\n")
+    assert amdbuild.root_of(str(root / "third_party" / "multi" / "include" / "managed.h")) == str(root)
+    assert [f for f in scan(root, "--isolated") if f[0].startswith("third_party")] == []
+    # A repository of its own elsewhere (not under a vendor directory) stays its own.
+    (root / "tools" / "gpu").mkdir(parents=True)
+    (root / "tools" / "gpu" / ".git").write_text("gitdir: x\n")
+    assert amdbuild.root_of(str(root / "tools" / "gpu" / "k.cu")) == str(root / "tools" / "gpu")
+
+
+def test_sources_added_in_an_nvidia_block_are_not_the_amd_targets(tmp_path):
+    # QMCPACK's AFQMC: `if(ENABLE_CUDA) set(SRCS ${SRCS} cuda/x.cpp)`, then `elseif(BUILD_X_HIP)` builds a
+    # target from ${SRCS}: the AMD build's list never had the CUDA files.
+    (tmp_path / ".git").mkdir()
+    for name in ("common.cpp", "cuda/x.cpp", "hip/x.hip.cpp"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("int f();\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "option(P_USE_CUDA OFF)\noption(P_USE_HIP OFF)\nset(SRCS common.cpp)\n"
+        "if(P_USE_CUDA)\n  set(SRCS ${SRCS} cuda/x.cpp)\n  list(APPEND SRCS cuda/x.cpp)\nendif()\n"
+        "if(P_USE_CUDA)\n  add_library(t ${SRCS})\nelseif(P_USE_HIP)\n"
+        "  set_source_files_properties(hip/x.hip.cpp PROPERTIES LANGUAGE HIP)\n  add_library(th hip/x.hip.cpp)\n"
+        "  add_library(t ${SRCS})\n  target_link_libraries(t PUBLIC th hip::host)\nelse()\n  add_library(t ${SRCS})\nendif()\n")
+    build = amdbuild.read(str(tmp_path))
+    assert str(tmp_path / "common.cpp") in build.amd_sources
+    assert str(tmp_path / "cuda" / "x.cpp") not in build.amd_sources
+    assert str(tmp_path / "cuda" / "x.cpp") in build.nvidia_sources
