@@ -658,7 +658,9 @@ def _has_amd_twin(switch: str, text: bytes, project_words: frozenset = frozenset
 _BUILD_WORD = re.compile(r"(?<![\w$])(?:-D)?([A-Za-z_][A-Za-z0-9_]*)")
 # Autotools (`Makefile.am`, `configure.ac`, `config/m4/rocm.m4`) too: `AM_CONDITIONAL([HAVE_CUDA], ...)` beside
 # `if HAVE_ROCM` names a switch per backend, as a CMake option would.
-_SWITCH_EXTRA_FILES = re.compile(r"\.(mak|mk|defs|rules|am|m4)$|^Make\.|^GNUmakefile|^configure\.(ac|in)$", re.I)
+# Configured headers (`config.hpp.in` with `#cmakedefine AXOM_USE_CUDA` beside `AXOM_USE_HIP`) name them too.
+_SWITCH_EXTRA_FILES = re.compile(r"\.(mak|mk|defs|rules|am|m4)$|^Make\.|^GNUmakefile|^configure\.(ac|in)$|"
+                                 r"\.(h|hh|hpp|hxx)\.(in|cmake|cmakein)$", re.I)
 
 
 def _switch_words(paths: list[str]) -> frozenset:
@@ -708,10 +710,26 @@ def nvidia_switches(project_words: frozenset) -> frozenset:
 
     out = set()
     for word in project_words:
-        if len([w for w in word.split("_") if w]) >= 2 and _is_build_switch(word) and is_cuda_build_macro(word) and \
+        parts = [w for w in word.split("_") if w]
+        if len(parts) >= 2 and _is_build_switch(word) and is_cuda_build_macro(word) and \
                 any(t.upper() in project_words for t in _twins(word)):
             out.add(word)
+        elif len(parts) >= 2 and _NOT_A_SWITCH.isdisjoint(parts) and _VALUE_WORDS.isdisjoint(parts) and \
+                any(p in _TWINNED_LIBRARIES for p in parts) and any(t.upper() in project_words for t in _twins(word)):
+            # `GRID_TRACING_NVTX` beside `GRID_TRACING_ROCTX` (configure.ac's AC_DEFINEs): one option per
+            # vendor's library, even without a switch word; the NVIDIA one is off in an AMD build.
+            out.add(word)
     return frozenset(out)
+
+
+# NVIDIA library words whose AMD twin makes a pair of per-vendor options (`X_TRACING_NVTX` / `X_TRACING_ROCTX`),
+# and words of names that hold a value (an architecture, a path), not an on/off choice. NCCL is left out:
+# RCCL keeps the nccl* API, so a `USE_NCCL` branch is often the ROCm build's too.
+_TWINNED_LIBRARIES = frozenset({"NVTX", "CUBLAS", "CUBLASLT", "CUFFT", "CURAND", "CUSOLVER", "CUSPARSE",
+                                "CUDNN", "NVSHMEM"})
+_VALUE_WORDS = frozenset({"ARCH", "ARCHS", "ARCHITECTURE", "ARCHITECTURES", "PATH", "DIR", "ROOT", "HOME", "VERSION",
+                          "FLAGS", "COMPILER", "LIBRARY", "LIBRARIES", "LIB", "LIBS", "INCLUDE", "INCLUDES",
+                          "FOUND", "TARGET", "TARGETS", "HEADER", "HEADERS", "NAME", "FILE", "FILES"})
 
 
 # NVIDIA libraries with no AMD library under the same API, and the words of the AMD libraries a project

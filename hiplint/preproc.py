@@ -468,6 +468,8 @@ def excluded_when(offset: int, data: bytes, known) -> bool:
     for group in _groups_of(data):
         if not group[0][3] <= offset < group[-1][4]:
             continue
+        if not any(body_start <= offset < body_end for _, _, _, body_start, body_end in group):
+            continue  # on a directive line of the group (`#elif X`): no branch of it holds the offset
         for kind, cond, _, body_start, body_end in group:
             value = _known_truth(kind, cond, known)
             if body_start <= offset < body_end:
@@ -1042,6 +1044,22 @@ class PlatformMap:
         self._starts = [r.start for r in regions]
         self._amd_off = sorted(amd_off)
         self._branches = sorted(branches, key=lambda b: (b[0], b[1]))  # two readings of one branch may differ in truth
+        # `#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)` around `#if defined(__HIP_DEVICE_COMPILE__)
+        # ... #else`: each branch alone is taken by one of AMD's passes, the inner #else by neither (the host
+        # pass skips the outer branch, the device pass the #else). Asked per pass, from the text.
+        self._passes = None
+        if b"__HIP_DEVICE_COMPILE__" in data:
+            platform = _Eval(data, hip_macros, self.derived)
+
+            def pass_known(device: bool):
+                def known(name: str):
+                    if name in HIP_PASS_MACROS:
+                        return device
+                    if device and name in AMD_DEVICE_PASS_MACROS:
+                        return True
+                    return platform.defined(name, HIP)
+                return known
+            self._passes = (data, pass_known(False), pass_known(True))
 
     def surely_on_amd(self, byte: int) -> bool:
         """Does every conditional branch around `byte` surely compile on AMD (an include guard, `#if
@@ -1052,7 +1070,12 @@ class PlatformMap:
     def off_on_amd(self, byte: int) -> bool:
         """Does `byte` lie in a branch an AMD build surely skips (whatever NVIDIA does)?"""
         i = bisect.bisect_right(self._amd_off, (byte, float("inf")))
-        return any(start <= byte < end for start, end in self._amd_off[:i])
+        if any(start <= byte < end for start, end in self._amd_off[:i]):
+            return True
+        if self._passes is not None:
+            data, host, device = self._passes
+            return excluded_when(byte, data, host) and excluded_when(byte, data, device)
+        return False
 
     def kind_at(self, byte: int) -> str | None:
         """'hip', 'nvidia' or 'never' if `byte` lies in such a branch (innermost wins), else None."""

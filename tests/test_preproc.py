@@ -326,3 +326,18 @@ def test_a_chain_read_from_the_tree_and_from_the_text_does_not_stop_the_map():
     platform = PlatformMap(root, data, HIP_MACROS | {NVIDIA_BUILD_MARK + "SIM_USE_CUDA"})
     assert platform.kind_at(data.index(b"<cufft.h>")) == "nvidia"
     assert not platform.surely_on_amd(data.index(b"<cufft.h>"))
+
+
+def test_an_else_neither_amd_pass_takes():
+    # kokkos-kernels' bit utilities: the outer branch is for device passes only, the inner #else for every
+    # pass but AMD's device pass. Neither AMD pass reaches `x_b`; each AMD pass reaches `x_a` or `x_c`.
+    src = ("#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)\n"
+           "#if defined(__HIP_DEVICE_COMPILE__)\nint x_a;\n#else\nint x_b;\n#endif\n"
+           "#else\nint x_c;\n#endif\n")
+    data = src.encode()
+    pm = PlatformMap(new_parser().parse(data).root_node, data)
+    assert [pm.off_on_amd(data.index(t)) for t in (b"int x_a;", b"int x_b;", b"int x_c;")] == [False, True, False]
+    # Without the outer device-only test the #else is AMD's host pass.
+    inner = "#if defined(__HIP_DEVICE_COMPILE__)\nint x_a;\n#else\nint x_b;\n#endif\n".encode()
+    pm = PlatformMap(new_parser().parse(inner).root_node, inner)
+    assert not pm.off_on_amd(inner.index(b"int x_b;"))
