@@ -125,11 +125,15 @@ class FunctionSpans:
         self.nodes = list(iter_nodes(root, FUNCTION_TYPES)) if root is not None else []  # pre-order
         self.starts = [n.start_byte for n in self.nodes]
         self.ends = [n.end_byte for n in self.nodes]
+        # Largest end among the first i+1 functions: once it falls short, no earlier function spans.
+        self.max_ends = list(itertools.accumulate(self.ends, max))
 
     def innermost(self, start: int, end: int, strict: bool = False) -> Node | None:
         """The innermost function spanning [start, end); with `strict`, not one spanning exactly that."""
         for i in range(bisect.bisect_right(self.starts, start) - 1, -1, -1):
             # Functions nest: the last one starting at or before `start` that also ends after `end`.
+            if self.max_ends[i] < end:
+                return None
             if self.ends[i] >= end and not (strict and (self.starts[i], self.ends[i]) == (start, end)):
                 return self.nodes[i]
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hiplint.cparse import iter_nodes, path_to, strip_c_comments
+from hiplint.cparse import FunctionSpans, iter_nodes, path_to, strip_c_comments
 from hiplint.lazy import lazy_re
 
 # Warp-synchronous intrinsics that take a mask first (CUDA 9+, HIP 6.2+).
@@ -584,8 +584,9 @@ def _file_named_constants(ctx) -> dict:
     if found is None:
         found, seen = {}, {}
         unit = ctx.units[0]
+        functions = FunctionSpans(unit.root)  # by byte range: walking up from each declaration costs its depth
         for d in iter_nodes(unit.root, {"declaration", "field_declaration", "enumerator"}):
-            if ctx.enclosing(d, {"function_definition", "lambda_expression"}) is not None:
+            if functions.innermost(d.start_byte, d.end_byte) is not None:
                 continue
             pairs = []
             if d.type == "enumerator":
