@@ -168,10 +168,34 @@ def asm_template(ctx, asm) -> str:
         if child.type == "string_literal":
             parts.append(_string_body(ctx, child))
         elif child.type == "concatenated_string":
-            parts.extend(_string_body(ctx, s) for s in child.children if s.type == "string_literal")
+            for s in child.children:
+                if s.type == "string_literal":
+                    parts.append(_string_body(ctx, s))
+                elif s.type == "identifier":  # `asm(LD_NC_V1 " {%0}, [%1];")`: the file's string macro
+                    parts.append(_string_macros(ctx).get(ctx.text(s), ""))
         elif child.type.startswith("gnu_asm_") and child.type != "gnu_asm_qualifier":
             break
     return "".join(parts)
+
+
+_STRING_MACRO = re.compile(r'^"((?:[^"\\\n]|\\.)*)"\s*(?://.*|/\*.*\*/)?$')
+
+
+def _string_macros(ctx) -> dict[str, str]:
+    """Object-like macros of the file whose body is one string literal (`#define LD_NC_V1
+    "ld.global.cs.nc.u32"`): name -> the string's text (the first definition)."""
+    found = ctx.cache.get("cuda_string_macros")
+    if found is None:
+        found = {}
+        unit = ctx.units[0]
+        for node in iter_nodes(unit.root, {"preproc_def"}):
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if name is not None and value is not None:
+                m = _STRING_MACRO.match(unit.text(value).strip())
+                if m:
+                    found.setdefault(unit.text(name), m.group(1))
+        ctx.cache["cuda_string_macros"] = found
+    return found
 
 
 def _string_body(ctx, lit) -> str:
