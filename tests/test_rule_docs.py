@@ -85,3 +85,22 @@ def test_rule_command_prints_the_page(cli):
     assert cli("rule", "sync-mask-not-64bit").stdout == proc.stdout
     bad = cli("rule", "NOPE999")
     assert bad.returncode == 2 and b"unknown rule" in bad.stderr
+
+
+def test_every_rule_with_a_safe_fix_says_in_docs_fixes_why_it_is_safe():
+    # `hiplint fix` and the pre-commit hook apply safe fixes unreviewed: docs/fixes.md owes the reason.
+    import re
+    docs = (ROOT / "docs" / "fixes.md").read_text(encoding="utf-8")
+    rows = {m.group(1) for m in re.finditer(r"^\| ([A-Z]+[0-9]{3})\b", docs, re.M)}
+    missing = []
+    for path in sorted((ROOT / "rules").rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        if "Fix.safe(" not in source:
+            continue
+        # The rule classes of the file whose check builds a safe fix (one class per `code = "..."`).
+        classes = re.split(r"^class ", source, flags=re.M)[1:]
+        for body in classes:
+            code = re.search(r'^\s+code = "([A-Z]+[0-9]{3})"', body, re.M)
+            if code and "Fix.safe(" in body and code.group(1) not in rows:
+                missing.append(f"{code.group(1)} ({path.relative_to(ROOT)})")
+    assert not missing, "safe fixes with no row in docs/fixes.md: " + ", ".join(missing)
