@@ -241,8 +241,8 @@ def test_a_project_that_switches_backends_per_vendor():
         ("fixtures/dualtarget_switches/src/count.cpp", 6, "WRP005"),
         ("fixtures/dualtarget_switches/src/count.cpp", 6, "WRP006"),
         ("fixtures/dualtarget_switches/src/count.cpp", 7, "WRP001"),
-        ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 25, "ARC001"),
-        ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 33, "ARC001"),
+        ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 26, "ARC001"),
+        ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 34, "ARC001"),
         ("fixtures/dualtarget_switches/tools/gpu_info.py", 4, "PY004"),
     ]
     build = amdbuild.read(str(SWITCHES))
@@ -340,13 +340,13 @@ def test_code_a_dual_target_project_keeps_from_amd_is_quiet_there_only(tmp_path)
     # project reports the skipped branch and what it holds (the HIP-over-nvcc branch stays quiet anywhere).
     src = SWITCHES / "src"
     assert scan(ROOT, "fixtures/dualtarget_switches/src/toolkit_paths.cpp") == [
-        ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 25, "ARC001"),
-        ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 33, "ARC001")]
+        ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 26, "ARC001"),
+        ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 34, "ARC001")]
     for name in ("toolkit_paths.cpp", "gpu.h"):
         (tmp_path / name).write_bytes((src / name).read_bytes())
     assert scan(tmp_path, "toolkit_paths.cpp") == [
-        ("toolkit_paths.cpp", 7, "LIB007"), ("toolkit_paths.cpp", 14, "ARC001"), ("toolkit_paths.cpp", 15, "MEM005"),
-        ("toolkit_paths.cpp", 25, "ARC001"), ("toolkit_paths.cpp", 33, "ARC001")]
+        ("toolkit_paths.cpp", 7, "LIB007"), ("toolkit_paths.cpp", 14, "ARC001"), ("toolkit_paths.cpp", 16, "API006"),
+        ("toolkit_paths.cpp", 16, "MEM005"), ("toolkit_paths.cpp", 26, "ARC001"), ("toolkit_paths.cpp", 34, "ARC001")]
     build = amdbuild.read(str(SWITCHES))
     assert "SIMX_NVTX_RANGES" in build.nvidia_defines  # target_compile_definitions in SimxSetupCUDA.cmake
 

@@ -28,15 +28,16 @@ class UnknownCudaApiName(CudaRule):
 
     ## Example
     ```cuda
-    void f(cudaStream_t s) {
-        cudaStreamSetAttribute(s, cudaLaunchAttributeAccessPolicyWindow, 0);
+    void f(cudaKernel_t k, int device) {
+        cudaKernelSetAttributeForDevice(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536, device);
     }
     ```
 
     ## Use instead
     ```cuda
-    void f(cudaStream_t s) {
-        cudaStreamSynchronize(s);
+    void f(const void* kernel, int device) {
+        cudaSetDevice(device);
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);
     }
     ```
 
