@@ -50,7 +50,10 @@ class LaunchBoundsMinBlocks(CudaRule):
     branches, so nvcc could not compile it): its author means AMD's waves per EU. Nor one whose
     value, with the block size, hiplint can compute and that means the same occupancy on every
     selected target (256 threads on wave64 targets: `__launch_bounds__(256, 2048 / 256)` is 8 waves per
-    EU either way); with other targets selected too, the message names only those that differ.
+    EU either way); with other targets selected too, the message names only those that differ. In a
+    project that already builds for AMD, a computed value that only asks for fewer waves than that
+    (the compiler may use more registers; nothing spills) is left to the project's tuning: only a value
+    that asks for more, which caps registers and spills, is reported there.
 
     ## Why it breaks on AMD
     HIP defines `__launch_bounds__(T, B)` as `amdgpu_flat_work_group_size(1, T)` plus
@@ -120,6 +123,11 @@ class LaunchBoundsMinBlocks(CudaRule):
             # nothing (`__launch_bounds__(256, 2048 / 256)` on wave64: 8 either way).
             same = [w for w in sizes if threads and blocks and blocks * threads == blocks * w * EUS_PER_CU]
             if len(same) == len(sizes):
+                return
+            if threads and blocks and ctx.build_facts.builds_for_amd and all(
+                    blocks * w * EUS_PER_CU <= blocks * threads for w in sizes if w not in same):
+                # Under-asking only (fewer waves per EU than NVIDIA's occupancy on some targets): the compiler
+                # may use more registers there, but nothing spills; a project that builds for AMD owns that tuning.
                 return
             product = f"{_operand(b)} * {_operand(t)}"
             # Waves per EU = blocks * waves per block / EUs per CU. LLVM counts 4 EUs (SIMDs) per CU on
