@@ -191,6 +191,28 @@ def _skipped_as_on_newest_nvidia(cond, data: bytes) -> bool:
     return on_amd == 0 and on_nvidia == 0
 
 
+
+# In a function's head: what may make it device code (`__device__`, `constexpr`, which hip-clang and
+# nvcc's relaxed constexpr let device code call) or a project macro that may expand to it (KOKKOS_FUNCTION).
+_DEVICE_HEAD = re.compile(r"__device__|__global__|\bconstexpr\b|\bconsteval\b|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+
+
+def _in_host_only_function(ctx, node) -> bool:
+    """Is `node` inside a function that no device pass compiles: a function definition whose head (up
+    to its body) has no `__device__`/`__global__`, no `constexpr`, and no macro that could add them,
+    and no lambda between? ArborX's host `visit()` tests `__CUDA_ARCH__` only to quiet nvcc."""
+    fn = ctx.enclosing(node, {"function_definition", "lambda_expression"})
+    if fn is None or fn.type != "function_definition":
+        return False
+    body = fn.child_by_field_name("body")
+    if body is None:
+        return False
+    head = ctx.unit.data[fn.start_byte:body.start_byte].decode("utf-8", "replace")
+    parent = fn.parent
+    if parent is not None and parent.type == "template_declaration":
+        head = ctx.unit.data[parent.start_byte:body.start_byte].decode("utf-8", "replace")
+    return _DEVICE_HEAD.search(head) is None
+
 class CudaArchMacro(CudaRule):
     """`#if` tests of `__CUDA_ARCH__` and of CUDA version macros (`CUDART_VERSION`, `__CUDACC_VER_MAJOR__`).
 
@@ -222,6 +244,9 @@ class CudaArchMacro(CudaRule):
       __CUDACC_VER_MINOR__ == 2`, `CUDA_VERSION >= 12020 && CUDA_VERSION < 12051`), or for old
       toolkits, skipped by AMD as by the newest CUDA (`defined(__CUDACC_VER_MAJOR__) &&
       (__CUDACC_VER_MAJOR__ < 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ <= 8))`);
+    - the host/device split inside a function no device pass compiles (no `__device__`, no `constexpr`,
+      no macro in its head that could add them): both vendors take the host branch there (ArborX's host
+      `visit()` tests `__CUDA_ARCH__` only to quiet nvcc's host/device warning);
     - a shim for old NVIDIA GPUs, which AMD skips for the code for current GPUs
       (`defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600`, also `&& (__CUDA_ARCH__ < 600 ||
       CUDA_VERSION < 8000)`: every test an upper bound);
@@ -395,6 +420,8 @@ class CudaArchMacro(CudaRule):
             return
         if split:
             device_branch = not negated and not text.lstrip().startswith("!")
+            if _in_host_only_function(ctx, node):
+                return  # no device pass compiles the function: both vendors take the host branch
             if device_branch and self._hip_branch_follows(ctx, node):
                 return  # `#elif defined(__CUDA_ARCH__) ... #elif defined(__HIP_DEVICE_COMPILE__)`: AMD's comes next
             what = ("the device-code branch is skipped in AMD's device pass (host code compiles for the GPU)"
