@@ -115,6 +115,8 @@ def main(argv=None) -> int:
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--debounce-ms", type=int, default=0)
     args = ap.parse_args(argv)
+    from yardstick import line as yardstick_line
+    print(yardstick_line())
     print(f"{'document':22} {'lines':>6} {'median ms':>10} {'p90 ms':>8} {'lint wall ms':>13} {'lint CPU ms':>12}")
     with tempfile.TemporaryDirectory() as tmp:
         for name, text in documents().items():

@@ -72,6 +72,8 @@ def main(argv=None) -> int:
                 cpus.append(c)
             Path(tmp, name).write_bytes(original)
             rows.append((label, statistics.median(walls), statistics.median(cpus)))
+        from yardstick import line as yardstick_line
+        print(yardstick_line())
         print(f"{'run (' + name + ', ' + str(len(original)) + ' bytes)':44} {'wall s':>7} {'CPU s':>7}")
         for label, w, c in rows:
             print(f"{label:44} {w:>7.3f} {c:>7.3f}")
