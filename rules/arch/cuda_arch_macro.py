@@ -192,6 +192,27 @@ def _skipped_as_on_newest_nvidia(cond, data: bytes) -> bool:
 
 
 
+# Lines that only hint or silence: an unroll count or a diagnostic, which cannot change a result.
+_HINT_LINE = re.compile(r"#\s*pragma\s+(unroll\b|nounroll\b|nv_diag\w*|diag_\w+|nv_diagnostic\b|"
+                        r"(GCC|clang)\s+diagnostic\b|warning\b|message\b)|_Pragma\s*\(\s*\"(unroll|nounroll)\b")
+_CHAIN_LINE = re.compile(r"#\s*(elif\w*|else|endif)\b")
+
+
+def _only_hints(ctx, node) -> bool:
+    """Are the branches of this `#if` chain nothing but unroll hints and diagnostic pragmas
+    (`#if CUDART_VERSION < 8000 #pragma unroll #else #pragma unroll N #endif`)? Whichever AMD takes,
+    the code is the same."""
+    if node.type not in ("preproc_if", "preproc_ifdef"):
+        return False
+    head = node.child_by_field_name("condition") or node.child_by_field_name("name")
+    if head is None:
+        return False
+    body = strip_c_comments(ctx.unit.data[head.end_byte:node.end_byte].decode("utf-8", "replace"))
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    hints = [line for line in lines if not _CHAIN_LINE.match(line)]
+    return bool(hints) and all(_HINT_LINE.match(line) for line in hints)
+
+
 # In a function's head: what may make it device code (`__device__`, `constexpr`, which hip-clang and
 # nvcc's relaxed constexpr let device code call) or a project macro that may expand to it (KOKKOS_FUNCTION).
 _DEVICE_HEAD = re.compile(r"__device__|__global__|\bconstexpr\b|\bconsteval\b|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
@@ -411,6 +432,8 @@ class CudaArchMacro(CudaRule):
         if node.type in ("preproc_elif", "preproc_elifdef") and ctx.platform is not None \
                 and ctx.platform_kind(ctx.file_range(cond)[1]) == "nvidia" and not ctx.settings.report_nvidia_branches:
             return  # an #elif after a HIP branch: AMD never evaluates it
+        if _only_hints(ctx, node):
+            return  # `#pragma unroll` or `#pragma unroll N`: the same code whichever branch AMD takes
         head_end = cond.end_byte
         split = macro == "__CUDA_ARCH__" and (node.type in ("preproc_ifdef", "preproc_elifdef") or SPLIT.match(text))
         dual = ctx.build_facts.builds_for_amd and not ctx.settings.report_nvidia_branches
