@@ -100,6 +100,7 @@ class FileFacts:
     amd_build_file: bool = False  # a build file the AMD build reads (hiplint.amdbuild found the AMD build there)
     valued: tuple = ()  # ((name, AMD value, NVIDIA value), ...): a backend chosen by number, project-wide
     vendored: bool = False  # in a vendored project (third_party/x/ with its own build) the AMD build does not compile
+    removed_names_defined: frozenset = frozenset()  # REMOVED_PLATFORM_NAMES the project's build defines itself
 
     @property
     def builds_for_amd(self) -> bool:
@@ -127,7 +128,7 @@ class FileFacts:
         return repr((self.amd_compiled, sorted(self.amd_defines), sorted(self.nvidia_defines),
                      self.nvidia_build_file, self.nvidia_ranges, sorted(self.nvidia_switches),
                      self.project_builds_for_amd, self.nvidia_source, self.amd_build_file, self.valued,
-                     self.vendored)).encode()
+                     self.vendored, sorted(self.removed_names_defined))).encode()
 
 
 NOTHING = FileFacts()
@@ -155,6 +156,7 @@ class AmdBuild:
     autotools_nvidia_dirs: set = field(default_factory=set)  # autotools_nvidia_dirs()
     autotools_nvidia_files: set = field(default_factory=set)  # listed only in a Makefile.am's NVIDIA blocks
     vendored_dirs: set = field(default_factory=set)  # vendored projects (_build_files): not read as the build
+    removed_names_defined: frozenset = frozenset()  # removed_names_defined()
 
     def vendored(self, full: str) -> bool:
         return any(full.startswith(d + os.sep) for d in self.vendored_dirs)
@@ -166,12 +168,13 @@ class AmdBuild:
     def facts_for(self, path: str) -> FileFacts:
         if not self.known:
             if not (self.nvidia_switches or self.python_amd):
-                return NOTHING
+                return FileFacts(removed_names_defined=self.removed_names_defined) if self.removed_names_defined \
+                    else NOTHING
             full = os.path.abspath(path)
             return FileFacts(nvidia_switches=self.nvidia_switches, project_builds_for_amd=True,
                              nvidia_source=full in self.autotools_nvidia_files
                              or any(full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs),
-                             vendored=self.vendored(full))
+                             vendored=self.vendored(full), removed_names_defined=self.removed_names_defined)
         full = os.path.abspath(path)
         compiled = full in self.amd_sources or (
             os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.amd_dirs)
@@ -184,7 +187,8 @@ class AmdBuild:
         return FileFacts(compiled, frozenset(self.amd_defines), frozenset(self.nvidia_defines), nvidia_file, ranges,
                          self.nvidia_switches, True, nvidia_source, full in self.amd_build_files,
                          tuple(sorted((n, a, v) for n, (a, v) in self.valued.items())),
-                         vendored=not compiled and self.vendored(full))
+                         vendored=not compiled and self.vendored(full),
+                         removed_names_defined=self.removed_names_defined)
 
     def describe(self) -> str:
         """`--show-build`: what was learned, paths relative to the repository."""
@@ -487,7 +491,8 @@ class _CMakeFile:
 
 def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset = frozenset(),
                     library_switches: frozenset = frozenset(),
-                    nvidia_flags: frozenset = frozenset()) -> tuple[list[_Command], list, list]:
+                    nvidia_flags: frozenset = frozenset(),
+                    numbered: dict | None = None) -> tuple[list[_Command], list, list]:
     from hiplint.rules.build._cmake import _argument, _parser
 
     tree = _parser().parse(data)
@@ -525,7 +530,8 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
             children = []
             for c in node.children:
                 if c.type in ("if_command", "elseif_command"):
-                    tested = _branch_scope(head_args(c), context_text, project_words, library_switches, nvidia_flags)
+                    tested = _branch_scope(head_args(c), context_text, project_words, library_switches, nvidia_flags,
+                                           numbered)
                     previous.append(tested)
                     branch_scope = tested or scope
                 elif c.type == "else_command":
@@ -555,7 +561,8 @@ def negated_conjunct(upper: list[str], i: int) -> bool:
 
 
 def _branch_scope(words: list[str], context_text: bytes, project_words: frozenset = frozenset(),
-                  library_switches: frozenset = frozenset(), nvidia_flags: frozenset = frozenset()) -> str | None:
+                  library_switches: frozenset = frozenset(), nvidia_flags: frozenset = frozenset(),
+                  numbered: dict | None = None) -> str | None:
     """"hip" for `if(X_USE_HIP)`, `if(GPU_RUNTIME STREQUAL "HIP")`; "cuda" for `if(NOT X_USE_HIP)`,
     `if(X_USE_CUDA)` where the project names X_USE_HIP (or _ROCM) too, `if(GPU STREQUAL "CUDA")`,
     `if(X_BACKENDS MATCHES "CUDA")`.
@@ -579,6 +586,11 @@ def _branch_scope(words: list[str], context_text: bytes, project_words: frozense
             and "NOT" not in upper:
         # `if(CUSOLVER_AVAILABLE)`: a variable set true only in NVIDIA blocks (hiplint.amdbuild._nvidia_flags)
         return "cuda"
+    if numbered and len(words) == 3 and upper[1] in ("EQUAL", "STREQUAL") and upper[0] in numbered \
+            and words[2].isdigit():
+        # `if(${VKFFT_BACKEND} EQUAL 1)`: a backend chosen by number (numbered_backends)
+        amd, nvidia = numbered[upper[0]]
+        return "hip" if int(words[2]) == amd else "cuda" if int(words[2]) in nvidia else None
     if len(words) == 3 and upper[1] in ("STREQUAL", "MATCHES"):
         # `if(X_BACKENDS MATCHES "CUDA")`: a backend list holding CUDA (the HIP one is tested beside it)
         value = upper[2]
@@ -684,6 +696,14 @@ def python_builds_for_amd(root: str) -> bool:
     """A Python build that also builds for ROCm: the root's `setup.py` / `pyproject.toml` / `setup.cfg`,
     or the build scripts under `install/`, `setup/`, ... name hipcc, ROCM_HOME, a `*USE_HIP` switch or
     `torch.version.hip` (CuPy's `CUPY_INSTALL_USE_HIP`; a PyTorch extension built through hipify)."""
+    for path in _python_build_paths(root):
+        data = _read_bytes(path)
+        if data and _PY_AMD.search(data):
+            return True
+    return False
+
+
+def _python_build_paths(root: str) -> list[str]:
     paths = [os.path.join(root, n) for n in _PY_BUILD_FILES]
     for d in _PY_BUILD_DIRS:
         top = os.path.join(root, d)
@@ -693,11 +713,23 @@ def python_builds_for_amd(root: str) -> bool:
                 paths.extend(os.path.join(directory, f) for f in files if f.endswith(".py"))
                 if len(paths) > 400:
                     break
-    for path in paths[:400]:
-        data = _read_bytes(path) if os.path.isfile(path) else None
-        if data and _PY_AMD.search(data):
-            return True
-    return False
+    return [p for p in paths[:400] if os.path.isfile(p)]
+
+
+# HIP's platform macros that ROCm 6.0 removed (rules/api/removed_platform_macro.py): a project that keeps
+# using them often defines them in its build (`-D__HIP_PLATFORM_HCC__`, CuPy's `define_macros`).
+REMOVED_PLATFORM_NAMES = ("__HIP_PLATFORM_HCC__", "__HIP_PLATFORM_NVCC__")
+
+
+def removed_names_defined(root: str, project_words: frozenset) -> frozenset:
+    """The removed platform names the project's build files (CMake, make, autotools, Python) name:
+    they have no reason to, other than to define them."""
+    found = {n for n in REMOVED_PLATFORM_NAMES if n in project_words}
+    if len(found) < len(REMOVED_PLATFORM_NAMES):
+        for path in _python_build_paths(root):
+            data = _read_bytes(path) or b""
+            found.update(n for n in REMOVED_PLATFORM_NAMES if n.encode() in data)
+    return frozenset(found)
 
 
 def nvidia_switches(project_words: frozenset) -> frozenset:
@@ -726,7 +758,7 @@ def nvidia_switches(project_words: frozenset) -> frozenset:
 # and words of names that hold a value (an architecture, a path), not an on/off choice. NCCL is left out:
 # RCCL keeps the nccl* API, so a `USE_NCCL` branch is often the ROCm build's too.
 _TWINNED_LIBRARIES = frozenset({"NVTX", "CUBLAS", "CUBLASLT", "CUFFT", "CURAND", "CUSOLVER", "CUSPARSE",
-                                "CUDNN", "NVSHMEM"})
+                                "CUDNN", "NVSHMEM", "CUPTI"})
 _VALUE_WORDS = frozenset({"ARCH", "ARCHS", "ARCHITECTURE", "ARCHITECTURES", "PATH", "DIR", "ROOT", "HOME", "VERSION",
                           "FLAGS", "COMPILER", "LIBRARY", "LIBRARIES", "LIB", "LIBS", "INCLUDE", "INCLUDES",
                           "FOUND", "TARGET", "TARGETS", "HEADER", "HEADERS", "NAME", "FILE", "FILES"})
@@ -874,6 +906,39 @@ def _nvidia_flags(files) -> frozenset:
     return frozenset(nvidia - elsewhere)
 
 
+_NUMBER_TEST = re.compile(rb"(?im)^[ \t]*(?:else)?if[ \t]*\([ \t]*\"?\$?\{?([A-Za-z_]\w*)\}?\"?[ \t]+(?:EQUAL|STREQUAL)"
+                          rb"[ \t]+\"?([0-9]+)\"?[ \t]*\)")
+_BRANCH_END = re.compile(rb"(?im)^[ \t]*(?:elseif|else|endif)[ \t]*\(")
+_HIP_MARKS = re.compile(rb"(?i)find_package[ \t]*\([ \t]*hip\b|\bhip::|\broc::|enable_language[ \t]*\([ \t]*HIP\b|"
+                        rb"LANGUAGE[ \t]+HIP\b")
+_CUDA_MARKS = re.compile(rb"(?i)find_package[ \t]*\([ \t]*CUDA(?:Toolkit)?\b|\bCUDA::|enable_language[ \t]*\([ \t]*CUDA\b|"
+                         rb"LANGUAGE[ \t]+CUDA\b|CUDA_ARCHITECTURES|\$\{CUDA_LIBRARIES\}")
+
+
+def numbered_backends(texts) -> dict[str, tuple[int, frozenset]]:
+    """{variable: (AMD value, NVIDIA values)} for a backend chosen by number (VkFFT's
+    `set(VKFFT_BACKEND 0 CACHE STRING "0 - Vulkan, 1 - CUDA, 2 - HIP")` with `if(${VKFFT_BACKEND} EQUAL 2)
+    find_package(hip)` and `elseif(${VKFFT_BACKEND} EQUAL 1) enable_language(CUDA)`): the value whose
+    blocks set up HIP and nothing of CUDA is the AMD build's, those that set up CUDA alone the NVIDIA one's."""
+    seen: dict[str, dict[int, set]] = {}
+    for data in texts:
+        for m in _NUMBER_TEST.finditer(data):
+            end = _BRANCH_END.search(data, m.end())
+            block = data[m.end():end.start() if end else len(data)]
+            kinds = seen.setdefault(m.group(1).decode().upper(), {}).setdefault(int(m.group(2)), set())
+            if _HIP_MARKS.search(block):
+                kinds.add("hip")
+            if _CUDA_MARKS.search(block):
+                kinds.add("cuda")
+    out = {}
+    for name, values in seen.items():
+        amd = [v for v, k in values.items() if k == {"hip"}]
+        nvidia = frozenset(v for v, k in values.items() if k == {"cuda"})
+        if len(amd) == 1 and nvidia and not any(k == {"hip", "cuda"} for k in values.values()):
+            out[name] = (amd[0], nvidia)
+    return out
+
+
 def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
     words = build.project_words
     files: dict[str, _CMakeFile] = {}
@@ -882,6 +947,11 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
         data = _read_bytes(path)
         if data is not None:
             texts[path] = data
+    numbered = numbered_backends(texts.values())
+    for name, (amd, nvidia) in numbered.items():
+        if len(nvidia) == 1:
+            build.valued[name] = (amd, next(iter(nvidia)))
+
     def parse_all(nvidia_flags: frozenset) -> None:
         for path, data in texts.items():
             # A CUDA switch's HIP twin counts where this file or the CMakeLists.txt above it names it.
@@ -896,7 +966,7 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                 d = os.path.dirname(d)
             try:
                 commands, blocks, functions = _cmake_commands(data, b"\n".join(context), words,
-                                                              build.library_switches, nvidia_flags)
+                                                              build.library_switches, nvidia_flags, numbered)
             except Exception:  # a file the grammar cannot take: read nothing from it
                 continue
             files[path] = _CMakeFile(path, commands, blocks, functions=functions)
@@ -948,6 +1018,15 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
 
     for path in files:
         file_scope(path)
+    for path, f in files.items():
+        # `cuda/CMakeLists.txt` beside `hip/CMakeLists.txt`, neither added by a name hiplint can read
+        # (stdgpu's `add_subdirectory(${STDGPU_BACKEND_DIRECTORY})`): one backend per build, and this is
+        # the NVIDIA one.
+        here = os.path.dirname(path)
+        if f.scope == "cuda?" and _hip_twin_dir(here) and any(
+                os.path.dirname(p) != here and os.path.dirname(os.path.dirname(p)) == os.path.dirname(here)
+                and files[p].scope != "cuda?" and _dir_scope(os.path.dirname(p), root) == "hip" for p in files):
+            f.scope = "cuda"
     # `if(BUILD_X_CUSPARSE) add_subdirectory(cusparse)`: that directory is the NVIDIA build's, whatever
     # function its CMakeLists.txt builds its targets with (SUNDIALS's `sundials_add_library`).
     build.nvidia_subdirs = {os.path.dirname(p) for p, f in files.items()
@@ -962,6 +1041,7 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
         return next((r for r in reversed(records) if r is not None and r["scope"] == scope), records[-1])
 
     hip_language: set[str] = set()
+    cuda_added: set[str] = set()  # sources an NVIDIA block adds to a shared target
     files_used: dict[str, set] = {"cuda": set(), "other": set()}  # project files named by commands, by scope
     defines_by_scope: dict[str | None, set] = {"hip": set(), "cuda": set(), None: set()}
     hip_files: set[str] = set()
@@ -1032,7 +1112,12 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
             elif c.name == "target_sources" and args and args[0] in targets:
                 items = sum((_expand(a, variables if scope == "cuda" else amd_variables, here, root) for a in args[1:]
                              if a.upper() not in ("PRIVATE", "PUBLIC", "INTERFACE")), [])
-                target(args[0], scope)["sources"].extend(_files(items, here))
+                record = target(args[0], scope)
+                if scope == "cuda" and record["scope"] != "cuda":
+                    # Sources the NVIDIA build adds to a target both builds define: the NVIDIA build's alone.
+                    cuda_added.update(_files(items, here))
+                else:
+                    record["sources"].extend(_files(items, here))
             elif c.name in ("set_source_files_properties", "set_property"):
                 upper = [a.upper() for a in args]
                 if "LANGUAGE" in upper and upper.index("LANGUAGE") + 1 < len(upper) \
@@ -1098,6 +1183,7 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
             other_sources.update(t["sources"])
         defines_by_scope.setdefault(scope, set()).update(t["defines"])
     build.amd_sources.update(s for s in hip_language if os.path.isfile(s))
+    nvidia_sources |= {s for s in cuda_added if os.path.isfile(s)}
     nvidia_sources |= files_used["cuda"] - files_used["other"]
     build.nvidia_sources = nvidia_sources - build.amd_sources - other_sources
     shared_dirs = {os.path.dirname(s) for s in build.amd_sources | other_sources}
@@ -1336,6 +1422,7 @@ def read(root: str) -> AmdBuild:
     cmake, make = _build_files(root, fragments, build.vendored_dirs)
     build.project_words = _switch_words(cmake + make + fragments[:MAX_BUILD_FILES])
     build.python_amd = python_builds_for_amd(root)
+    build.removed_names_defined = removed_names_defined(root, build.project_words)
     build.nvidia_switches = nvidia_switches(build.project_words)
     if not build.python_amd:  # a build that hipifies at build time keeps its CUDA switches on for ROCm
         build.library_switches = cuda_library_switches(build.project_words)

@@ -117,6 +117,9 @@ AMD_LIBRARY_WORDS = {
     "CUBLASLT": ("HIPBLASLT",), "CUB": ("HIPCUB", "ROCPRIM"), "CURAND": ("HIPRAND", "ROCRAND"),
     "CUSOLVER": ("HIPSOLVER", "ROCSOLVER"), "CUSPARSE": ("HIPSPARSE", "ROCSPARSE"), "CUFFT": ("HIPFFT", "ROCFFT"),
     "NVSHMEM": ("ROCSHMEM",), "CUDA": ("HIP", "ROCM"),
+    # NVIDIA's profiling interface; AMD's tracing and profiling libraries take its place (Caliper's
+    # `WITH_CUPTI` beside `WITH_ROCTRACER`).
+    "CUPTI": ("ROCTRACER", "ROCPROFILER"),
 }
 _HIP_WORDS = frozenset(w for words in AMD_LIBRARY_WORDS.values() for w in words)
 _NOT_HIP_WORDS = frozenset({"NO", "NOT", "DISABLE", "DISABLED", "WITHOUT", "SKIP", "CUDA", "NVIDIA", "NVCC", "NV"})

@@ -257,9 +257,10 @@ def test_backend_switches_need_both_vendors_named():
     words = frozenset({"AMREX_USE_CUDA", "AMREX_USE_HIP", "AMREX_CUDA", "AMREX_HIP", "GKO_COMPILING_CUDA",
                        "GKO_COMPILING_HIP", "USE_CUDA", "CUDA", "HIP", "CMAKE_CUDA_FLAGS", "CMAKE_HIP_FLAGS",
                        "CUDA_PATH", "HIP_PATH", "WITH_CUDNN", "X_USE_NVTX", "X_USE_ROCTX", "SOLV_USING_CUDA",
-                       "SOLV_USING_HIP", "MD_GPU_CUDA", "MD_GPU_HIP"})
+                       "SOLV_USING_HIP", "MD_GPU_CUDA", "MD_GPU_HIP", "WITH_CUPTI", "WITH_ROCTRACER"})
+    # WITH_CUPTI beside WITH_ROCTRACER: NVIDIA's profiling interface and the AMD library in its place.
     assert amdbuild.nvidia_switches(words) == {"AMREX_USE_CUDA", "AMREX_CUDA", "GKO_COMPILING_CUDA", "X_USE_NVTX",
-                                               "SOLV_USING_CUDA", "MD_GPU_CUDA"}
+                                               "SOLV_USING_CUDA", "MD_GPU_CUDA", "WITH_CUPTI"}
 
 
 def test_switches_for_nvidia_only_libraries():
@@ -522,3 +523,60 @@ def test_sources_added_in_an_nvidia_block_are_not_the_amd_targets(tmp_path):
     assert str(tmp_path / "common.cpp") in build.amd_sources
     assert str(tmp_path / "cuda" / "x.cpp") not in build.amd_sources
     assert str(tmp_path / "cuda" / "x.cpp") in build.nvidia_sources
+
+
+def test_backend_directories_chosen_by_a_variable(tmp_path):
+    # stdgpu's layout: one backend directory per build, added as `add_subdirectory(${BACKEND_DIR})`, each
+    # adding its sources to the one library target. The HIP build compiles `hip/`, never `cuda/`.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(
+        'project(lib CXX)\nset(LIB_BACKEND "LIB_BACKEND_CUDA" CACHE STRING "CUDA, OPENMP or HIP")\n'
+        'string(REGEX REPLACE "^LIB_BACKEND_" "" LIB_BACKEND_DIR ${LIB_BACKEND})\nadd_subdirectory(src)\n')
+    src = tmp_path / "src"
+    for d in ("cuda", "hip", "openmp"):
+        (src / d).mkdir(parents=True)
+        (src / d / "device.cpp").write_text(KERNEL)
+    (src / "CMakeLists.txt").write_text("add_library(lib common.cpp)\nadd_subdirectory(${LIB_BACKEND_DIR})\n")
+    (src / "common.cpp").write_text("int common;\n")
+    (src / "cuda" / "CMakeLists.txt").write_text(
+        "find_package(CUDAToolkit REQUIRED)\ntarget_sources(lib PRIVATE device.cpp)\n"
+        "target_link_libraries(lib PUBLIC CUDA::cudart)\n")
+    (src / "hip" / "CMakeLists.txt").write_text(
+        "find_package(hip REQUIRED)\ntarget_sources(lib PRIVATE device.cpp)\n"
+        "set_source_files_properties(device.cpp PROPERTIES LANGUAGE HIP)\n"
+        "target_link_libraries(lib PUBLIC hip::host)\n")
+    (src / "openmp" / "CMakeLists.txt").write_text("target_sources(lib PRIVATE device.cpp)\n")
+    build = amdbuild.read(str(tmp_path))
+    assert str(src / "hip" / "device.cpp") in build.amd_sources
+    assert str(src / "cuda" / "device.cpp") not in build.amd_sources
+    assert str(src / "cuda" / "device.cpp") in build.nvidia_sources
+    assert str(src / "cuda" / "CMakeLists.txt") in build.nvidia_build_files
+
+
+def test_a_backend_chosen_by_a_cmake_number(tmp_path):
+    # VkFFT's layout: `set(FFT_BACKEND 0 CACHE STRING "0 - Vulkan, 1 - CUDA, 2 - HIP")`, one block per value,
+    # the number passed on as a definition. The CUDA value's blocks and `#if (FFT_BACKEND==1)` are the
+    # NVIDIA build's; the code under the other value's `#if` is still read.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(
+        'project(fft CXX)\nset(FFT_BACKEND 0 CACHE STRING "0 - Vulkan, 1 - CUDA, 2 - HIP")\n'
+        "add_executable(fft main.cpp)\nadd_definitions(-DFFT_BACKEND=${FFT_BACKEND})\n"
+        "if(${FFT_BACKEND} EQUAL 0)\n  find_package(Vulkan REQUIRED)\n"
+        "elseif(${FFT_BACKEND} EQUAL 1)\n  find_package(CUDA 9.0 REQUIRED)\n  enable_language(CUDA)\n"
+        "  set_property(TARGET fft PROPERTY CUDA_ARCHITECTURES 70 80)\n"
+        "  target_link_libraries(fft PUBLIC ${CUDA_LIBRARIES} cuda)\n"
+        "elseif(${FFT_BACKEND} EQUAL 2)\n  find_package(hip)\n  target_link_libraries(fft PUBLIC hip::host)\n"
+        "endif()\n")
+    (tmp_path / "main.cpp").write_text(
+        "#if (FFT_BACKEND==1)\n#include <nvrtc.h>\n"
+        "size_t ptx_size(nvrtcProgram p) { size_t n; nvrtcGetPTXSize(p, &n); return n; }\n"
+        "#elif (FFT_BACKEND==2)\n#include <hip/hiprtc.h>\n"
+        "size_t code_size(hiprtcProgram p) { size_t n; hiprtcGetCodeSize(p, &n); return n; }\n"
+        "#endif\n" + KERNEL)
+    assert amdbuild.numbered_backends([(tmp_path / "CMakeLists.txt").read_bytes()]) == {"FFT_BACKEND": (2, frozenset({1}))}
+    assert amdbuild.read(str(tmp_path)).valued == {"FFT_BACKEND": (2, 1)}
+    # Only the shared kernel's 32-bit mask to a *_sync shuffle.
+    assert {code for _, _, code in scan(tmp_path)} == {"WRP006"}
+    quiet = {code for _, _, code in scan(tmp_path, "--report-nvidia-branches")}
+    assert {"BLD001", "LIB008"} <= quiet
+
