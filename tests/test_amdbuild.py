@@ -580,3 +580,17 @@ def test_a_backend_chosen_by_a_cmake_number(tmp_path):
     quiet = {code for _, _, code in scan(tmp_path, "--report-nvidia-branches")}
     assert {"BLD001", "LIB008"} <= quiet
 
+
+def test_a_removed_platform_name_the_build_defines(tmp_path):
+    # `#ifdef __HIP_PLATFORM_HCC__` is dead on ROCm 6.0 and later (API007) unless the project defines the
+    # name itself: in a Python build's define_macros (CuPy), or with -D in CMake.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "k.cu").write_text("#ifdef __HIP_PLATFORM_HCC__\n#define LANES warpSize\n#else\n#define LANES 32\n#endif\n"
+                                   "__global__ void k(int* o) { o[threadIdx.x] = LANES; }\n")
+    assert [code for _, _, code in scan(tmp_path, "--select", "API007")] == ["API007"]
+    (tmp_path / "setup.py").write_text("macros = []\nif use_hip:\n    macros.append(('__HIP_PLATFORM_HCC__', '1'))\n")
+    assert amdbuild.read(str(tmp_path)).removed_names_defined == {"__HIP_PLATFORM_HCC__"}
+    assert scan(tmp_path, "--select", "API007") == []
+    (tmp_path / "setup.py").unlink()
+    (tmp_path / "CMakeLists.txt").write_text("if(USE_HIP)\n  add_definitions(-D__HIP_PLATFORM_HCC__)\nendif()\n")
+    assert scan(tmp_path, "--select", "API007") == []
