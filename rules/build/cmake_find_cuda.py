@@ -2,7 +2,8 @@ from hiplint import FileRule, Impact, Severity
 
 from . import _cmake
 
-CUDA_PACKAGES = {"CUDA": "the FindCUDA module (deprecated since CMake 3.10)", "CUDAToolkit": "the CUDA toolkit"}
+CUDA_PACKAGES = {"CUDA": "the CUDA toolkit through the FindCUDA module (deprecated since CMake 3.10)",
+                 "CUDAToolkit": "the CUDA toolkit"}
 FINDCUDA_COMMANDS = ("cuda_add_executable", "cuda_add_library", "cuda_compile", "cuda_wrap_srcs",
                      "cuda_include_directories", "cuda_add_cublas_to_target", "cuda_add_cufft_to_target")
 
@@ -27,8 +28,9 @@ class CMakeFindCuda(FileRule):
     step, and without `REQUIRED` the GPU part of the project is silently left out. The HIP runtime
     and libraries are found with their own packages: `find_package(hip)` (imported targets
     `hip::host`, `hip::device`), `find_package(hipblas)` (`roc::hipblas`), `find_package(hipfft)`
-    (`hip::hipfft`) and so on. The FindCUDA macros have no HIP counterpart other than CMake's HIP
-    language with plain `add_executable`/`add_library`. Applies to every ROCm version.
+    (`hip::hipfft`) and so on. The FindCUDA macros need nvcc; their replacement is CMake's HIP language
+    with plain `add_executable`/`add_library` (ROCm's legacy `FindHIP.cmake` has look-alikes such as
+    `hip_add_library` and `HIP_INCLUDE_DIRECTORIES`; ROCm's CMake guide recommends the HIP language). Applies to every ROCm version.
 
     ## Example
     ```cmake
@@ -76,5 +78,6 @@ class CMakeFindCuda(FileRule):
                                  "packages on AMD builds", group="package")
             elif cmd.name in FINDCUDA_COMMANDS:
                 ctx.report_range(cmd.start, cmd.start + len(cmd.name),
-                                 f"`{cmd.name}` is a FindCUDA macro with no HIP counterpart: use CMake's HIP "
-                                 "language (`enable_language(HIP)`) with add_executable/add_library", group="findcuda")
+                                 f"`{cmd.name}` is a FindCUDA macro, which needs nvcc: use CMake's HIP language "
+                                 "(`enable_language(HIP)`) with add_executable/add_library (ROCm's legacy FindHIP "
+                                 "`hip_*` macros are its only look-alikes)", group="findcuda")
