@@ -716,15 +716,17 @@ def _python_build_paths(root: str) -> list[str]:
     return [p for p in paths[:400] if os.path.isfile(p)]
 
 
-# HIP's platform macros that ROCm 6.0 removed (rules/api/removed_platform_macro.py): a project that keeps
-# using them often defines them in its build (`-D__HIP_PLATFORM_HCC__`, CuPy's `define_macros`).
-REMOVED_PLATFORM_NAMES = ("__HIP_PLATFORM_HCC__", "__HIP_PLATFORM_NVCC__")
+# HIP's platform macro that ROCm 6.0 removed (rules/api/removed_platform_macro.py): a project that keeps
+# using it often defines it in its build (`-D__HIP_PLATFORM_HCC__`, CuPy's `define_macros`).
+REMOVED_PLATFORM_NAMES = ("__HIP_PLATFORM_HCC__",)
 
 
 def removed_names_defined(root: str, project_words: frozenset) -> frozenset:
     """The removed platform names the project's build files (CMake, make, autotools, Python) name:
     they have no reason to, other than to define them."""
     found = {n for n in REMOVED_PLATFORM_NAMES if n in project_words}
+    if "HIPCONFIG" in project_words and "CPP_CONFIG" in project_words:
+        found.add("__HIP_PLATFORM_HCC__")  # ROCm 7.2's `hipconfig --cpp_config` still prints -D__HIP_PLATFORM_HCC__=
     if len(found) < len(REMOVED_PLATFORM_NAMES):
         for path in _python_build_paths(root):
             data = _read_bytes(path) or b""
@@ -792,6 +794,22 @@ def nvidia_library_switches(project_words: frozenset) -> frozenset:
 # `USE_NVTX` on in ROCm builds, with RCCL and roctx behind the same names.
 _CUDA_LIBRARIES = frozenset({"CUBLAS", "CUBLASLT", "CUSPARSE", "CUSOLVER", "CUSOLVERSP", "CUFFT", "CURAND",
                              "CUDNN", "NVSHMEM", "CUTLASS", "TENSORRT", "CUFFTMP", "CUDSS", "CUTENSOR"})
+
+
+def cuda_variant_switches(project_words: frozenset, switches: frozenset) -> frozenset:
+    """Switches that name CUDA and hold every word of one of the project's NVIDIA-build switches
+    (`RAJA_ENABLE_CLANG_CUDA` beside `RAJA_ENABLE_CUDA`, whose twin `RAJA_ENABLE_HIP` the project names):
+    a kind of CUDA build, so off in an AMD one. Upper-cased."""
+    split = {n: {w for w in n.split("_") if w} for n in switches}
+    out = set()
+    for word in project_words:
+        parts = {w for w in word.split("_") if w}
+        if word in switches or not names_cuda(word) or not _is_build_switch(word) \
+                or not _NOT_A_SWITCH.isdisjoint(parts) or not _VALUE_WORDS.isdisjoint(parts):
+            continue
+        if any(len(p) >= 2 and p < parts for p in split.values()):
+            out.add(word)
+    return frozenset(out)
 
 
 def cuda_library_switches(project_words: frozenset) -> frozenset:
@@ -1426,6 +1444,9 @@ def read(root: str) -> AmdBuild:
     build.nvidia_switches = nvidia_switches(build.project_words)
     if not build.python_amd:  # a build that hipifies at build time keeps its CUDA switches on for ROCm
         build.library_switches = cuda_library_switches(build.project_words)
+        variants = cuda_variant_switches(build.project_words, build.nvidia_switches)
+        build.nvidia_switches |= variants
+        build.library_switches |= variants
     if cmake:
         _read_cmake(root, cmake, build)
     if make:

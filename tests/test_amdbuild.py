@@ -263,6 +263,15 @@ def test_backend_switches_need_both_vendors_named():
                                                "SOLV_USING_CUDA", "MD_GPU_CUDA", "WITH_CUPTI"}
 
 
+def test_variants_of_the_cuda_switch():
+    # `RAJA_ENABLE_CLANG_CUDA` holds every word of `RAJA_ENABLE_CUDA`, whose HIP twin the project names: a
+    # kind of CUDA build. `RAJA_ENABLE_CUDA_ARCH` holds a value, `RAJA_ENABLE_HIP_CUDA` names HIP, `RAJA_CUDA_SOURCES`
+    # is no switch.
+    words = frozenset({"RAJA_ENABLE_CUDA", "RAJA_ENABLE_HIP", "RAJA_ENABLE_CLANG_CUDA", "RAJA_ENABLE_CUDA_ARCH",
+                       "RAJA_ENABLE_HIP_CUDA", "CMAKE_CUDA_FLAGS", "OTHER_CUDA", "RAJA_CUDA_SOURCES"})
+    assert amdbuild.cuda_variant_switches(words, amdbuild.nvidia_switches(words)) == {"RAJA_ENABLE_CLANG_CUDA"}
+
+
 def test_switches_for_nvidia_only_libraries():
     # In a project that builds for AMD, a switch for a library AMD has no counterpart of under the same
     # API is off in the AMD build, unless the project names the AMD library that takes its place.

@@ -14,6 +14,8 @@ OPTION_COMMANDS = ("set", "list", "string", "target_compile_options", "add_compi
 LIST_BUILDS = frozenset({"APPEND", "PREPEND", "INSERT"})
 STRING_BUILDS = frozenset({"APPEND", "PREPEND", "CONCAT", "JOIN"})
 CUDA_ONLY_VARIABLES = ("CMAKE_CUDA_FLAGS", "CUDA_NVCC_FLAGS")
+_CUDA_NAMED = re.compile(r"(?:^|_)(?:NVCC|CUDA)(?:_|$)", re.I)
+_HIP_NAMED = re.compile(r"HIP|ROCM|AMD", re.I)
 # Their options reach compile steps only (`-lineinfo` there is an unused linker input, not a failed link).
 COMPILE_ONLY_COMMANDS = ("target_compile_options", "add_compile_options")
 
@@ -71,7 +73,9 @@ def _cmake_uses(ctx):
             continue  # `list(REMOVE_ITEM flags "-Xcompiler")`, `string(FIND ...)`: about an option, not passing one
         tokens = cmd.tokens()
         names = [t.text for t in tokens[:2]]
-        cuda_variable = any(n.startswith(CUDA_ONLY_VARIABLES) for n in names)
+        # `CMAKE_CUDA_FLAGS`, and a project's variable named for nvcc or CUDA (`RAJA_EXTRA_NVCC_FLAGS`)
+        cuda_variable = any(n.startswith(CUDA_ONLY_VARIABLES) or (_CUDA_NAMED.search(n) and not _HIP_NAMED.search(n))
+                            for n in names)
         nvcc_variable = any(_make.NVCC_VAR.search(n) for n in names)
         for use in _nvcc.scan([(t.text, t.start, t.end) for t in tokens], nvcc_context=True):
             genex = next((t.genex for t in tokens if t.start == use.start), "")
