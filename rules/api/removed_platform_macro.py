@@ -1,15 +1,21 @@
 import re
 
-from hiplint import CudaRule, Fix, Impact, Severity
-from hiplint.cparse import iter_nodes
+from hiplint import CudaRule, Edit, Fix, Impact, Severity
 from hiplint.headers import MAX_HEADER_BYTES, amd_macros
 
-# The HIP platform macros ROCm 6.0 removed, and the names hip_common.h defines in their place (from
-# ROCm 4.1). ROCm 7.2's hip_common.h defines only __HIP_PLATFORM_AMD__ / __HIP_PLATFORM_NVIDIA__.
-REMOVED = {"__HIP_PLATFORM_HCC__": "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_NVCC__": "__HIP_PLATFORM_NVIDIA__"}
+# The HIP platform macro ROCm 6.0 removed, and the name hip_common.h defines in its place (from ROCm
+# 4.1). ROCm 7.2's hip_common.h defines only __HIP_PLATFORM_AMD__ / __HIP_PLATFORM_NVIDIA__.
+# `__HIP_PLATFORM_NVCC__` went too, but only HIP's NVIDIA platform ever defined it: an AMD build sees no
+# difference, so it is not reported here.
+OLD, NEW = "__HIP_PLATFORM_HCC__", "__HIP_PLATFORM_AMD__"
 REMOVED_IN = (6, 0)
-CONDITIONS = frozenset({"preproc_if", "preproc_elif", "preproc_ifdef", "preproc_elifdef"})
-_DEFINES = {name: re.compile(r"^[ \t]*#[ \t]*define[ \t]+" + name + r"\b", re.M) for name in REMOVED}
+# Conditional directives, continuation lines included. Read from the text, not the tree: a call split
+# across `#ifdef` / `#else` leaves the parser without the directive, and a fix that missed one test
+# would leave the file half renamed.
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef)\b((?:[^\n]*\\\r?\n)*[^\n]*)", re.M)
+_OLD = re.compile(rb"\b" + OLD.encode() + rb"\b")
+_DEFINES = re.compile(r"^[ \t]*#[ \t]*define[ \t]+" + OLD + r"\b", re.M)
+_COMMENT = re.compile(rb"//|/\*")
 
 
 def _header_text(path: str) -> str:
@@ -20,36 +26,49 @@ def _header_text(path: str) -> str:
         return ""
 
 
-def _condition_of(node):
-    """The `#if`/`#ifdef` whose condition holds `node`, or None when `node` is not in a condition."""
-    child, up = node, node.parent
-    while up is not None:
-        if up.type in CONDITIONS:
-            field = up.child_by_field_name("condition") or up.child_by_field_name("name")
-            return up if field is not None and field.start_byte <= child.start_byte and child.end_byte <= field.end_byte \
-                else None
-        child, up = up, up.parent
-    return None
+def tests_of_old_name(data: bytes) -> list[tuple[int, int, str]]:
+    """(start, end, replacement) of each `__HIP_PLATFORM_HCC__` in a conditional directive that does not
+    also test `__HIP_PLATFORM_AMD__`. `#ifdef X` and `defined(X)` take the new name; a value test
+    (`#if X`) takes `defined(...)`: hip_common.h defines the new name with no value."""
+    out = []
+    for m in _DIRECTIVE.finditer(data):
+        kind, body = m.group(1), m.group(2)
+        comment = _COMMENT.search(body)
+        if comment is not None:
+            body = body[:comment.start()]
+        if NEW.encode() in body:
+            continue  # `defined(__HIP_PLATFORM_HCC__) || defined(__HIP_PLATFORM_AMD__)`
+        for name in _OLD.finditer(body):
+            start = m.start(2) + name.start()
+            before = body[:name.start()].rstrip()
+            plain = kind in (b"ifdef", b"ifndef", b"elifdef", b"elifndef") or before.endswith((b"defined", b"defined("))
+            out.append((start, start + len(OLD), NEW if plain else f"defined({NEW})"))
+    return out
 
 
 class RemovedPlatformMacro(CudaRule):
-    """`__HIP_PLATFORM_HCC__` or `__HIP_PLATFORM_NVCC__` tested in an `#if`: ROCm 6.0 removed both.
+    """`__HIP_PLATFORM_HCC__` tested in an `#if`: ROCm 6.0 removed it.
 
     ## What it does
-    Finds `#ifdef __HIP_PLATFORM_HCC__`, `#if defined(__HIP_PLATFORM_HCC__)` and the same with
-    `__HIP_PLATFORM_NVCC__`. A condition that also tests the current name (`__HIP_PLATFORM_AMD__`,
-    `__HIP_PLATFORM_NVIDIA__`) is not reported, nor is a file whose own headers or whose project's
-    AMD build define the old name. Reported once per file and name; the other tests are related
-    locations.
+    Finds `#ifdef __HIP_PLATFORM_HCC__` and `#if defined(__HIP_PLATFORM_HCC__)`. A condition that
+    also tests the current name (`__HIP_PLATFORM_AMD__`) is not reported, nor is a file whose own
+    headers or whose project's build define the old name (`-D__HIP_PLATFORM_HCC__`, a Python build's
+    `define_macros`). Reported once per file; the other tests are related locations.
+    `__HIP_PLATFORM_NVCC__`, removed at the same time, is not reported: only HIP's NVIDIA platform
+    defined it, so an AMD build is not affected.
 
     ## Why it breaks on AMD
     HIP renamed the platform macros in ROCm 4.1 (`__HIP_PLATFORM_AMD__`, `__HIP_PLATFORM_NVIDIA__`)
     and kept the old ones as deprecated aliases until ROCm 6.0 removed them: ROCm 7.2's
-    `hip/hip_common.h` defines only the new names, and `hip::host` in CMake sets only
-    `__HIP_PLATFORM_AMD__`. On current ROCm the test is false on AMD, so the branch written for AMD
-    disappears without a word and AMD compiles the other one, which is usually the CUDA code: a
-    compile error at best, at worst a warp size of 32 or a 32-bit lane mask that compiles and gives
-    wrong results on 64-lane waves. Applies from ROCm 6.0 (the configured `rocm-version`), every target.
+    `hip/hip_common.h` defines only the new names, `hip::host` in CMake sets only
+    `__HIP_PLATFORM_AMD__`, and neither hipcc nor the legacy `FindHIP.cmake` defines the old one
+    (only `hipconfig --cpp_config` still prints it, and a build that uses that is not reported). On
+    current ROCm the test is false on AMD, so the code written for AMD under it disappears without a
+    word: with an `#else`, AMD compiles that branch instead, usually the CUDA code; with an `#elif` or
+    nothing, AMD gets neither. Most often the result does not compile (a missing declaration, a
+    `thrust::cuda` policy rocThrust lacks); sometimes it compiles and is wrong (a warp size of 32, a
+    device function left without its `return`). Applies from ROCm 6.0 (the configured
+    `rocm-version`), every target.
 
     ## Example
     ```cuda
@@ -70,11 +89,15 @@ class RemovedPlatformMacro(CudaRule):
     ```
 
     ## Fix
-    Safe: every test of the old name in the file becomes a test of the new one. Both names have been
-    defined together since ROCm 4.1, so the result is the same on ROCm 4.1 to 5.7, and on NVIDIA
-    (where neither is defined unless HIP's NVIDIA platform defines both), and right on ROCm 6.0 and later.
+    Safe: every test of the old name in the file's conditional directives (found in the text, so a
+    directive the parser lost inside a split call is fixed too) tests the new one: `#ifdef` and
+    `defined(...)` take the new name, a value test (`#if __HIP_PLATFORM_HCC__`) becomes
+    `defined(__HIP_PLATFORM_AMD__)`, since `hip_common.h` defines the new name with no value. Both
+    names were defined together from ROCm 4.1 to 5.7 on AMD, and neither by nvcc, so every build that
+    took the branch still does, and on ROCm 6.0 and later the code written for AMD is compiled again.
 
     ## References
+    - ROCm 7.2 `hipconfig --cpp_config` (still prints `-D__HIP_PLATFORM_HCC__=`), `hip-config-amd.cmake` (`__HIP_PLATFORM_AMD__=1` only): Debian's ROCm 7.2 packages, as in hiplint's compile oracle
     - HIP porting guide, identifying the HIP target platform: https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_porting_guide.html
     - ROCm 7.2 `hip/hip_common.h` (defines `__HIP_PLATFORM_AMD__` and `__HIP_PLATFORM_NVIDIA__` only): https://github.com/ROCm/rocm-systems/blob/develop/projects/hip/include/hip/hip_common.h
     - PyTorch, "[ROCm] remove HCC references" (the symbols "will finally be removed in ROCm 6.0"): https://github.com/pytorch/pytorch/pull/111975
@@ -82,53 +105,41 @@ class RemovedPlatformMacro(CudaRule):
 
     code = "API007"
     name = "removed-hip-platform-macro"
-    summary = "__HIP_PLATFORM_HCC__ / __HIP_PLATFORM_NVCC__ are not defined from ROCm 6.0: the AMD branch vanishes"
+    summary = "__HIP_PLATFORM_HCC__ is not defined from ROCm 6.0: the branch written for AMD vanishes"
     severity = Severity.ERROR
-    impact = Impact.SILENT
+    impact = Impact.COMPILE
     fix_availability = "always"
     in_macros = False
     report_in_hip_branches = True
-    checklist = "Test __HIP_PLATFORM_AMD__ (and __HIP_PLATFORM_NVIDIA__) instead of the names ROCm 6.0 removed."
+    checklist = "Test __HIP_PLATFORM_AMD__ instead of __HIP_PLATFORM_HCC__, which ROCm 6.0 removed."
     query = """
-    ((identifier) @old (#any-of? @old "__HIP_PLATFORM_HCC__" "__HIP_PLATFORM_NVCC__"))
+    ((identifier) @old (#eq? @old "__HIP_PLATFORM_HCC__"))
     """
 
     def check(self, ctx, captures):
-        if ctx.rocm_version < REMOVED_IN:
+        if ctx.rocm_version < REMOVED_IN or ctx.unit.delta != 0:
             return
-        node = captures["old"][0]
-        name = ctx.text(node)
-        done = ctx.cache.setdefault(("api007", id(ctx.unit)), set())
-        if name in done:
+        done = ctx.cache.setdefault("api007", set())
+        if id(ctx.unit) in done:
             return
-        done.add(name)
-        if name in ctx.build_facts.removed_names_defined or name in amd_macros(ctx) or \
-                _DEFINES[name].search(ctx.source.text) or any(
-                    _DEFINES[name].search(_header_text(h)) for h in ctx.cache.get("project_headers", ())):
+        done.add(id(ctx.unit))
+        if OLD in ctx.build_facts.removed_names_defined or OLD in amd_macros(ctx) or \
+                _DEFINES.search(ctx.source.text) or any(
+                    _DEFINES.search(_header_text(h)) for h in ctx.cache.get("project_headers", ())):
             # The project defines the old name itself: in its build (`-D__HIP_PLATFORM_HCC__`, CuPy's
-            # `define_macros`), this file or a header it includes (`#ifndef __HIP_PLATFORM_HCC__` /
-            # `#define __HIP_PLATFORM_HCC__` before including hip_runtime.h).
+            # `define_macros`, `hipconfig --cpp_config`), this file or a header it includes
+            # (`#ifndef __HIP_PLATFORM_HCC__` / `#define __HIP_PLATFORM_HCC__` before hip_runtime.h).
             return
-        new = REMOVED[name]
-        places = []
-        for ident in iter_nodes(ctx.unit.root, {"identifier"}):
-            if ctx.unit.text(ident) != name:
-                continue
-            condition = _condition_of(ident)
-            if condition is None:
-                continue
-            tested = condition.child_by_field_name("condition") or condition.child_by_field_name("name")
-            if new in ctx.text(tested):
-                continue  # `defined(__HIP_PLATFORM_HCC__) || defined(__HIP_PLATFORM_AMD__)`
-            places.append(ident)
+        places = tests_of_old_name(ctx.source.data)
         if not places:
             return
+        fix = Fix.safe(f"Test {NEW} instead of {OLD}", *(Edit(a, b, text) for a, b, text in places))
         first = places[0]
-        fix = Fix.safe(f"Test {new} instead of {name}", *(ctx.replace(p, new) for p in places))
-        effect = ("the branch written for AMD is dropped and AMD compiles the other one" if name.endswith("HCC__") else
-                  "HIP's NVIDIA platform no longer takes the branch written for it")
-        finding = ctx.report(first, f"`{name}` is not defined from ROCm 6.0 (removed; use `{new}`): this test is false "
-                                    f"on current ROCm, so {effect}", fix=fix)
+        finding = ctx.report_range(first[0], first[1],
+                                   f"`{OLD}` is not defined from ROCm 6.0 (removed; test `{NEW}`): this test is "
+                                   f"false on current ROCm, so the code written for AMD under it is dropped", fix=fix)
         if finding is not None:
-            for p in places[1:]:
-                ctx.relate(finding, p, f"`{name}` tested here too")
+            for a, b, _ in places[1:]:
+                loc = ctx.related_range(a, b, f"`{OLD}` tested here too")
+                if loc is not None:
+                    finding.add_related(loc)
