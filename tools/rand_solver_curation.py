@@ -25,7 +25,15 @@ SOLVER_SOURCES = {
     "hs-usage": "https://rocm.docs.amd.com/projects/hipSOLVER/en/latest/howto/usage.html (Using hipSOLVER: compatibility-API considerations)",
     "cu-solver-12": "https://docs.nvidia.com/cuda/archive/12.6.0/cusolver/index.html (the legacy 64-bit cusolverDn<Function> API of cuSOLVER 11-12, no longer in the CUDA 13.0 headers)",
     "hs-cl": "https://github.com/ROCm/hipSOLVER/blob/2b17b58/CHANGELOG.md (2.2.0 / 2.3.0: compatibility-only 64-bit functions)",
+    "hs-cl-7": "https://github.com/ROCm/rocm-libraries/blob/2ed5055/projects/hipsolver/CHANGELOG.md (hipSOLVER 2.4.0 = ROCm 6.4.0, 3.0.0 = ROCm 7.0.0), checked against ROCm 7.2's hipsolver/internal/hipsolver-sparse.h",
 }
+# Names hipSOLVER declared after the 2.3.0 headers the table is compiled from: (regex, since, note).
+LATER_SOLVER = [
+    (r"cusolverSp[SD]csrlsvqr$", "6.4.0",
+     "compatibility-only; the rocSOLVER backend converts the sparse matrix to a dense one and runs the dense QR solver (n*n memory, slow for large n)"),
+    (r"cusolverSp[CZ]csrlsvqr$", "7.0.0",
+     "compatibility-only; the rocSOLVER backend converts the sparse matrix to a dense one and runs the dense QR solver (n*n memory, slow for large n)"),
+]
 
 # (regex over the CUDA name, status, note, extra source keys). First match wins.
 RAND_CURATED = [
@@ -75,7 +83,7 @@ DEFAULT_NOTES = {
     ("solver", "supported"): "renamed by hipify; same signature (hipSOLVER compatibility API)",
     ("solver", "unsupported"): "no hipSOLVER equivalent (hipSOLVER 2.3.0, ROCm 6.3)",
     ("solver", "unsupported", "mg"): "cusolverMg has no HIP equivalent: split the matrix over devices by hand (one hipSOLVER/rocSOLVER handle per GPU)",
-    ("solver", "unsupported", "sp"): "no hipsolverSp equivalent (hipsolverSp covers only csrlsvchol/csrlsvcholHost): use rocSPARSE/rocSOLVER building blocks",
+    ("solver", "unsupported", "sp"): "no hipsolverSp equivalent (hipsolverSp covers only csrlsvchol/csrlsvcholHost and, from ROCm 6.4/7.0, csrlsvqr): use rocSPARSE/rocSOLVER building blocks",
     ("solver", "unsupported", "dn-64"): "no hipSOLVER 64-bit equivalent: use the typed 32-bit API when sizes fit in int, else rocSOLVER's 64-bit API",
     ("solver", "unsupported", "dn-irs"): "no hipSOLVER equivalent: rocSOLVER has no iterative-refinement solvers; use the same-precision gesv/gels",
     ("solver", "not-supported-at-runtime"): "compiles, but the rocSOLVER backend returns HIPSOLVER_STATUS_NOT_SUPPORTED",
@@ -121,6 +129,11 @@ def _rows(lib, headers, families, hip_names, since, curated, sources_default, ru
                 row["status"] = "unsupported"
                 row["source"] = sources_default
             row["note"] = DEFAULT_NOTES.get((lib, row["status"], family)) or DEFAULT_NOTES[(lib, row["status"])]
+            later = next((entry for entry in LATER_SOLVER if re.match(entry[0], name)), None) if lib == "solver" else None
+            if later is not None and row["status"] == "unsupported":
+                row.update(hip=hip, status="differs", since=later[1], note=later[2], source=sources_default + " hs-cl-7")
+                seen[name] = row
+                continue
             if kind != "function":
                 row["note"] = row["note"].replace("; same signature", "")
             for pattern, status, note, extra in curated:

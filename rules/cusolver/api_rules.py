@@ -39,7 +39,8 @@ class CusolverUnsupportedApi(TableRule, VersionGate):
     ## Why it breaks on AMD
     hipSOLVER (2.3.0, ROCm 6.3) offers of the 64-bit API only Xgetrf/Xgetrs (2.2.0, ROCm 6.2) and
     Xpotrf/Xpotrs/Xgeqrf (2.3.0, ROCm 6.3), as compatibility-only functions; its hipsolverSp API
-    covers `csrlsvchol` and `csrlsvcholHost`; there is no multi-GPU API. hipify leaves these names
+    covers `csrlsvchol` and `csrlsvcholHost`, and `csrlsvqr` from 2.4.0 (ROCm 6.4; complex
+    precisions from 3.0.0, ROCm 7.0; still so in ROCm 7.2's headers); there is no multi-GPU API. hipify leaves these names
     unconverted, so the port does not compile. Applies to every target.
 
     ## Example
@@ -57,7 +58,7 @@ class CusolverUnsupportedApi(TableRule, VersionGate):
     ```
 
     ## References
-    - hipSOLVER CHANGELOG (2.2.0, 2.3.0: compatibility-only 64-bit functions): https://github.com/ROCm/hipSOLVER/blob/develop/CHANGELOG.md
+    - hipSOLVER CHANGELOG (2.2.0, 2.3.0: compatibility-only 64-bit functions; 2.4.0, 3.0.0: csrlsvqr): https://github.com/ROCm/rocm-libraries/blob/develop/projects/hipsolver/CHANGELOG.md
     - hipSOLVER headers: https://github.com/ROCm/hipSOLVER/tree/develop/library/include
     - Using hipSOLVER: https://rocm.docs.amd.com/projects/hipSOLVER/en/latest/howto/usage.html
     - hipSOLVER data types (hipsolverFillMode_t and the other enums are aliases of hipBLAS's): https://rocm.docs.amd.com/projects/hipSOLVER/en/latest/reference/api/types.html
@@ -93,8 +94,8 @@ class CusolverApiDiffers(TableRule, VersionGate):
     Reports uses of names `rules/cusolver/api.toml` marks `differs`, with the difference in the message:
     compatibility-API workspace handling (`gesvd_bufferSize` without jobu/jobv, `getrf` without
     lwork, `getrs`/`potrs`/`potrsBatched`/`potrfBatched` without work, gesv/gels `_bufferSize`),
-    `gesvdaStridedBatched` (`hRnrmF` unused) and `csrlsvchol` (RCM reordering replaced, single
-    precision via double). The gesv/gels solvers themselves are `SLV006`'s, the Jacobi getters `SLV007`'s.
+    `gesvdaStridedBatched` (`hRnrmF` unused), `csrlsvchol` (RCM reordering replaced, single
+    precision via double) and `csrlsvqr` (solved as a dense matrix). The gesv/gels solvers themselves are `SLV006`'s, the Jacobi getters `SLV007`'s.
 
     ## Why it breaks on AMD
     hipSOLVER's compatibility API keeps cuSOLVER's signatures, so where rocSOLVER needs more
