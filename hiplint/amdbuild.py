@@ -671,8 +671,9 @@ _BUILD_WORD = re.compile(r"(?<![\w$])(?:-D)?([A-Za-z_][A-Za-z0-9_]*)")
 # Autotools (`Makefile.am`, `configure.ac`, `config/m4/rocm.m4`) too: `AM_CONDITIONAL([HAVE_CUDA], ...)` beside
 # `if HAVE_ROCM` names a switch per backend, as a CMake option would.
 # Configured headers (`config.hpp.in` with `#cmakedefine AXOM_USE_CUDA` beside `AXOM_USE_HIP`) name them too.
-_SWITCH_EXTRA_FILES = re.compile(r"\.(mak|mk|defs|rules|am|m4)$|^Make\.|^GNUmakefile|^configure\.(ac|in)$|"
-                                 r"\.(h|hh|hpp|hxx)\.(in|cmake|cmakein)$", re.I)
+# Bazel too (`BUILD`, `*.bzl`): JAX's `defines = ["JAX_GPU_HIP=1"]` in rocm/BUILD beside `JAX_GPU_CUDA=1`.
+_SWITCH_EXTRA_FILES = re.compile(r"\.(mak|mk|defs|rules|am|m4|bzl)$|^Make\.|^GNUmakefile|^configure\.(ac|in)$|"
+                                 r"^BUILD(\.bazel)?$|\.(h|hh|hpp|hxx)\.(in|cmake|cmakein)$", re.I)
 
 
 def _switch_words(paths: list[str]) -> frozenset:

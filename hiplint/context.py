@@ -28,6 +28,16 @@ def _names_amd(data: bytes) -> bool:
     return bool(_AMD_WORD.search(re.sub(rb"#[^\n]*", b"", data)))
 
 
+# A file or directory named for one recent NVIDIA architecture (`sm100_fmha_kernel.hpp`, `hstu_hopper/`,
+# `cutlass_blackwell_fmha/`): Hopper/Blackwell code (TMA, wgmma, clusters), which has no HIP form.
+_NVIDIA_ARCH_PART = re.compile(r"(?:^|[_.-])(?:sm_?(?:9\d|1\d\d)a?|hopper|blackwell)(?:[_.-]|$)", re.I)
+
+
+def _names_nvidia_arch(path: str) -> bool:
+    parts = path.replace("\\", "/").split("/")
+    return any(_NVIDIA_ARCH_PART.search(p) for p in parts)
+
+
 def _names_cuda_module(path: str) -> bool:
     """A CMake module named for CUDA (`CUDA.cmake`, `CudaToolkit.cmake`, `SetupCUDA.cmake`, `FindNVTX.cmake`)."""
     import os
@@ -178,6 +188,9 @@ class FileContext:
                 return True  # a build file with no HIP path in a project whose AMD build is elsewhere: NVIDIA's
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.build_facts.vendored:
             return True  # another project vendored under third_party/ that the project's AMD build does not compile
+        if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and \
+                self.build_facts.builds_for_amd and not self.build_facts.amd_compiled and _names_nvidia_arch(self.path):
+            return True  # `sm100_*.hpp`, `hopper/`: one NVIDIA architecture's code, in a project whose AMD build is elsewhere
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.build_facts.nvidia_source:
             return True  # only NVIDIA-only targets compile it (`if(X_BUILD_CUDA) add_subdirectory(cuda)`)
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self._nvidia_header:

@@ -42,6 +42,10 @@ NVCC_FLOOR = {"CUDA_VERSION": 11000, "CUDART_VERSION": 11000, "__CUDACC_VER_MAJO
 # Defined by nvcc in one compilation pass only (device), and never for AMD: false on HIP, unknown on CUDA.
 CUDA_PASS_MACROS = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_FEAT_SM90_ALL", "__CUDA_ARCH_SPECIFIC__"})
 
+# Macros only NVIDIA's template libraries define (CUTLASS, CuTe: no ROCm build; AMD's counterparts are
+# Composable Kernel and rocWMMA): undefined in every AMD compile.
+NVIDIA_LIBRARY_MACRO = re.compile(r"(?:CUTLASS|CUTE)_[A-Z0-9_]+$")
+
 # Defined by clang compiling CUDA, never by clang compiling HIP (which defines __HIP__ instead; checked
 # with clang 19 `-x hip -dM -E`) nor by nvcc: a test for clang's CUDA mode, false on AMD.
 CLANG_CUDA_MACROS = frozenset({"__CUDA__"})
@@ -270,6 +274,8 @@ class _Eval:
             return world == CUDA
         if name in CUDA_PASS_MACROS or name in CLANG_CUDA_MACROS:
             return False if world == HIP else None
+        if world == HIP and NVIDIA_LIBRARY_MACRO.match(name):
+            return False  # `CUTLASS_ARCH_MMA_SM100_SUPPORTED`: only NVIDIA's CUTLASS headers define it
         if is_hip_macro(name, self.hip_macros):
             return world == HIP
         if world == HIP and (names_nvidia_compiler(name) or names_other_compiler(name)):

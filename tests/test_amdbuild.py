@@ -603,3 +603,20 @@ def test_a_removed_platform_name_the_build_defines(tmp_path):
     (tmp_path / "setup.py").unlink()
     (tmp_path / "CMakeLists.txt").write_text("if(USE_HIP)\n  add_definitions(-D__HIP_PLATFORM_HCC__)\nendif()\n")
     assert scan(tmp_path, "--select", "API007") == []
+
+
+def test_code_named_for_one_nvidia_architecture(tmp_path):
+    # In a project that builds for AMD, `sm100_*` files and `hopper/` directories are Hopper/Blackwell code
+    # the AMD build does not compile (FBGEMM's cutlass_blackwell_fmha/); in a project never ported they
+    # are reported like any other.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "hopper").mkdir()
+    (tmp_path / "hopper" / "sm90_gemm.cuh").write_text(KERNEL)
+    (tmp_path / "common.cuh").write_text(KERNEL)
+    assert {p for p, _, _ in scan(tmp_path)} == {"hopper/sm90_gemm.cuh", "common.cuh"}
+    (tmp_path / "CMakeLists.txt").write_text("if(P_USE_HIP)\n  find_package(hip)\n  add_library(p common.cu)\n"
+                                             "  set_source_files_properties(common.cu PROPERTIES LANGUAGE HIP)\n"
+                                             "  target_link_libraries(p hip::device)\nendif()\n")
+    (tmp_path / "common.cu").write_text('#include "common.cuh"\n')
+    assert {p for p, _, _ in scan(tmp_path)} == {"common.cuh"}
+    assert "hopper/sm90_gemm.cuh" in {p for p, _, _ in scan(tmp_path, "--report-nvidia-branches")}

@@ -341,3 +341,15 @@ def test_an_else_neither_amd_pass_takes():
     inner = "#if defined(__HIP_DEVICE_COMPILE__)\nint x_a;\n#else\nint x_b;\n#endif\n".encode()
     pm = PlatformMap(new_parser().parse(inner).root_node, inner)
     assert not pm.off_on_amd(inner.index(b"int x_b;"))
+
+
+def test_macros_of_nvidia_only_libraries_are_off_for_amd():
+    # CUTLASS and CuTe have no ROCm build: their macros are undefined in every AMD compile (FBGEMM's
+    # Blackwell kernels under `#if defined(CUTLASS_ARCH_MMA_SM100_SUPPORTED)`). A project macro is not.
+    def off(src):
+        data = src.encode()
+        return PlatformMap(new_parser().parse(data).root_node, data).off_on_amd(data.index(b"int x_a;"))
+
+    assert off("#if defined(CUTLASS_ARCH_MMA_SM100_SUPPORTED)\nint x_a;\n#endif\n")
+    assert off("#ifdef CUTE_ARCH_TMA_SM90_ENABLED\nint x_a;\n#else\nint x_b;\n#endif\n")
+    assert not off("#ifdef CUTLASSY_FEATURE\nint x_a;\n#endif\n")
