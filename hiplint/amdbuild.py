@@ -623,6 +623,7 @@ def _branch_scope(words: list[str], context_text: bytes, project_words: frozense
     return None
 
 
+_KEYWORD = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # a project function's keyword argument: `CUDA_SPECIFIC_SRCS`
 _NOT_SWITCH_TESTS = frozenset({"DEFINED", "EXISTS", "IS_DIRECTORY", "IS_ABSOLUTE", "COMMAND", "POLICY", "TARGET",
                                "TEST", "MATCHES", "VERSION_LESS", "VERSION_GREATER", "VERSION_EQUAL",
                                "VERSION_GREATER_EQUAL", "VERSION_LESS_EQUAL", "IN_LIST"})
@@ -1174,12 +1175,18 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                 # `add_test(... ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu.py)`, `gmx_add_libgromacs_sources(x.cu)` (a
                 # project's own function) in an NVIDIA block: a file only the NVIDIA build compiles, runs or
                 # installs, unless a command elsewhere names it too
+                # A keyword of the call naming one vendor (FBGEMM's `gpu_cpp_library(... CUDA_SPECIFIC_SRCS
+                # ${cuda_files} HIP_SPECIFIC_SRCS ${hip_files})`) scopes the files after it.
+                keyword_scope = scope
                 for a in args:
+                    if _KEYWORD.fullmatch(a) and c.name not in _TARGET_COMMANDS:
+                        keyword_scope = "cuda" if names_cuda(a) else scope
+                        continue
                     for item in (_expand(a, variables, here, root) if "$" in a else [a]):
                         full = os.path.normpath(item if os.path.isabs(item) else os.path.join(here, item))
                         if full.startswith(root + os.sep) and os.path.splitext(full)[1].lower() in _SCRIPT_OR_SOURCE \
                                 and os.path.isfile(full):
-                            (files_used["cuda"] if scope == "cuda" else files_used["other"]).add(full)
+                            (files_used["cuda"] if keyword_scope == "cuda" else files_used["other"]).add(full)
         variables_of_dir[here] = (variables, amd_variables)
         if enables_hip and fscope != "cuda":
             hip_files.add(path)

@@ -620,3 +620,22 @@ def test_code_named_for_one_nvidia_architecture(tmp_path):
     (tmp_path / "common.cu").write_text('#include "common.cuh"\n')
     assert {p for p, _, _ in scan(tmp_path)} == {"common.cuh"}
     assert "hopper/sm90_gemm.cuh" in {p for p, _, _ in scan(tmp_path, "--report-nvidia-branches")}
+
+
+def test_vendor_keywords_of_a_project_function(tmp_path):
+    # FBGEMM's `gpu_cpp_library(... CUDA_SPECIFIC_SRCS ${cuda_files} HIP_SPECIFIC_SRCS ${hip_files})`: the
+    # files after a keyword naming CUDA are the NVIDIA build's alone.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "cutlass_ext").mkdir()
+    (tmp_path / "cutlass_ext" / "gemm.cu").write_text(KERNEL)
+    (tmp_path / "ck_ext").mkdir()
+    (tmp_path / "ck_ext" / "gemm.hip").write_text("int gemm;\n")
+    (tmp_path / "common.cu").write_text(KERNEL)
+    (tmp_path / "CMakeLists.txt").write_text(
+        "if(USE_ROCM)\n  find_package(hip)\n  target_link_libraries(gen hip::device)\nendif()\n"
+        "file(GLOB cuda_files cutlass_ext/*.cu)\nfile(GLOB hip_files ck_ext/*.hip)\n"
+        "gpu_cpp_library(PREFIX gen GPU_SRCS common.cu CUDA_SPECIFIC_SRCS ${cuda_files} HIP_SPECIFIC_SRCS ${hip_files})\n")
+    build = amdbuild.read(str(tmp_path))
+    assert str(tmp_path / "cutlass_ext" / "gemm.cu") in build.nvidia_sources
+    assert str(tmp_path / "common.cu") not in build.nvidia_sources
+    assert {p for p, _, _ in scan(tmp_path)} == {"common.cu"}
