@@ -92,11 +92,12 @@ def hip_twin(path: str, whole_directory: bool = False) -> str | None:
             break  # not above the repository: `~/src/cuda/` beside `~/src/hip/` are two checkouts
         parent, base = os.path.split(current)
         words = _WORDS.split(base.lower())
-        if "cuda" in words:
-            # `cuda/` beside `hip/`; also `cuda-ref/` beside `hip-ref/` (libCEED's backends)
+        if any("cuda" in w for w in words):
+            # `cuda/` beside `hip/`; also `cuda-ref/` beside `hip-ref/` (libCEED's backends) and `seqcuda/`
+            # beside `seqhip/` (PETSc's matrix implementations)
             entries = _entries(parent)
             for amd in AMD_NAMES:
-                twin = "".join(amd if w == "cuda" else w for w in words)
+                twin = "".join(w.replace("cuda", amd) for w in words)
                 twin_dir = os.path.join(parent, entries[twin]) if twin in entries else None
                 if twin_dir and os.path.isdir(twin_dir) and not _generated_by_hipify(twin_dir):
                     found = _counterpart(twin_dir, below, name)

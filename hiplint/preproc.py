@@ -402,6 +402,14 @@ class _Eval:
                 return int(self.text(node).rstrip("uUlL"), 0) != 0
             except ValueError:
                 return None
+        if t == "call_expression":
+            # A project's `defined` (PETSc's `PetscDefined(HAVE_CUDA)` beside `PetscDefined(HAVE_HIP)`):
+            # read as `defined(HAVE_CUDA)`, so its switches count as the project's other switches do.
+            fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+            names = [c for c in args.named_children] if args is not None else []
+            if fn is not None and fn.type == "identifier" and self.text(fn).lower().endswith("defined") \
+                    and len(names) == 1 and names[0].type == "identifier":
+                return self.defined(self.text(names[0]), world)
         return None
 
 

@@ -72,3 +72,15 @@ def test_cache_lints_again_when_a_hip_twin_appears(tmp_path):
     assert codes(tmp_path) == []  # a new entry key: not the one written before the twin existed
     shutil.rmtree(tmp_path / "hip")
     assert codes(tmp_path) == [("cuda/k.cu", "WRP006")]
+
+
+def test_a_backend_directory_with_cuda_inside_its_name(tmp_path):
+    # PETSc's `seqcuda/sellcuda.cu` beside `seqhip/sellhip.hip.cxx`: the CUDA word inside a directory's name.
+    (tmp_path / ".git").mkdir()
+    for d, f in (("seqcuda", "sellcuda.cu"), ("seqhip", "sellhip.hip.cxx")):
+        (tmp_path / "sell" / d).mkdir(parents=True)
+        (tmp_path / "sell" / d / f).write_text("// x\n")
+    (tmp_path / "sell" / "seqcuda" / "extra.cu").write_text("// x\n")
+    assert hip_twin(str(tmp_path / "sell" / "seqcuda" / "sellcuda.cu")) == str(tmp_path / "sell" / "seqhip" / "sellhip.hip.cxx")
+    assert hip_twin(str(tmp_path / "sell" / "seqcuda" / "extra.cu")) is None
+    assert hip_twin(str(tmp_path / "sell" / "seqcuda" / "extra.cu"), whole_directory=True) == str(tmp_path / "sell" / "seqhip")

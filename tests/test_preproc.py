@@ -353,3 +353,10 @@ def test_macros_of_nvidia_only_libraries_are_off_for_amd():
     assert off("#if defined(CUTLASS_ARCH_MMA_SM100_SUPPORTED)\nint x_a;\n#endif\n")
     assert off("#ifdef CUTE_ARCH_TMA_SM90_ENABLED\nint x_a;\n#else\nint x_b;\n#endif\n")
     assert not off("#ifdef CUTLASSY_FEATURE\nint x_a;\n#endif\n")
+
+
+def test_a_project_defined_macro_reads_like_defined():
+    # PETSc: `#if PetscDefined(HAVE_CUDA) ... #elif PetscDefined(HAVE_HIP)`.
+    src = "#if PetscDefined(HAVE_CUDA)\nint x_a;\n#elif PetscDefined(HAVE_HIP)\nint x_b;\n#endif\n"
+    assert kinds(src) == {"A": "nvidia", "B": "hip"}
+    assert kinds("#if MyCheck(HAVE_CUDA)\nint x_a;\n#elif defined(HAVE_HIP)\nint x_b;\n#endif\n")["A"] is None
