@@ -478,6 +478,7 @@ class _Command:
     start: int
     end: int
     scope: str | None  # "hip", "cuda" or None (both builds) by the if() blocks around it
+    condition: tuple = ()  # the words of the innermost if()/elseif() around it (empty under else())
 
 
 @dataclass
@@ -504,9 +505,9 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
         lists = [c for c in head.children if c.type == "argument_list"]
         return [_argument(a, data).text for a in (lists[0].children if lists else ()) if a.type == "argument"]
 
-    stack = [(tree.root_node, None)]
+    stack = [(tree.root_node, None, ())]
     while stack:
-        node, scope = stack.pop()
+        node, scope, condition = stack.pop()
         if node.type in ("function_def", "macro_def"):
             heads = [c for c in node.children if c.type in ("function_command", "macro_command")]
             bodies = [c for c in node.children if c.type == "body"]
@@ -514,7 +515,7 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
             if names and bodies:
                 functions.append((names[0].lower(), bodies[0].start_byte, bodies[0].end_byte))
         if node.type == "foreach_command":
-            commands.append(_Command("foreach", head_args(node), node.start_byte, node.end_byte, scope))
+            commands.append(_Command("foreach", head_args(node), node.start_byte, node.end_byte, scope, condition))
             continue
         if node.type == "normal_command":
             ident = node.children[0] if node.children else None
@@ -523,30 +524,37 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
             for c in node.children:
                 if c.type == "argument_list":
                     args = [_argument(a, data).text for a in c.children if a.type == "argument"]
-            commands.append(_Command(name, args, node.start_byte, node.end_byte, scope))
+            commands.append(_Command(name, args, node.start_byte, node.end_byte, scope, condition))
             continue
         if node.type == "if_condition":
             branch_scope, previous = scope, []
+            branch_condition: tuple = ()
             children = []
             for c in node.children:
                 if c.type in ("if_command", "elseif_command"):
-                    tested = _branch_scope(head_args(c), context_text, project_words, library_switches, nvidia_flags,
+                    words = head_args(c)
+                    tested = _branch_scope(words, context_text, project_words, library_switches, nvidia_flags,
                                            numbered)
                     previous.append(tested)
                     branch_scope = tested or scope
+                    branch_condition = tuple(words)
                 elif c.type == "else_command":
                     # else() of `if(X_USE_HIP)`: the other builds; of `if(NOT X_USE_HIP)`: the AMD one.
                     # (The else() of `if(X_USE_CUDA)` may be a CPU build as well as the AMD one: neither.)
                     tested = "cuda" if "hip" in previous else None
                     branch_scope = tested or scope
+                    branch_condition = ()
                 elif c.type == "body":
                     if branch_scope == "cuda" and scope != "cuda":
                         blocks.append((c.start_byte, c.end_byte))
-                children.append((c, branch_scope if c.type == "body" else scope))
+                if c.type == "body":
+                    children.append((c, branch_scope, branch_condition))
+                else:
+                    children.append((c, scope, condition))
             stack.extend(reversed(children))
             continue
         for c in reversed(node.children):
-            stack.append((c, scope))
+            stack.append((c, scope, condition))
     commands.sort(key=lambda c: c.start)
     return commands, blocks, functions
 
@@ -916,14 +924,32 @@ def _nvidia_flags(files) -> frozenset:
     """Variables set true only inside NVIDIA blocks (`if(ENABLE_HIP AND HIP_PLATFORM STREQUAL "nvcc")` /
     `set(CUSOLVER_AVAILABLE TRUE)`) and never true elsewhere: `if(CUSOLVER_AVAILABLE)` is an NVIDIA block.
     Upper-cased."""
-    nvidia, elsewhere = set(), set()
+    nvidia, elsewhere, refused = set(), set(), set()
     for f in files:
         for c in f.commands:
             if c.name == "set" and len(c.args) >= 2 and c.args[1].upper() in _TRUE:
                 (nvidia if c.scope == "cuda" else elsewhere).add(c.args[0].upper())
             elif c.name == "option" and c.args:
                 elsewhere.add(c.args[0].upper())  # a user's choice, whichever build
-    return frozenset(nvidia - elsewhere)
+            elif c.name == "cmake_dependent_option" and len(c.args) >= 4 and _only_cuda_switch(c.args[3]):
+                # `cmake_dependent_option(HIOP_USE_RESOLVE "cuSolver LU" ON "HIOP_USE_CUDA" OFF)`: offered
+                # only when the CUDA build is on
+                nvidia.add(c.args[0].upper())
+            elif c.name == "message" and c.args and c.args[0].upper() == "FATAL_ERROR" and c.scope == "hip":
+                # `elseif(WITH_HIP) ... if(WITH_FLASH_ATTN) message(FATAL_ERROR "incompatible")`: a feature
+                # the AMD build refuses is off there
+                words = [w for w in c.condition if w.upper() != "AND" and not names_amd(w)]
+                if len(words) == 1 and _SWITCH.fullmatch(words[0]) and _is_build_switch(words[0]) \
+                        and "NOT" not in (w.upper() for w in c.condition):
+                    refused.add(words[0].upper())
+    return frozenset((nvidia - elsewhere) | refused)
+
+
+def _only_cuda_switch(condition: str) -> bool:
+    """`"HIOP_USE_CUDA"`, `"X_ENABLE_CUDA;X_USE_MPI"`: a dependency list that needs the CUDA build (and no HIP)."""
+    words = [w for w in re.split(r"[;\s]+", condition.strip()) if w]
+    return any(names_cuda(w) and _is_build_switch(w) for w in words) and not any(
+        names_amd(w) or w.upper() in ("NOT", "OR") for w in words)
 
 
 _NUMBER_TEST = re.compile(rb"(?im)^[ \t]*(?:else)?if[ \t]*\([ \t]*\"?\$?\{?([A-Za-z_]\w*)\}?\"?[ \t]+(?:EQUAL|STREQUAL)"
@@ -995,6 +1021,10 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
     flags = _nvidia_flags(files.values())
     if flags:
         parse_all(flags)  # their if() blocks are NVIDIA blocks too
+        flags = _nvidia_flags(files.values())  # and what they set in turn (`if(X_ENABLE_NVPROF) set(X_HAS_NVPROF ON)`)
+        # As C macros (`#cmakedefine AL_HAS_NVPROF` in a configured header, `-DX` under `if(X)`), they are
+        # undefined in every AMD compile.
+        build.nvidia_defines.update(flags)
 
     # Who reads each CMakeLists.txt: add_subdirectory from which scope.
     reached: dict[str, set] = {}
@@ -1062,6 +1092,7 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
 
     hip_language: set[str] = set()
     cuda_added: set[str] = set()  # sources an NVIDIA block adds to a shared target
+    hip_removed: set[str] = set()  # sources the AMD build removes from a list (list(REMOVE_ITEM) in a HIP block)
     files_used: dict[str, set] = {"cuda": set(), "other": set()}  # project files named by commands, by scope
     defines_by_scope: dict[str | None, set] = {"hip": set(), "cuda": set(), None: set()}
     hip_files: set[str] = set()
@@ -1113,6 +1144,14 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
             elif c.name == "list" and len(args) >= 2 and args[0].upper() in ("APPEND", "PREPEND"):
                 for v in views:
                     v[args[1]] = v.get(args[1], []) + sum((_expand(a, v, here, root) for a in args[2:]), [])
+            elif c.name == "list" and len(args) >= 3 and args[0].upper() == "REMOVE_ITEM" and scope == "hip":
+                # CTranslate2's `elseif(WITH_HIP) list(REMOVE_ITEM CUDA_SOURCES src/ops/awq/gemm_gpu.cu)`: sources the
+                # AMD build drops
+                removed = sum((_expand(a, amd_variables, here, root) for a in args[2:]), [])
+                hip_removed.update(_files(removed, here))
+                gone = set(removed) | set(_files(removed, here))
+                amd_variables[args[1]] = [x for x in amd_variables.get(args[1], []) if x not in gone
+                                          and os.path.normpath(os.path.join(here, x)) not in gone]
             elif c.name == "file" and len(args) >= 3 and args[0].upper() in ("GLOB", "GLOB_RECURSE"):
                 rest = [a for a in args[2:] if a.upper() not in ("CONFIGURE_DEPENDS", "LIST_DIRECTORIES")]
                 if rest and rest[0].upper() == "RELATIVE":
@@ -1209,7 +1248,7 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
             other_sources.update(t["sources"])
         defines_by_scope.setdefault(scope, set()).update(t["defines"])
     build.amd_sources.update(s for s in hip_language if os.path.isfile(s))
-    nvidia_sources |= {s for s in cuda_added if os.path.isfile(s)}
+    nvidia_sources |= {s for s in cuda_added | hip_removed if os.path.isfile(s)}
     nvidia_sources |= files_used["cuda"] - files_used["other"]
     build.nvidia_sources = nvidia_sources - build.amd_sources - other_sources
     shared_dirs = {os.path.dirname(s) for s in build.amd_sources | other_sources}

@@ -639,3 +639,47 @@ def test_vendor_keywords_of_a_project_function(tmp_path):
     assert str(tmp_path / "cutlass_ext" / "gemm.cu") in build.nvidia_sources
     assert str(tmp_path / "common.cu") not in build.nvidia_sources
     assert {p for p, _, _ in scan(tmp_path)} == {"common.cu"}
+
+
+def test_a_variable_set_only_for_the_nvidia_build_is_an_nvidia_macro(tmp_path):
+    # Aluminum: `set(AL_HAS_NVPROF ON)` inside the CUDA block, `#cmakedefine AL_HAS_NVPROF` in the configured
+    # header: `#ifdef AL_HAS_NVPROF` is code the AMD build never compiles (it has its own roctx path).
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(al CXX)\nadd_library(al prof.cpp)\n"
+        "if(AL_ENABLE_ROCM)\n  find_package(hip)\n  target_link_libraries(al hip::host)\n  set(AL_HAS_ROCTX ON)\n"
+        "elseif(AL_ENABLE_CUDA)\n  enable_language(CUDA)\n  if(AL_ENABLE_NVPROF)\n    set(AL_HAS_NVPROF ON)\n  endif()\n"
+        "endif()\nconfigure_file(config.hpp.in config.hpp)\n")
+    (tmp_path / "config.hpp.in").write_text("#cmakedefine AL_HAS_NVPROF\n#cmakedefine AL_HAS_ROCTX\n")
+    (tmp_path / "prof.cpp").write_text('#include "config.hpp"\n#ifdef AL_HAS_NVPROF\n' + KERNEL + '#endif\n')
+    assert "AL_HAS_NVPROF" in amdbuild.read(str(tmp_path)).nvidia_defines
+    assert scan(tmp_path) == []
+    assert scan(tmp_path, "--report-nvidia-branches") != []
+
+
+def test_what_the_amd_build_removes_or_refuses(tmp_path):
+    # CTranslate2: `elseif(WITH_HIP)` removes the AWQ sources from the list and stops on WITH_FLASH_ATTN; hiop:
+    # `cmake_dependent_option(X_USE_RESOLVE ... "X_USE_CUDA" OFF)` is offered with the CUDA build only.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "awq").mkdir()
+    for name in ("gemm_gpu.cu", "common.cu"):
+        (tmp_path / ("awq/" + name if name == "gemm_gpu.cu" else name)).write_text(KERNEL)
+    (tmp_path / "attn.cu").write_text("#ifdef CT_WITH_FLASH\n" + KERNEL + "#endif\n")
+    (tmp_path / "lu.cpp").write_text("#ifdef X_USE_RESOLVE\n" + KERNEL + "#endif\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(ct CXX)\noption(WITH_CUDA OFF)\noption(WITH_HIP OFF)\noption(WITH_FLASH_ATTN OFF)\n"
+        "cmake_dependent_option(X_USE_RESOLVE \"LU\" ON \"X_USE_CUDA\" OFF)\n"
+        "if(X_USE_RESOLVE)\n  add_definitions(-DX_USE_RESOLVE)\nendif()\n"
+        "set(CUDA_SOURCES common.cu awq/gemm_gpu.cu attn.cu lu.cpp)\n"
+        "if(WITH_FLASH_ATTN)\n  add_definitions(-DCT_WITH_FLASH)\nendif()\n"
+        "if(WITH_CUDA)\n  enable_language(CUDA)\n  add_library(ct ${CUDA_SOURCES})\n"
+        "elseif(WITH_HIP)\n  find_package(hip REQUIRED)\n"
+        "  list(REMOVE_ITEM CUDA_SOURCES awq/gemm_gpu.cu)\n"
+        "  if(WITH_FLASH_ATTN)\n    message(FATAL_ERROR \"WITH_HIP=ON incompatible with WITH_FLASH_ATTN=ON\")\n  endif()\n"
+        "  set_source_files_properties(${CUDA_SOURCES} PROPERTIES LANGUAGE HIP)\n"
+        "  add_library(ct ${CUDA_SOURCES})\n  target_link_libraries(ct hip::host)\nendif()\n")
+    build = amdbuild.read(str(tmp_path))
+    assert str(tmp_path / "awq" / "gemm_gpu.cu") in build.nvidia_sources
+    assert str(tmp_path / "common.cu") in build.amd_sources
+    assert {"CT_WITH_FLASH", "X_USE_RESOLVE"} <= build.nvidia_defines
+    assert {p for p, _, _ in scan(tmp_path)} == {"common.cu"}
