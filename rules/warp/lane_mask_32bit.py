@@ -47,7 +47,9 @@ class LaneMask32Bit(CudaRule):
     Finds three forms: `1u << lane` / `1 << lane` with a lane or thread index; a ballot,
     `__activemask()` or `__match_*` result compared with a 32-bit full mask (`== 0xffffffff`);
     and a mask macro or constant defined as the 32-bit full mask (`#define FULL_MASK 0xffffffff`),
-    reported at its definition, with its uses as related locations. A lane numbered `threadIdx.x & 31` (or `% 32`) never reaches 32, so
+    reported at its definition, with its uses as related locations (not when every use is the first
+    argument of a project macro with a definition that drops it, such as `#ifdef USE_ROCM` /
+    `#define SHFL_DOWN_SYNC(mask, v, d) __shfl_down(v, d)`: no mask reaches AMD). A lane numbered `threadIdx.x & 31` (or `% 32`) never reaches 32, so
     `1u << lane` is defined: it is reported only against a ballot or as a mask (the ballot's upper
     half is lost, and widening the lane, WRP001, makes the shift undefined), not when it selects a
     bit of a 32-bit data word.
@@ -179,6 +181,8 @@ class LaneMask32Bit(CudaRule):
         body = macro_value(ctx.text(value))
         if not is_full_mask_32_text(body) or not (LANE_MASK_NAME.search(name) or _used_as_sync_mask(ctx, name)):
             return
+        if _only_through_maskless_macros(ctx, name):
+            return  # `SHFL_DOWN_SYNC(FULL_MASK, v, d)` where the project's AMD definition drops the mask
         block = _MASK_DEFINE.format(name=name, value=body)
         start = ctx.file_range(define)[0]
         end = ctx.file_range(value)[0] + len(ctx.text(value).split("//")[0].split("/*")[0].rstrip().encode())
@@ -242,6 +246,51 @@ def _narrowed_into(ctx, shl, scope):
 
 
 _DEFINITIONS = frozenset({"preproc_def", "preproc_function_def"})
+
+
+_FUNCTION_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)[ \t]*(.*)$", re.M)
+
+
+def _maskless_macros(ctx) -> set[str]:
+    """Function-like macros of the file and its project headers with a definition that drops its first
+    parameter (pytorch_scatter's `#ifdef USE_ROCM` / `#define SHFL_DOWN_SYNC(mask, var, delta)
+    __shfl_down(var, delta)`): the project's AMD spelling of a *_sync call, which takes no mask."""
+    cached = ctx.cache.get("wrp_maskless_macros")
+    if cached is not None:
+        return cached
+    from hiplint.headers import amd_macros
+    amd_macros(ctx)  # reads the project headers the file includes (ctx.cache["project_headers"])
+    texts = [ctx.source.text]
+    for path in ctx.cache.get("project_headers", ()):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                texts.append(f.read(1 << 20))
+        except OSError:
+            pass
+    out = set()
+    for text in texts:
+        for m in _FUNCTION_MACRO.finditer(text):
+            params = [p.strip() for p in m.group(2).split(",") if p.strip()]
+            if params and params[0] != "..." and not re.search(r"(?<!\w)" + re.escape(params[0]) + r"(?!\w)", m.group(3)):
+                out.add(m.group(1))
+    ctx.cache["wrp_maskless_macros"] = out
+    return out
+
+
+def _only_through_maskless_macros(ctx, name: str) -> bool:
+    """Is every use of mask macro `name` the first argument of a _maskless_macros() call?"""
+    uses = 0
+    for unit in ctx.units:
+        for node in iter_nodes(unit.root, {"identifier"}):
+            if unit.text(node) != name or (node.parent is not None and node.parent.type in _DEFINITIONS):
+                continue
+            args = node.parent
+            call = args.parent if args is not None and args.type == "argument_list" else None
+            fn = call.child_by_field_name("function") if call is not None and call.type == "call_expression" else None
+            if fn is None or args.named_children[0].id != node.id or unit.text(fn) not in _maskless_macros(ctx):
+                return False
+            uses += 1
+    return uses > 0
 
 
 def _mask_macro_uses(ctx, name: str) -> tuple[int, int]:
