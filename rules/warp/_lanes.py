@@ -29,6 +29,14 @@ THREAD_PARAM_NAME = lazy_re(r"^(lane(_?id|_?idx|_?index)?|tid|thread_?id|thread_
 WARP_SIZE_NAME = lazy_re(r"^(k_?)?(warp|wave|wavefront)_?(size|sz|threads|width|lanes|len)$|"
                             r"^(k_?)?(threads|lanes)_?(per|in)_?(warp|wave)$|^WARPSIZE$", re.I)
 MASK_NAME = lazy_re(r"mask", re.I)
+# The definitions of warp-size names (`#define WARP_SIZE 32`, `constexpr int kWarpSize = 64;`, an
+# enumerator): WRP002 and WRP012 read the value. The predicate runs in C for every #define and
+# initialised variable of a file, so only names like WARP_SIZE reach the rules' `check`.
+WARP_SIZE_DEFINITIONS = """
+    ((preproc_def name: (identifier) @name value: (preproc_arg) @value) @def (#match? @name "{name}"))
+    ((init_declarator declarator: (identifier) @name value: (_) @value) @def (#match? @name "{name}"))
+    ((enumerator name: (identifier) @name value: (_) @value) @def (#match? @name "{name}"))
+    """.replace("{name}", "(?i)" + WARP_SIZE_NAME.pattern.replace("\\", "\\\\"))
 # Names of lane-mask constants (FULL_MASK, WARP_MASK, kFullWarpMask, ALL_LANES...): a TAG_MASK is data.
 LANE_MASK_NAME = lazy_re(r"(full|warp|wave|lane|all|active|sync|shfl|vote|ballot).*mask|mask.*(full|warp|wave|lane|all)|all_?lanes", re.I)
 LANE_NAME = lazy_re(r"lane", re.I)
@@ -96,6 +104,15 @@ def is_full_mask_32_text(text: str) -> bool:
 
 
 _COMMENT = lazy_re(r"//.*$|/\*.*?\*/", re.S)
+
+
+def literal_value(text: str) -> int | None:
+    """The integer a definition's value text spells (`32`, `(64)`, `32u`), or None."""
+    t = macro_value(text)
+    while t.startswith("(") and t.endswith(")"):
+        t = t[1:-1].strip()
+    lit = int_literal(t)
+    return lit[0] if lit is not None else None
 
 
 def macro_value(text: str) -> str:

@@ -1,14 +1,6 @@
 from hiplint import CudaRule, Impact, Severity
 
-from ._lanes import WARP_SIZE_NAME, int_literal, macro_value, relate_uses
-
-
-def _is_32(text: str) -> bool:
-    t = text.strip()
-    while t.startswith("(") and t.endswith(")"):
-        t = t[1:-1].strip()
-    lit = int_literal(t)
-    return lit is not None and lit[0] == 32
+from ._lanes import WARP_SIZE_DEFINITIONS, WARP_SIZE_NAME, literal_value, relate_uses
 
 
 class WarpSizeConstant32(CudaRule):
@@ -61,20 +53,14 @@ class WarpSizeConstant32(CudaRule):
     wave_sizes = frozenset({64})
     in_macros = False
     checklist = "Replace the constant by warpSize in device code (hipDeviceAttributeWarpSize on the host), or select it per platform and target."
-    # Only names like WARP_SIZE (WARP_SIZE_NAME) reach `check`: the predicate runs in C for every
-    # #define and initialised variable of a file.
-    query = """
-    ((preproc_def name: (identifier) @name value: (preproc_arg) @value) @def (#match? @name "{name}"))
-    ((init_declarator declarator: (identifier) @name value: (_) @value) @def (#match? @name "{name}"))
-    ((enumerator name: (identifier) @name value: (_) @value) @def (#match? @name "{name}"))
-    """.replace("{name}", "(?i)" + WARP_SIZE_NAME.pattern.replace("\\", "\\\\"))
+    query = WARP_SIZE_DEFINITIONS
 
     def check(self, ctx, captures):
         name = ctx.text(captures["name"][0])
         if name == "warpSize" or not WARP_SIZE_NAME.match(name):
             return
         value = captures["value"][0]
-        if not _is_32(macro_value(ctx.text(value))):
+        if literal_value(ctx.text(value)) != 32:
             return
         node = captures["def"][0]
         finding = ctx.report(captures["name"][0] if node.type == "preproc_def" else node,

@@ -3,11 +3,11 @@ from pathlib import PurePosixPath
 
 from hiplint import CudaRule, Impact, Severity
 from hiplint.config import wave_size_of
+from hiplint.cparse import iter_nodes
 from hiplint.lazy import lazy_re
 
-from hiplint.cparse import iter_nodes
-
-from ._lanes import NOT_WARP_CONSTANT, WARP_COLLECTIVE, WARP_SIZE_NAME, does_warp_work, int_literal, macro_value, relate_uses
+from ._lanes import (NOT_WARP_CONSTANT, WARP_COLLECTIVE, WARP_SIZE_DEFINITIONS, WARP_SIZE_NAME, does_warp_work,
+                     literal_value, relate_uses)
 
 # A condition that chooses by architecture or wave size: the 64 under it is meant for wave64 targets.
 WAVE_CHOOSING = lazy_re(r"WAVEFRONT_?SIZE|__GFX\d|__gfx\d|wave_?(size|32|64)|WAVE_?(SIZE|32|64)|CDNA|RDNA|"
@@ -16,14 +16,6 @@ WAVE_CHOOSING = lazy_re(r"WAVEFRONT_?SIZE|__GFX\d|__gfx\d|wave_?(size|32|64)|WAV
 HIP_PATH_PART = lazy_re(r"^(hip|rocm|amd)([_-].*)?$|(^|[_.-])(hip|rocm)([_.-]|$)", re.I)
 WARP_TEMPLATE = lazy_re(r"(?i)warp|wave")
 CONDITIONAL = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef"})
-
-
-def _is_64(text: str) -> bool:
-    t = text.strip()
-    while t.startswith("(") and t.endswith(")"):
-        t = t[1:-1].strip()
-    lit = int_literal(t)
-    return lit is not None and lit[0] == 64
 
 
 def _chooses_by_wave(ctx, node) -> bool:
@@ -160,17 +152,13 @@ class WarpSizeConstant64(CudaRule):
     in_macros = False
     report_in_hip_branches = True
     checklist = "Use warpSize in device code (hipDeviceAttributeWarpSize on the host), choose the constant per architecture, or set targets to the wave64 GPUs the project builds for."
-    query = """
-    ((preproc_def name: (identifier) @name value: (preproc_arg) @value) @def (#match? @name "{name}"))
-    ((init_declarator declarator: (identifier) @name value: (_) @value) @def (#match? @name "{name}"))
-    ((enumerator name: (identifier) @name value: (_) @value) @def (#match? @name "{name}"))
-    """.replace("{name}", "(?i)" + WARP_SIZE_NAME.pattern.replace("\\", "\\\\"))
+    query = WARP_SIZE_DEFINITIONS
 
     def check(self, ctx, captures):
         name = ctx.text(captures["name"][0])
         if name == "warpSize" or not WARP_SIZE_NAME.match(name):
             return
-        if not _is_64(macro_value(ctx.text(captures["value"][0]))):
+        if literal_value(ctx.text(captures["value"][0])) != 64:
             return
         node = captures["def"][0]
         start = ctx.file_range(node)[0]
