@@ -662,7 +662,23 @@ def _twins(switch: str) -> list[str]:
         for amd in AMD_LIBRARY_WORDS.get(part.upper(), ()):
             spelled = amd if part.isupper() else amd.lower() if part.islower() else amd.capitalize()
             out.append("_".join(parts[:i] + [spelled] + parts[i + 1:]))
+        library = _library_prefix(part)
+        if library is not None:
+            # `KRS_ENABLE_NVSHMEMSPACE` -> `KRS_ENABLE_ROCSHMEMSPACE`: a library word with more after it
+            for amd in AMD_LIBRARY_WORDS[library]:
+                spelled = amd if part.isupper() else amd.lower() if part.islower() else amd.capitalize()
+                out.append("_".join(parts[:i] + [spelled + part[len(library):]] + parts[i + 1:]))
     return out
+
+
+def _library_prefix(part: str) -> str | None:
+    """The twinned NVIDIA library word a name part starts with and goes on after (`NVSHMEMSPACE`), or None.
+    Short words (CUB, CUDA) are left out: too many names start with them."""
+    upper = part.upper()
+    for library in _TWINNED_LIBRARIES:
+        if len(library) >= 5 and upper.startswith(library) and len(upper) > len(library):
+            return library
+    return None
 
 
 def _has_amd_twin(switch: str, text: bytes, project_words: frozenset = frozenset()) -> bool:
@@ -759,7 +775,8 @@ def nvidia_switches(project_words: frozenset) -> frozenset:
                 any(t.upper() in project_words for t in _twins(word)):
             out.add(word)
         elif len(parts) >= 2 and _NOT_A_SWITCH.isdisjoint(parts) and _VALUE_WORDS.isdisjoint(parts) and \
-                any(p in _TWINNED_LIBRARIES for p in parts) and any(t.upper() in project_words for t in _twins(word)):
+                any(p in _TWINNED_LIBRARIES or _library_prefix(p) for p in parts) and \
+                any(t.upper() in project_words for t in _twins(word)):
             # `GRID_TRACING_NVTX` beside `GRID_TRACING_ROCTX` (configure.ac's AC_DEFINEs): one option per
             # vendor's library, even without a switch word; the NVIDIA one is off in an AMD build.
             out.add(word)
@@ -1494,6 +1511,8 @@ def read(root: str) -> AmdBuild:
         variants = cuda_variant_switches(build.project_words, build.nvidia_switches)
         build.nvidia_switches |= variants
         build.library_switches |= variants
+        # `if(KRS_ENABLE_NVSHMEMSPACE)` beside `KRS_ENABLE_ROCSHMEMSPACE`: a per-vendor library option's block
+        build.library_switches |= {w for w in build.nvidia_switches if not names_cuda(w)}
     if cmake:
         _read_cmake(root, cmake, build)
     if make:

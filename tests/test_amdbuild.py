@@ -683,3 +683,21 @@ def test_what_the_amd_build_removes_or_refuses(tmp_path):
     assert str(tmp_path / "common.cu") in build.amd_sources
     assert {"CT_WITH_FLASH", "X_USE_RESOLVE"} <= build.nvidia_defines
     assert {p for p, _, _ in scan(tmp_path)} == {"common.cu"}
+
+
+def test_per_vendor_library_backends(tmp_path):
+    # Kokkos Remote Spaces: `KRS_ENABLE_NVSHMEMSPACE` beside `KRS_ENABLE_ROCSHMEMSPACE`, one backend directory
+    # each. The NVSHMEM option's `#ifdef`, its CMake block and its directory are the NVIDIA build's.
+    (tmp_path / ".git").mkdir()
+    for d in ("nvshmemspace", "rocshmemspace"):
+        (tmp_path / "src" / d).mkdir(parents=True)
+    (tmp_path / "src" / "nvshmemspace" / "Space.cpp").write_text("#include <nvshmem.h>\nint x;\n")
+    (tmp_path / "src" / "rocshmemspace" / "Space.cpp").write_text("int y;\n")
+    (tmp_path / "main.cpp").write_text("#ifdef KRS_ENABLE_NVSHMEMSPACE\n#include <nvshmem.h>\n#endif\nint main() {}\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(krs CXX)\noption(KRS_ENABLE_NVSHMEMSPACE OFF)\noption(KRS_ENABLE_ROCSHMEMSPACE OFF)\n"
+        "if(KRS_ENABLE_NVSHMEMSPACE)\n  find_package(NVSHMEM REQUIRED)\nendif()\n"
+        "if(KRS_ENABLE_ROCSHMEMSPACE)\n  find_package(ROCSHMEM REQUIRED)\nendif()\n")
+    assert "KRS_ENABLE_NVSHMEMSPACE" in amdbuild.read(str(tmp_path)).nvidia_switches
+    assert scan(tmp_path) == []
+    assert "src/nvshmemspace/Space.cpp" in {p for p, _, _ in scan(tmp_path, "--report-nvidia-branches")}
