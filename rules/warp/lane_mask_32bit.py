@@ -277,9 +277,9 @@ def _maskless_macros(ctx) -> set[str]:
     return out
 
 
-def _only_through_maskless_macros(ctx, name: str) -> bool:
-    """Is every use of mask macro `name` the first argument of a _maskless_macros() call?"""
-    uses = 0
+def _macro_uses(ctx, name: str):
+    """Each use of macro `name` in the file and its macro bodies, as the name of the call it is the first
+    argument of (None when it is not a call's first argument)."""
     for unit in ctx.units:
         for node in iter_nodes(unit.root, {"identifier"}):
             if unit.text(node) != name or (node.parent is not None and node.parent.type in _DEFINITIONS):
@@ -287,27 +287,20 @@ def _only_through_maskless_macros(ctx, name: str) -> bool:
             args = node.parent
             call = args.parent if args is not None and args.type == "argument_list" else None
             fn = call.child_by_field_name("function") if call is not None and call.type == "call_expression" else None
-            if fn is None or args.named_children[0].id != node.id or unit.text(fn) not in _maskless_macros(ctx):
-                return False
-            uses += 1
-    return uses > 0
+            yield unit.text(fn) if fn is not None and args.named_children[0].id == node.id else None
+
+
+def _only_through_maskless_macros(ctx, name: str) -> bool:
+    """Is every use of mask macro `name` the first argument of a _maskless_macros() call?"""
+    callers = list(_macro_uses(ctx, name))
+    return bool(callers) and all(c is not None and c in _maskless_macros(ctx) for c in callers)
 
 
 def _mask_macro_uses(ctx, name: str) -> tuple[int, int]:
     """Uses of macro `name` in the file and its macro bodies: (as the mask of a *_sync call, other)."""
-    masks = others = 0
-    for unit in ctx.units:
-        for node in iter_nodes(unit.root, {"identifier"}):
-            if unit.text(node) != name or (node.parent is not None and node.parent.type in _DEFINITIONS):
-                continue
-            args = node.parent
-            call = args.parent if args is not None and args.type == "argument_list" else None
-            fn = call.child_by_field_name("function") if call is not None and call.type == "call_expression" else None
-            if fn is not None and unit.text(fn) in SYNC_WITH_MASK and args.named_children[0].id == node.id:
-                masks += 1
-            else:
-                others += 1
-    return masks, others
+    callers = list(_macro_uses(ctx, name))
+    masks = sum(1 for c in callers if c in SYNC_WITH_MASK)
+    return masks, len(callers) - masks
 
 
 def _below_32(ctx, node, scope, depth: int = 0) -> bool:
