@@ -15,7 +15,7 @@ from hiplint.cparse import (INDEX_CAPTURE, MAX_BLOCK_NESTING, MAX_NESTING, Unit,
 from hiplint.headers import platform_map
 from hiplint.model import Finding, RelatedLocation, Severity
 from hiplint.preproc import unreported_spans
-from hiplint.queryplan import QueryPlan
+from hiplint.queryplan import ROOT_CAPTURE, QueryPlan, Rooted
 from hiplint.rule import CudaRule, FileRule, has_query
 from hiplint.source import MAX_FILE_BYTES, Encoding, Skip, Source, decode_input, read_bounded  # noqa: F401
 
@@ -204,7 +204,7 @@ class Linter:
         if self.gating:
             hits = plan.search.occurrences(data)
             found = frozenset(hits)
-            queries = plan.queries_for(found)
+            queries = plan.queries_for(found, len(data))
         else:  # the reference: every pattern as a query, on every file
             hits, found, queries = None, plan.search.strings, plan.reference_queries()
         # The rules see valid UTF-8 (tree-sitter's predicates need it); fixes never write over the bytes
@@ -293,25 +293,40 @@ class Linter:
         lookups: `found`, as (start, pattern id, rule, captures)) found them; the index patterns'
         nodes (first query) go to the node index."""
         indexed: dict[str, list] = {}
+        rooted = []
         for query, owners in queries:
             for pattern_index, captures in QueryCursor(query).matches(root):
                 owner = owners[pattern_index]
                 if owner is None:
                     continue  # a pattern of a gate this file does not open
-                if type(owner) is list:  # one pattern that several rules wrote (queryplan._shared)
-                    start = min(nodes[0].start_byte for nodes in captures.values())
-                    for rule, pattern_id in owner:
-                        found.append((start, pattern_id, rule, {k: list(v) for k, v in captures.items()}))
+                if type(owner) is Rooted:  # structured patterns applied here to the node found
+                    node = captures[ROOT_CAPTURE][0]
+                    for pattern, pattern_owner in owner.pairs:
+                        for order, caps in pattern.matches(node):
+                            rooted.append((order, pattern_owner, caps))
                     continue
-                rule, pattern_id = owner
-                if rule is None:  # pattern_id is the kind
-                    indexed.setdefault(pattern_id, []).extend(captures[INDEX_CAPTURE])
-                else:
-                    start = min(nodes[0].start_byte for nodes in captures.values())
-                    found.append((start, pattern_id, rule, captures))
+                Linter._found(found, owner, captures, indexed)
+        # tree-sitter gives a pattern's matches in the order their last steps were taken (treematch).
+        rooted.sort(key=lambda m: m[0])
+        for _, owner, captures in rooted:
+            Linter._found(found, owner, captures, indexed)
         seed_index(root, indexed)
         found.sort(key=lambda m: (m[0], m[1]))
         return [(rule, captures) for _, _, rule, captures in found]
+
+    @staticmethod
+    def _found(found: list, owner, captures: dict, indexed: dict) -> None:
+        if type(owner) is list:  # one pattern that several rules wrote (queryplan._shared)
+            start = min(nodes[0].start_byte for nodes in captures.values())
+            for rule, pattern_id in owner:
+                found.append((start, pattern_id, rule, {k: list(v) for k, v in captures.items()}))
+            return
+        rule, pattern_id = owner
+        if rule is None:  # pattern_id is the kind
+            indexed.setdefault(pattern_id, []).extend(captures[INDEX_CAPTURE])
+        else:
+            start = min(nodes[0].start_byte for nodes in captures.values())
+            found.append((start, pattern_id, rule, captures))
 
     @staticmethod
     def _macro_matches(queries, units, matches, lookups: list) -> None:

@@ -25,9 +25,26 @@ from tree_sitter import Query
 from hiplint import triggers as trig
 from hiplint.cparse import INDEX_KINDS_ORDER, INDEX_PATTERNS, language
 from hiplint.lookup import LookupPattern
+from hiplint.treematch import TreePattern
 
 # Owner lists kept per set of open gates (a few hundred on a large, varied tree; each is small).
 MAX_OWNER_SETS = 4096
+
+# Bytes of source a process matches with structured patterns applied in Python (hiplint.treematch)
+# before it compiles them: a one-file run never pays that compile, a large run pays it once.
+TREE_MATCH_BUDGET = 64 * 1024
+_tree_matched = 0  # bytes matched so in this process
+ROOT_CAPTURE = "__root__"
+
+
+class Rooted:
+    """The owner of a stand-in pattern `(kind) @__root__`: the structured patterns (hiplint.treematch)
+    applied to each node it finds, each with its own owner ((rule, pattern id) or a list of them)."""
+
+    __slots__ = ("pairs",)
+
+    def __init__(self, pairs: list):
+        self.pairs = pairs
 
 
 @dataclass
@@ -56,6 +73,8 @@ class QueryPlan:
     _by_gates: dict = field(default_factory=dict)  # open gate indices -> owners for such a file
     restored: bool = False  # made from a saved layout (from_layout), not compiled whole
     _first: tuple | None = None  # (open gates, query of base + those gates' patterns, its owners)
+    _light: tuple | None = None  # (query with stand-ins, [(slot, (pattern, owner, gate or None))...])
+    _light_by_gates: dict = field(default_factory=dict)  # open gate indices -> the light query's owners
 
     @classmethod
     def build(cls, rules, unit_rules=()) -> "QueryPlan":
@@ -217,11 +236,17 @@ class QueryPlan:
         wants = self.rule_wants.get(rule.code)
         return wants is None or not found.isdisjoint(wants)
 
-    def queries_for(self, found: frozenset[bytes]) -> list[tuple[Query, list]]:
+    def queries_for(self, found: frozenset[bytes], size: int | None = None) -> list[tuple[Query, list]]:
         """The queries to run on a file in which the strings `found` occur, with their owners: the
         plan's one query, whose patterns of gates that `found` leaves closed have no owner (the engine
-        drops their matches)."""
+        drops their matches). `size`: the file's bytes, for the budget of matching in Python (None: a
+        compiled query whatever the budget)."""
+        global _tree_matched
         active = tuple(i for i, g in enumerate(self.gates) if not found.isdisjoint(g.wants))
+        if self.query is None and self._first is None and size is not None \
+                and _tree_matched + size <= TREE_MATCH_BUDGET:
+            _tree_matched += size
+            return [self._light_for(active)]
         if self.query is None:
             if self._first is None:
                 patterns, owners = _shared(list(self.base_patterns) + [p for i in active for p in self.gates[i].patterns],
@@ -241,6 +266,70 @@ class QueryPlan:
                 self._by_gates.clear()
             self._by_gates[active] = owners
         return [(self.query, owners)]
+
+
+    def _light_for(self, active: tuple) -> tuple[Query, list]:
+        """The plan's patterns as one query that is cheap to compile: each structured pattern that
+        hiplint.treematch reads is a stand-in `(kind) @__root__` for its root node kinds, shared by
+        every such pattern on that kind (owner: Rooted); the rest as they are, a pattern that several
+        rules wrote compiled once (as _shared does)."""
+        if self._light is None:
+            supertypes = _supertypes()
+            texts: list[str] = []
+            slots: list[tuple[str, list]] = []  # per pattern: ("query", [(owner, gate)]) or ("tree", [(tp, owner, gate)])
+            at: dict[str, int] = {}  # a stand-in's or a rule pattern's text -> its index
+            parsed: dict[str, TreePattern | None] = {}
+            entries = [(t, o, None) for t, o in zip(self.base_patterns, self.base_owners)] + \
+                [(t, o, gi) for gi, g in enumerate(self.gates) for t, o in zip(g.patterns, g.owners)]
+            for text, owner, gate in entries:
+                if owner[0] is None:  # the node index's patterns
+                    texts.append(text)
+                    slots.append(("query", [(owner, gate)]))
+                    continue
+                key = text.strip()
+                if key not in parsed:
+                    parsed[key] = TreePattern.parse(key, supertypes.__contains__)
+                tp = parsed[key]
+                if tp is None or not tp.structured or tp.kinds is None:
+                    if key not in at:
+                        at[key] = len(texts)
+                        texts.append(text)
+                        slots.append(("query", []))
+                    slots[at[key]][1].append((owner, gate))
+                    continue
+                for kind in sorted(tp.kinds):
+                    stand_in = f"({kind}) @{ROOT_CAPTURE}"
+                    if stand_in not in at:
+                        at[stand_in] = len(texts)
+                        texts.append(stand_in)
+                        slots.append(("tree", []))
+                    slots[at[stand_in]][1].append((tp, owner, gate))
+            self._light = (Query(language(), "\n".join(texts)), slots)
+        query, slots = self._light
+        owners = self._light_by_gates.get(active)
+        if owners is None:
+            open_gates = frozenset(active)
+            owners = []
+            for kind, members in slots:
+                members = [m for m in members if m[-1] is None or m[-1] in open_gates]
+                if not members:
+                    owners.append(None)
+                elif kind == "tree":
+                    by_pattern: dict = {}  # one pattern that several rules wrote is matched once
+                    for tp, owner, _ in members:
+                        by_pattern.setdefault(tp, []).append(owner)
+                    owners.append(Rooted([(tp, os[0] if len(os) == 1 else os) for tp, os in by_pattern.items()]))
+                else:
+                    owners.append(members[0][0] if len(members) == 1 else [o for o, _ in members])
+            if len(self._light_by_gates) >= MAX_OWNER_SETS:
+                self._light_by_gates.clear()
+            self._light_by_gates[active] = owners
+        return query, owners
+
+
+def _supertypes() -> frozenset[str]:
+    lang = language()
+    return frozenset(lang.node_kind_for_id(s) for s in lang.supertypes)
 
 
 def _shared(patterns: list[str], owners: list) -> tuple[list[str], list]:
