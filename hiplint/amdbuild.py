@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass, field
 
 from hiplint.preproc import AMD_LIBRARY_WORDS
+from hiplint.lazy import lazy_re
 
 NVIDIA_BUILD_MARK = "!"  # in a file's hip-macro set, "!X": X is defined by the NVIDIA build only
 C_FAMILY = frozenset({".cu", ".cuh", ".hip", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cuinl", ".inl"})
@@ -49,22 +50,22 @@ NO_GIT_LEVELS = 4  # without one: this far up for a build file
 # Files that mark the top of a project in a copy without `.git` (a release tarball, a vendored tree):
 # autotools' configure script source, and a CMakeLists.txt that calls project().
 PROJECT_FILES = frozenset({"configure.ac", "configure.in"})
-_CMAKE_PROJECT = re.compile(rb"(?im)^[ \t]*project[ \t]*\(")
+_CMAKE_PROJECT = lazy_re(rb"(?im)^[ \t]*project[ \t]*\(")
 # Directories that hold other projects' code (GitHub linguist's vendor list, narrowed): a project below
 # one that starts a project of its own (_starts_vendored_project) is vendored: someone else's code, with
 # build files the including project's configure never reads.
-VENDOR_DIR = re.compile(r"^(?:third[-_]?part(?:y|ies)|3rd[-_]?party|vendor(?:s|ed)?|extern(?:al)?s?(?:_[a-z]+)?|"
+VENDOR_DIR = lazy_re(r"^(?:third[-_]?part(?:y|ies)|3rd[-_]?party|vendor(?:s|ed)?|extern(?:al)?s?(?:_[a-z]+)?|"
                         r"_?deps|submodules?)$", re.I)
-_LICENSE_FILE = re.compile(r"^(?:LICEN[CS]E|COPYING)", re.I)
+_LICENSE_FILE = lazy_re(r"^(?:LICEN[CS]E|COPYING)", re.I)
 
 _HIP_WORDS = frozenset({"HIP", "ROCM", "AMD", "HIPCC", "AMDGPU"}) | frozenset(
     w for words in AMD_LIBRARY_WORDS.values() for w in words)
 _CUDA_WORDS = frozenset({"CUDA", "NVCC", "NVIDIA", "CUDACXX"})
 _NEGATIONS = frozenset({"NOT", "NO", "DISABLE", "DISABLED", "WITHOUT", "SKIP", "OFF"})
-_WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+")
-_DEF = re.compile(r"^-D([A-Za-z_]\w*)(?:=.*)?$")
-_PLAIN_DEF = re.compile(r"^([A-Za-z_]\w*)(?:=.*)?$")
-_VAR_REF = re.compile(r"\$\{(\w+)\}")
+_WORD_SPLIT = lazy_re(r"[^A-Za-z0-9]+")
+_DEF = lazy_re(r"^-D([A-Za-z_]\w*)(?:=.*)?$")
+_PLAIN_DEF = lazy_re(r"^([A-Za-z_]\w*)(?:=.*)?$")
+_VAR_REF = lazy_re(r"\$\{(\w+)\}")
 _TARGET_COMMANDS = {"add_library": None, "add_executable": None, "cuda_add_library": "cuda",
                     "cuda_add_executable": "cuda", "hip_add_library": "hip", "hip_add_executable": "hip"}
 _TARGET_KEYWORDS = frozenset({"STATIC", "SHARED", "MODULE", "OBJECT", "INTERFACE", "EXCLUDE_FROM_ALL",
@@ -559,8 +560,8 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
     return commands, blocks, functions
 
 
-_FOUND_CUDA = re.compile(r"(CUDA|CUDATOOLKIT|CUDAToolkit)_FOUND", re.I)
-_FOUND_AMD = re.compile(r"(?:HIP|ROC)\w*_FOUND")  # HIP_FOUND, hipblas_FOUND, rocsolver_FOUND (upper-cased)
+_FOUND_CUDA = lazy_re(r"(CUDA|CUDATOOLKIT|CUDAToolkit)_FOUND", re.I)
+_FOUND_AMD = lazy_re(r"(?:HIP|ROC)\w*_FOUND")  # HIP_FOUND, hipblas_FOUND, rocsolver_FOUND (upper-cased)
 _HIP_PLATFORM_VARIABLES = frozenset({"HIP_PLATFORM", "CMAKE_HIP_PLATFORM", "HIP_COMPILER_PLATFORM"})
 
 
@@ -631,11 +632,11 @@ def _branch_scope(words: list[str], context_text: bytes, project_words: frozense
     return None
 
 
-_KEYWORD = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # a project function's keyword argument: `CUDA_SPECIFIC_SRCS`
+_KEYWORD = lazy_re(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # a project function's keyword argument: `CUDA_SPECIFIC_SRCS`
 _NOT_SWITCH_TESTS = frozenset({"DEFINED", "EXISTS", "IS_DIRECTORY", "IS_ABSOLUTE", "COMMAND", "POLICY", "TARGET",
                                "TEST", "MATCHES", "VERSION_LESS", "VERSION_GREATER", "VERSION_EQUAL",
                                "VERSION_GREATER_EQUAL", "VERSION_LESS_EQUAL", "IN_LIST"})
-_SWITCH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SWITCH = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*")
 _SWITCH_WORDS = frozenset({"USE", "USING", "GPU", "ENABLE", "ENABLED", "WITH", "BUILD", "BACKEND", "HAVE", "HAS", "COMPILING"})
 _BACKEND_WORDS = frozenset({"HIP", "ROCM", "CUDA"})
 _NOT_A_SWITCH = frozenset({"CMAKE", "FIND", "ENV"})
@@ -692,12 +693,12 @@ def _has_amd_twin(switch: str, text: bytes, project_words: frozenset = frozenset
     return False
 
 
-_BUILD_WORD = re.compile(r"(?<![\w$])(?:-D)?([A-Za-z_][A-Za-z0-9_]*)")
+_BUILD_WORD = lazy_re(r"(?<![\w$])(?:-D)?([A-Za-z_][A-Za-z0-9_]*)")
 # Autotools (`Makefile.am`, `configure.ac`, `config/m4/rocm.m4`) too: `AM_CONDITIONAL([HAVE_CUDA], ...)` beside
 # `if HAVE_ROCM` names a switch per backend, as a CMake option would.
 # Configured headers (`config.hpp.in` with `#cmakedefine AXOM_USE_CUDA` beside `AXOM_USE_HIP`) name them too.
 # Bazel too (`BUILD`, `*.bzl`): JAX's `defines = ["JAX_GPU_HIP=1"]` in rocm/BUILD beside `JAX_GPU_CUDA=1`.
-_SWITCH_EXTRA_FILES = re.compile(r"\.(mak|mk|defs|rules|am|m4|bzl)$|^Make\.|^GNUmakefile|^configure\.(ac|in)$|"
+_SWITCH_EXTRA_FILES = lazy_re(r"\.(mak|mk|defs|rules|am|m4|bzl)$|^Make\.|^GNUmakefile|^configure\.(ac|in)$|"
                                  r"^BUILD(\.bazel)?$|\.(h|hh|hpp|hxx)\.(in|cmake|cmakein)$", re.I)
 
 
@@ -715,7 +716,7 @@ def _switch_words(paths: list[str]) -> frozenset:
 
 _PY_BUILD_FILES = ("setup.py", "pyproject.toml", "setup.cfg")
 _PY_BUILD_DIRS = ("install", "setup", "build_tools", "tools/setup_helpers")
-_PY_AMD = re.compile(rb"\bROCM_HOME\b|\bROCM_PATH\b|\bhipcc\b|\b[A-Za-z_]*USE_HIP\b|\buse_hip\b|torch\.version\.hip")
+_PY_AMD = lazy_re(rb"\bROCM_HOME\b|\bROCM_PATH\b|\bhipcc\b|\b[A-Za-z_]*USE_HIP\b|\buse_hip\b|torch\.version\.hip")
 
 
 def python_builds_for_amd(root: str) -> bool:
@@ -969,12 +970,12 @@ def _only_cuda_switch(condition: str) -> bool:
         names_amd(w) or w.upper() in ("NOT", "OR") for w in words)
 
 
-_NUMBER_TEST = re.compile(rb"(?im)^[ \t]*(?:else)?if[ \t]*\([ \t]*\"?\$?\{?([A-Za-z_]\w*)\}?\"?[ \t]+(?:EQUAL|STREQUAL)"
+_NUMBER_TEST = lazy_re(rb"(?im)^[ \t]*(?:else)?if[ \t]*\([ \t]*\"?\$?\{?([A-Za-z_]\w*)\}?\"?[ \t]+(?:EQUAL|STREQUAL)"
                           rb"[ \t]+\"?([0-9]+)\"?[ \t]*\)")
-_BRANCH_END = re.compile(rb"(?im)^[ \t]*(?:elseif|else|endif)[ \t]*\(")
-_HIP_MARKS = re.compile(rb"(?i)find_package[ \t]*\([ \t]*hip\b|\bhip::|\broc::|enable_language[ \t]*\([ \t]*HIP\b|"
+_BRANCH_END = lazy_re(rb"(?im)^[ \t]*(?:elseif|else|endif)[ \t]*\(")
+_HIP_MARKS = lazy_re(rb"(?i)find_package[ \t]*\([ \t]*hip\b|\bhip::|\broc::|enable_language[ \t]*\([ \t]*HIP\b|"
                         rb"LANGUAGE[ \t]+HIP\b")
-_CUDA_MARKS = re.compile(rb"(?i)find_package[ \t]*\([ \t]*CUDA(?:Toolkit)?\b|\bCUDA::|enable_language[ \t]*\([ \t]*CUDA\b|"
+_CUDA_MARKS = lazy_re(rb"(?i)find_package[ \t]*\([ \t]*CUDA(?:Toolkit)?\b|\bCUDA::|enable_language[ \t]*\([ \t]*CUDA\b|"
                          rb"LANGUAGE[ \t]+CUDA\b|CUDA_ARCHITECTURES|\$\{CUDA_LIBRARIES\}")
 
 
@@ -1365,7 +1366,7 @@ def _definitions(args: list[str], variables: dict, here: str, root: str, dashed:
     return out
 
 
-_INT_VALUE = re.compile(r"^[A-Za-z_]\w*=[0-9]+$")
+_INT_VALUE = lazy_re(r"^[A-Za-z_]\w*=[0-9]+$")
 
 
 def valued_switches(amd: set, nvidia: set) -> dict[str, tuple[int, int]]:
@@ -1386,9 +1387,9 @@ def valued_switches(amd: set, nvidia: set) -> dict[str, tuple[int, int]]:
 
 # Makefiles ----------------------------------------------------------------------------------------
 
-_MAKE_ASSIGN = re.compile(r"^\s*(?:override\s+|export\s+)?([A-Za-z_][\w.-]*)\s*(?:\+|\?|::?|!)?=\s*(.*)$")
-_MAKE_REF = re.compile(r"\$[({]([A-Za-z_][\w.-]*)[)}]")
-_WILDCARD = re.compile(r"\$[({]wildcard\s+([^)}]*)[)}]")
+_MAKE_ASSIGN = lazy_re(r"^\s*(?:override\s+|export\s+)?([A-Za-z_][\w.-]*)\s*(?:\+|\?|::?|!)?=\s*(.*)$")
+_MAKE_REF = lazy_re(r"\$[({]([A-Za-z_][\w.-]*)[)}]")
+_WILDCARD = lazy_re(r"\$[({]wildcard\s+([^)}]*)[)}]")
 
 
 def _read_make(root: str, paths: list[str], build: AmdBuild) -> None:
@@ -1442,9 +1443,9 @@ def _read_make(root: str, paths: list[str], build: AmdBuild) -> None:
         build.amd_build_files.add(path)
 
 
-_AM_IF = re.compile(r"^if\s+(!?)(\w+)\s*$")
-_AM_CUDA = re.compile(r"\$[({](?:CUDA|NVCC)\w*[)}]|-lcuda(?:rt)?\b|\bnvcc\b")
-_AM_AMD = re.compile(r"ROCM|HIP|rocm|hip(?:cc)?\b|amdhip|AMDGPU")
+_AM_IF = lazy_re(r"^if\s+(!?)(\w+)\s*$")
+_AM_CUDA = lazy_re(r"\$[({](?:CUDA|NVCC)\w*[)}]|-lcuda(?:rt)?\b|\bnvcc\b")
+_AM_AMD = lazy_re(r"ROCM|HIP|rocm|hip(?:cc)?\b|amdhip|AMDGPU")
 
 
 def autotools_nvidia_dirs(fragments: list[str], switches: frozenset, files_out: set | None = None) -> set:

@@ -8,17 +8,18 @@ from tree_sitter import Node
 from hiplint.cparse import FUNCTION_TYPES, FunctionSpans, Unit, path_to
 from hiplint.model import Applicability, Edit, Finding, Fix, RelatedLocation, Severity
 from hiplint.source import Source
+from hiplint.lazy import lazy_re
 
 _STATEMENT_TYPES = frozenset({"expression_statement", "declaration", "compound_statement", "function_definition",
                               "return_statement", "translation_unit", "preproc_def", "preproc_function_def"})
 
 
-_NAME_OR_CALL = re.compile(rb"\s*([A-Za-z_]\w*)\s*(?:\(.*)?\Z", re.S)
+_NAME_OR_CALL = lazy_re(rb"\s*([A-Za-z_]\w*)\s*(?:\(.*)?\Z", re.S)
 # A CUDA name a compatibility header may map for AMD: toolkit and library prefixes, intrinsics.
-_CUDA_NAME = re.compile(r"(?:cu|CU|cuda|CUDA|nv|NV|__)[A-Za-z0-9_]")
+_CUDA_NAME = lazy_re(r"(?:cu|CU|cuda|CUDA|nv|NV|__)[A-Za-z0-9_]")
 
 
-_AMD_WORD = re.compile(rb"(?i)(?<![a-z])(hip|rocm|amdgpu|gfx[0-9]|rccl|miopen|"
+_AMD_WORD = lazy_re(rb"(?i)(?<![a-z])(hip|rocm|amdgpu|gfx[0-9]|rccl|miopen|"
                        rb"roc(tx|blas|rand|prim|fft|solver|sparse|thrust|wmma|shmem))")
 
 
@@ -30,7 +31,7 @@ def _names_amd(data: bytes) -> bool:
 
 # A file or directory named for one recent NVIDIA architecture (`sm100_fmha_kernel.hpp`, `hstu_hopper/`,
 # `cutlass_blackwell_fmha/`): Hopper/Blackwell code (TMA, wgmma, clusters), which has no HIP form.
-_NVIDIA_ARCH_PART = re.compile(r"(?:^|[_.-])(?:sm_?(?:9\d|1\d\d)a?|hopper|blackwell)(?:[_.-]|$)", re.I)
+_NVIDIA_ARCH_PART = lazy_re(r"(?:^|[_.-])(?:sm_?(?:9\d|1\d\d)a?|hopper|blackwell)(?:[_.-]|$)", re.I)
 
 
 def _names_nvidia_arch(path: str) -> bool:

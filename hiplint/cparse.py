@@ -9,6 +9,8 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+
+from hiplint.lazy import lazy_re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -18,7 +20,7 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 GRAMMAR_VERSION = "tree-sitter-cuda-0.21.2"
 
 # A macro body is parsed as code only when it could hold a call, an operator or a statement.
-_CODE_LIKE = re.compile(rb"[(;{=&|<>%/*+-]")
+_CODE_LIKE = lazy_re(rb"[(;{=&|<>%/*+-]")
 _WRAP_PREFIX = b"void __hiplint_macro_body__(void) {\n"
 _WRAP_SUFFIX = b"\n;}\n"
 
@@ -81,7 +83,7 @@ def iter_nodes(root: Node, types: frozenset[str] | set[str] | None = None):
             walked = _walked.get(types, 0) + root.end_byte - root.start_byte
             if walked <= _WALK_BUDGET and _named_kinds(types):
                 _walked[types] = walked
-                found = list(_walk(root, types))
+                found = list(walk_tree(root, types))
                 found.sort(key=lambda n: (n.start_byte, -n.end_byte))  # as a query's captures are below
                 yield from found
                 return
@@ -92,7 +94,7 @@ def iter_nodes(root: Node, types: frozenset[str] | set[str] | None = None):
             found.sort(key=lambda n: (n.start_byte, -n.end_byte))
             yield from found
             return
-    yield from _walk(root, types)
+    yield from walk_tree(root, types)
 
 
 _WALK_BUDGET = 64 * 1024  # bytes of source walked in Python per set of kinds before its query is compiled
@@ -251,7 +253,7 @@ def _kinds_query(types: frozenset[str]) -> Query | None:
         return None
 
 
-def _walk(root: Node, types):
+def walk_tree(root: Node, types):
     """Pre-order walk without recursion (2,000 nested braces must not hit Python's stack limit)."""
     cursor = root.walk()
     visited_children = False
@@ -273,15 +275,15 @@ def _walk(root: Node, types):
 # `#if defined(A) and B`: C++ spells && || ! as `and` `or` `not` too, and compilers accept them in
 # directives, but the grammar does not (it keeps only `B` as the condition). Directive lines are
 # respelled for parsing with the same length, so every offset still points into the file as it is.
-_DIRECTIVE_WITH_WORD_OPS = re.compile(rb"^[ \t]*#[ \t]*(?:el)?if\b(?:[^\n]|\\\r?\n)*?\b(?:and|or|not)\b[^\n]*"
+_DIRECTIVE_WITH_WORD_OPS = lazy_re(rb"^[ \t]*#[ \t]*(?:el)?if\b(?:[^\n]|\\\r?\n)*?\b(?:and|or|not)\b[^\n]*"
                                       rb"(?:(?<=\\)\n[^\n]*|(?<=\\\r)\n[^\n]*)*", re.M)
-_WORD_OPS = re.compile(rb"\b(and|or|not)\b")
+_WORD_OPS = lazy_re(rb"\b(and|or|not)\b")
 # The cheap test first (a few ms for 5 MB of sources): a directive with such a word at all.
-_ANY_WORD_OP = re.compile(rb"#[ \t]*(?:el)?if\b(?:[^\n\\]|\\[^\n]|\\\r?\n)*?\b(?:and|or|not)\b")
+_ANY_WORD_OP = lazy_re(rb"#[ \t]*(?:el)?if\b(?:[^\n\\]|\\[^\n]|\\\r?\n)*?\b(?:and|or|not)\b")
 _SPELLED = {b"and": b"&& ", b"or": b"||", b"not": b"!  "}
 
 
-_C_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_C_COMMENTS = lazy_re(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
 def strip_c_comments(text: str) -> str:
@@ -308,7 +310,7 @@ def for_parsing(data: bytes) -> bytes:
 MAX_NESTING = 1000
 # A level takes two bytes at least (`1+`). The look-behind starts a match only after a delimiter (or at
 # the start): tried at every byte, the plain repeat cost 0.45 s on the 5.6 MB benchmark corpus, this 0.07 s.
-_LONG_STATEMENT = re.compile(rb"(?<![^;{}])[^;{}]{%d,}" % (2 * MAX_NESTING))
+_LONG_STATEMENT = lazy_re(rb"(?<![^;{}])[^;{}]{%d,}" % (2 * MAX_NESTING))
 
 
 def too_deep(root: Node, data: bytes, limit: int = MAX_NESTING) -> int | None:
@@ -334,7 +336,7 @@ def too_deep(root: Node, data: bytes, limit: int = MAX_NESTING) -> int | None:
 # 8,000 nested `{` took 15 s, and the fixer re-lints the file on every pass. Beyond this the file is
 # skipped with a note.
 MAX_BLOCK_NESTING = 256
-_BRACE = re.compile(rb"[{}]")
+_BRACE = lazy_re(rb"[{}]")
 
 
 def too_deep_blocks(root: Node, data: bytes, limit: int = MAX_BLOCK_NESTING) -> int | None:
@@ -380,7 +382,7 @@ def valid_utf8(data: bytes) -> tuple[bytes, list[tuple[int, int]]]:
 
 
 # One well-formed UTF-8 sequence (RFC 3629), or one byte that starts none: group 1.
-_NOT_UTF8 = re.compile(
+_NOT_UTF8 = lazy_re(
     rb"[\x00-\x7f]+|[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}"
     rb"|\xed[\x80-\x9f][\x80-\xbf]|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}|\xf4[\x80-\x8f][\x80-\xbf]{2}"
     rb"|([\x80-\xff])", re.S)

@@ -15,7 +15,7 @@ from hiplint.cparse import (INDEX_CAPTURE, MAX_BLOCK_NESTING, MAX_NESTING, Unit,
 from hiplint.headers import platform_map
 from hiplint.model import Finding, RelatedLocation, Severity
 from hiplint.preproc import unreported_spans
-from hiplint.queryplan import ROOT_CAPTURE, QueryPlan, Rooted
+from hiplint.queryplan import ROOT_CAPTURE, KindWalk, QueryPlan, Rooted
 from hiplint.rule import CudaRule, FileRule, has_query
 from hiplint.source import MAX_FILE_BYTES, Encoding, Skip, Source, decode_input, read_bounded  # noqa: F401
 
@@ -295,7 +295,8 @@ class Linter:
         indexed: dict[str, list] = {}
         rooted = []
         for query, owners in queries:
-            for pattern_index, captures in QueryCursor(query).matches(root):
+            walked = query.matches(root) if type(query) is KindWalk else QueryCursor(query).matches(root)
+            for pattern_index, captures in walked:
                 owner = owners[pattern_index]
                 if owner is None:
                     continue  # a pattern of a gate this file does not open

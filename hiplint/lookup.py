@@ -28,13 +28,13 @@ TOKEN_KINDS = frozenset({"identifier", "type_identifier", "field_identifier", "n
                          "statement_identifier"})
 
 _STRING = r'"((?:[^"\\]|\\.)*)"'
-_PREDICATE = re.compile(r'\(\s*#([\w-]+)\?\s+@([\w.-]+)((?:\s+' + _STRING + r')*)\s*\)')
-_STRINGS = re.compile(_STRING)
-_SHAPE = re.compile(r'^(\(?)\s*(?:\[\s*((?:\(\w+\)\s*)+)\]|\((\w+)\))\s*@([\w.-]+)\s*(\)?)$')
+_PREDICATE = lazy_re(r'\(\s*#([\w-]+)\?\s+@([\w.-]+)((?:\s+' + _STRING + r')*)\s*\)')
+_STRINGS = lazy_re(_STRING)
+_SHAPE = lazy_re(r'^(\(?)\s*(?:\[\s*((?:\(\w+\)\s*)+)\]|\((\w+)\))\s*@([\w.-]+)\s*(\)?)$')
 # After predicates are removed and spaces normalised.
-_CALL_SHAPE = re.compile(r'^\(\(call_expression function: \(identifier\) @([\w.-]+)'
+_CALL_SHAPE = lazy_re(r'^\(\(call_expression function: \(identifier\) @([\w.-]+)'
                          r'(?: arguments: \(argument_list\)(?: @([\w.-]+))?)?\) @([\w.-]+) \)$')
-_KINDS = re.compile(r"\((\w+)\)")
+_KINDS = lazy_re(r"\((\w+)\)")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 
 

@@ -15,6 +15,7 @@ from functools import lru_cache
 from tree_sitter import Node
 
 from hiplint.cparse import error_ranges, for_parsing, iter_nodes
+from hiplint.lazy import lazy_re
 
 # Defined when compiling for AMD through HIP, never by nvcc. Projects add theirs with `hip-macros`.
 HIP_MACROS = frozenset({
@@ -44,7 +45,7 @@ CUDA_PASS_MACROS = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_FEAT_SM90_ALL", "__C
 
 # Macros only NVIDIA's template libraries define (CUTLASS, CuTe: no ROCm build; AMD's counterparts are
 # Composable Kernel and rocWMMA): undefined in every AMD compile.
-NVIDIA_LIBRARY_MACRO = re.compile(r"(?:CUTLASS|CUTE)_[A-Z0-9_]+$")
+NVIDIA_LIBRARY_MACRO = lazy_re(r"(?:CUTLASS|CUTE)_[A-Z0-9_]+$")
 
 # Defined by clang compiling CUDA, never by clang compiling HIP (which defines __HIP__ instead; checked
 # with clang 19 `-x hip -dM -E`) nor by nvcc: a test for clang's CUDA mode, false on AMD.
@@ -108,7 +109,7 @@ def derive_macros(defines) -> dict[str, str]:
     return derived
 
 # Defined only when clang compiles device code, some for one target only: AMD code, but not all of it.
-AMD_TARGET_MACRO = re.compile(r"__gfx[0-9a-f]+__|__GFX\d+__|__AMDGCN__|__AMDGPU__|__AMDGCN_WAVEFRONT_SIZE(__)?")
+AMD_TARGET_MACRO = lazy_re(r"__gfx[0-9a-f]+__|__GFX\d+__|__AMDGCN__|__AMDGPU__|__AMDGCN_WAVEFRONT_SIZE(__)?")
 
 # Projects name their own "this is the HIP build" macro: USE_AMD_ROCM (Faiss), AMREX_USE_HIP,
 # KOKKOS_ENABLE_HIP, ROCM_VERSION_MAJOR. A name with HIP, ROCM or an AMD library (ROCTX, RCCL, ...)
@@ -182,7 +183,7 @@ def names_other_compiler(name: str) -> bool:
 
 
 # In a HIP macro's name: AMD's platform, targets or runtime, never defined by HIP over nvcc.
-_AMD_ONLY_WORD = re.compile(r"AMD|GCN|GFX|ROCM|ROCCLR|HCC")
+_AMD_ONLY_WORD = lazy_re(r"AMD|GCN|GFX|ROCM|ROCCLR|HCC")
 
 
 def _not(v):
@@ -614,11 +615,11 @@ def _tests_hip_macro(branch: Node, data: bytes, hip_macros: frozenset[str], deri
 # `AMREX_HIP_OR_CUDA(hip_code, cuda_code)`, `AMREX_HIP_OR_CUDA_OR_SYCL(h, c, s)`. The argument for
 # CUDA is the NVIDIA build's code, the one for HIP the AMD build's.
 _VENDOR_WORDS = ("HIP", "CUDA", "SYCL", "DPCPP", "CPU", "HOST", "OMP", "OPENMP")
-_VENDOR_SELECTOR = re.compile(r"(?:^|_)((?:%s)(?:_OR_(?:%s))+)$" % ("|".join(_VENDOR_WORDS), "|".join(_VENDOR_WORDS)))
-_VENDOR_HINT = re.compile(rb"_OR_(?:CUDA|HIP)\b|(?:CUDA|HIP)_OR_")
+_VENDOR_SELECTOR = lazy_re(r"(?:^|_)((?:%s)(?:_OR_(?:%s))+)$" % ("|".join(_VENDOR_WORDS), "|".join(_VENDOR_WORDS)))
+_VENDOR_HINT = lazy_re(rb"_OR_(?:CUDA|HIP)\b|(?:CUDA|HIP)_OR_")
 
 
-_VENDOR_CALL = re.compile(rb"\b([A-Za-z_]\w*)[ \t]*(?:\\?\r?\n[ \t]*)*\(")
+_VENDOR_CALL = lazy_re(rb"\b([A-Za-z_]\w*)[ \t]*(?:\\?\r?\n[ \t]*)*\(")
 
 
 def _vendor_argument_regions(root: Node, data: bytes) -> list[Region]:
@@ -687,15 +688,15 @@ def _tests_nvidia_switch(branch: Node, data: bytes, switches: frozenset[str]) ->
 
 
 # Conditional directives, read as the preprocessor reads them: by line, continuations included.
-_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b((?:[^\n\\]|\\\r?\n|\\.)*)",
+_DIRECTIVE = lazy_re(rb"^[ \t]*#[ \t]*(ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b((?:[^\n\\]|\\\r?\n|\\.)*)",
                         re.M)
-_TRAILING_COMMENT = re.compile(rb"(?:\s|\\\r?\n)*(//.*|/\*.*)?$", re.S)
-_CONTINUATION = re.compile(rb"\\\r?\n")
+_TRAILING_COMMENT = lazy_re(rb"(?:\s|\\\r?\n)*(//.*|/\*.*)?$", re.S)
+_CONTINUATION = lazy_re(rb"\\\r?\n")
 
 
 # What can hide a `#` at the start of a line: block comments and raw strings (found after skipping line
 # comments and ordinary literals, which may hold `/*` or `R"(`).
-_LEXEME = re.compile(rb"//(?:[^\n\\]|\\.)*"             # line comment (continued by a backslash)
+_LEXEME = lazy_re(rb"//(?:[^\n\\]|\\.)*"             # line comment (continued by a backslash)
                      rb"|/\*.*?(?:\*/|\Z)"                # block comment
                      rb'|R"([^()\\\s"]{0,16})\(.*?\)\1"'  # raw string
                      rb'|"(?:[^"\\\n]|\\.)*"'             # string
@@ -743,7 +744,7 @@ def directive_groups(data: bytes) -> list[list[tuple[str, bytes, int, int, int]]
     return groups
 
 
-_DEFINE_NAME = re.compile(rb"#[ \t]*define[ \t]+(\w+)")
+_DEFINE_NAME = lazy_re(rb"#[ \t]*define[ \t]+(\w+)")
 
 
 def _first_define(data: bytes, at: int) -> bytes | None:

@@ -24,6 +24,7 @@ from tree_sitter import Query
 
 from hiplint import triggers as trig
 from hiplint.cparse import INDEX_KINDS_ORDER, INDEX_PATTERNS, language
+from hiplint.cparse import walk_tree
 from hiplint.lookup import LookupPattern
 from hiplint.treematch import TreePattern
 
@@ -35,6 +36,28 @@ MAX_OWNER_SETS = 4096
 TREE_MATCH_BUDGET = 64 * 1024
 _tree_matched = 0  # bytes matched so in this process
 ROOT_CAPTURE = "__root__"
+
+
+class KindWalk:
+    """Patterns that are each one node kind, `(kind) @capture`, found by walking the tree in Python:
+    the light query (QueryPlan._light_for) when every pattern in it is one. Compiling even such a
+    query costs about 25 ms (tree-sitter reads the grammar's whole parse table); walking a small
+    file's tree costs a few. `matches` gives what QueryCursor(query).matches would."""
+
+    def __init__(self, texts: list[str]):
+        self.by_kind: dict[str, list[tuple[int, str]]] = {}
+        for i, text in enumerate(texts):
+            kind, capture = text.strip()[1:].split(") @")
+            self.by_kind.setdefault(kind, []).append((i, capture))
+        self.kinds = frozenset(self.by_kind)
+
+    def matches(self, root) -> list[tuple[int, dict]]:
+        out = []
+        for node in walk_tree(root, self.kinds):
+            if node.is_named:
+                for i, capture in self.by_kind[node.type]:
+                    out.append((i, {capture: [node]}))
+        return out
 
 
 class Rooted:
@@ -290,7 +313,7 @@ class QueryPlan:
                 if key not in parsed:
                     parsed[key] = TreePattern.parse(key, supertypes.__contains__)
                 tp = parsed[key]
-                if tp is None or not tp.structured or tp.kinds is None:
+                if tp is None or tp.kinds is None:
                     if key not in at:
                         at[key] = len(texts)
                         texts.append(text)
@@ -304,7 +327,8 @@ class QueryPlan:
                         texts.append(stand_in)
                         slots.append(("tree", []))
                     slots[at[stand_in]][1].append((tp, owner, gate))
-            self._light = (Query(language(), "\n".join(texts)), slots)
+            walkable = all(kind == "tree" or members[0][0][0] is None for kind, members in slots)
+            self._light = (KindWalk(texts) if walkable else Query(language(), "\n".join(texts)), slots)
         query, slots = self._light
         owners = self._light_by_gates.get(active)
         if owners is None:

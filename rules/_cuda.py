@@ -178,7 +178,7 @@ def asm_template(ctx, asm) -> str:
     return "".join(parts)
 
 
-_STRING_MACRO = re.compile(r'^"((?:[^"\\\n]|\\.)*)"\s*(?://.*|/\*.*\*/)?$')
+_STRING_MACRO = lazy_re(r'^"((?:[^"\\\n]|\\.)*)"\s*(?://.*|/\*.*\*/)?$')
 
 
 def _string_macros(ctx) -> dict[str, str]:

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from conftest import FIXTURES
-from hiplint.cparse import _INDEX_KINDS, _walk, iter_nodes, new_parser, parse_file
+from hiplint.cparse import _INDEX_KINDS, iter_nodes, walk_tree, new_parser, parse_file
 from hiplint.languages import language_of
 from hiplint.testing import fixture_files
 
@@ -21,12 +21,12 @@ def test_index_matches_a_walk_on_every_fixture():
     checked = 0
     for path in files:
         for unit in parse_file(parser, path.read_bytes()):
-            nodes = list(_walk(unit.root, None))
+            nodes = list(walk_tree(unit.root, None))
             for sub in rng.sample(nodes, min(15, len(nodes))) + [unit.root]:
                 for kinds in KIND_SETS:
                     assert kinds <= _INDEX_KINDS
                     got = [n.id for n in iter_nodes(sub, kinds)]
-                    want = [n.id for n in _walk(sub, frozenset(kinds))]
+                    want = [n.id for n in walk_tree(sub, frozenset(kinds))]
                     assert got == want, (str(path), sub.type, kinds)
                     checked += 1
     assert checked > 10000

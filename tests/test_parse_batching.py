@@ -2,7 +2,7 @@
 import pytest
 
 import hiplint.cparse as cparse
-from hiplint.cparse import _walk, iter_nodes, new_parser, parse_file
+from hiplint.cparse import iter_nodes, walk_tree, new_parser, parse_file
 from hiplint.config import Settings
 from hiplint.engine import Linter
 from hiplint.registry import load_registry, select_rules
@@ -80,12 +80,12 @@ def test_query_iteration_equals_python_walk():
     for kinds in ({"comment"}, {"preproc_if", "preproc_ifdef"}, {"preproc_def", "preproc_function_def"},
                   {"identifier"}, {"binary_expression", "call_expression"}):
         got = [(n.start_byte, n.end_byte, n.type) for n in iter_nodes(tree.root_node, kinds)]
-        want = [(n.start_byte, n.end_byte, n.type) for n in _walk(tree.root_node, kinds)]
+        want = [(n.start_byte, n.end_byte, n.type) for n in walk_tree(tree.root_node, kinds)]
         assert got == want and got, kinds
     # Inside a subtree (rules search a function's body), and with kinds given as a tuple.
     fn = next(iter_nodes(tree.root_node, {"function_definition"}))
     for kinds in (("identifier",), ("binary_expression", "subscript_expression")):
         got = [(n.start_byte, n.end_byte) for n in iter_nodes(fn, kinds)]
-        assert got == [(n.start_byte, n.end_byte) for n in _walk(fn, set(kinds))] and got
+        assert got == [(n.start_byte, n.end_byte) for n in walk_tree(fn, set(kinds))] and got
     # Anonymous tokens cannot be queried by kind: the walk still finds them.
     assert [n.type for n in iter_nodes(tree.root_node, {"#endif"})] == ["#endif"]

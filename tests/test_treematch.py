@@ -140,6 +140,7 @@ def test_a_small_run_gives_the_findings_of_the_compiled_plan(path, monkeypatch):
     built, layout = _built(linter)
     fresh = QueryPlan.from_layout(layout, linter.cuda_rules, linter.unit_rules)
     monkeypatch.setattr(qp, "_tree_matched", 0)
+    monkeypatch.setattr(qp, "TREE_MATCH_BUDGET", 1 << 40)  # every fixture, whatever its size
 
     def run(plan):
         linter._plan = plan
@@ -150,24 +151,51 @@ def test_a_small_run_gives_the_findings_of_the_compiled_plan(path, monkeypatch):
     assert light == run(built)
 
 
-def test_a_small_run_compiles_no_structured_pattern_and_a_large_one_compiles_the_plan(monkeypatch):
-    linter, _ = _fixture_linter(FIXTURES / "warp" / "reduction_kernels.cu")
-    layout = json.loads(json.dumps(QueryPlan.build(linter.cuda_rules, linter.unit_rules).layout(linter.cuda_rules)))
+def _fresh(linter):
+    _, layout = _built(linter)
     fresh = QueryPlan.from_layout(layout, linter.cuda_rules, linter.unit_rules)
     linter._plan = fresh
+    return fresh
+
+
+def test_a_small_run_compiles_no_query_and_a_large_one_compiles_the_plan(monkeypatch):
+    """Every built-in pattern is read (treematch) or a node kind: a small file is walked in Python and
+    nothing is compiled; past the budget (bytes matched in Python in this process) the plan's
+    patterns are compiled once."""
+    linter, small = _fixture_linter(FIXTURES / "warp" / "reduction_kernels.cu")
+    fresh = _fresh(linter)
     compiled = []
     real = qp.Query
     monkeypatch.setattr(qp, "Query", lambda lang, text: compiled.append(text) or real(lang, text))
     monkeypatch.setattr(qp, "_tree_matched", 0)
-    small = (FIXTURES / "warp" / "reduction_kernels.cu").read_bytes()
     codes = [f.code for f in linter.lint_bytes("a.cu", small, "cuda").findings]
     assert "WRP001" in codes
-    assert len(compiled) == 1
-    # One query, every pattern of it a node kind with no child patterns: nothing for tree-sitter to analyse.
-    for pattern in (p.strip() for p in compiled[0].split("\n")):
-        tp = TreePattern.parse(pattern, SUPERTYPES.__contains__) if pattern else None
-        assert not pattern or (tp is not None and not tp.structured), pattern
-    # Past the budget (bytes matched in Python in this process), the whole plan is compiled once.
+    assert compiled == [] and type(fresh._light[0]) is qp.KindWalk
     big = small + b"\n" * qp.TREE_MATCH_BUDGET
     assert [f.code for f in linter.lint_bytes("b.cu", big, "cuda").findings] == codes
-    assert len(compiled) == 2 and fresh._first is not None
+    assert len(compiled) == 1 and fresh._first is not None
+
+
+def test_a_pattern_not_read_is_compiled_with_node_kinds_for_the_rest(monkeypatch):
+    """A pattern treematch does not read (a rule pack's quantifier, say) stays a query: the light query
+    is then compiled, that pattern as written and the others as `(kind) @__root__`. Same findings."""
+    path = FIXTURES / "warp" / "reduction_kernels.cu"
+    linter, data = _fixture_linter(path)
+    built, _ = _built(linter)
+    linter._plan = built
+    want = [(f.code, f.line, f.column, f.message) for f in linter.lint_bytes(str(path), data, "cuda").findings]
+    real_parse = TreePattern.parse
+    monkeypatch.setattr(qp.TreePattern, "parse",
+                        staticmethod(lambda text, st=None: None if "binary_expression" in text else real_parse(text, st)))
+    fresh = _fresh(linter)
+    compiled = []
+    real = qp.Query
+    monkeypatch.setattr(qp, "Query", lambda lang, text: compiled.append(text) or real(lang, text))
+    monkeypatch.setattr(qp, "_tree_matched", 0)
+    got = [(f.code, f.line, f.column, f.message) for f in linter.lint_bytes(str(path), data, "cuda").findings]
+    assert got == want and any(c == "WRP001" for c, *_ in got)
+    assert len(compiled) == 1 and "(binary_expression" in compiled[0] and f"@{qp.ROOT_CAPTURE}" in compiled[0]
+    query, text = real(language(), compiled[0]), compiled[0].encode()
+    for i in range(query.pattern_count):
+        pattern = text[query.start_byte_for_pattern(i):query.end_byte_for_pattern(i)].decode().strip()
+        assert "binary_expression" in pattern or pattern.count("(") == 1, pattern

@@ -1,39 +1,40 @@
 import re
 
 from hiplint import CudaRule, Impact, Severity
+from hiplint.lazy import lazy_re
 from .._cuda import asm_template, is_ptx, ptx_category
 from .async_copy import PTX_ADDRESS_HELPERS
 
 # PTX -> what HIP offers instead (HIP headers: amd_device_functions.h, amd_warp_functions.h).
 PTX_HINTS = (
-    (re.compile(r"%laneid"), "`__lane_id()`"),
-    (re.compile(r"%smid"), "`__smid()`"),
-    (re.compile(r"%clock64|%clock\b"), "`clock64()` (counts at `clockInstructionRate`, see NV006)"),
-    (re.compile(r"%warpid"), "`threadIdx` arithmetic with `warpSize` (`%warpid` is not stable on NVIDIA either)"),
-    (re.compile(r"%lanemask_(lt|le|gt|ge|eq)"), "`__lanemask_lt()` and friends (64-bit masks on wave64)"),
-    (re.compile(r"\bprmt\b"), "`__byte_perm()`"),
-    (re.compile(r"\b(ex2|lg2|rcp|rsqrt|sqrt|sin|cos|tanh)\."),
+    (lazy_re(r"%laneid"), "`__lane_id()`"),
+    (lazy_re(r"%smid"), "`__smid()`"),
+    (lazy_re(r"%clock64|%clock\b"), "`clock64()` (counts at `clockInstructionRate`, see NV006)"),
+    (lazy_re(r"%warpid"), "`threadIdx` arithmetic with `warpSize` (`%warpid` is not stable on NVIDIA either)"),
+    (lazy_re(r"%lanemask_(lt|le|gt|ge|eq)"), "`__lanemask_lt()` and friends (64-bit masks on wave64)"),
+    (lazy_re(r"\bprmt\b"), "`__byte_perm()`"),
+    (lazy_re(r"\b(ex2|lg2|rcp|rsqrt|sqrt|sin|cos|tanh)\."),
      "the math functions (`exp2f`, `log2f`, `__frcp_rn`, `__drcp_rn`, `rsqrtf`, `sqrtf`, `__sinf`, `__cosf`, `tanhf`)"),
-    (re.compile(r"\bbfe\."), "`__bitextract_u32()` / `__bitextract_u64()`"),
-    (re.compile(r"\bbfi\."), "`__bitinsert_u32()` / `__bitinsert_u64()`"),
-    (re.compile(r"\bshf\.(l|r)"), "`__funnelshift_l()` / `__funnelshift_r()`"),
-    (re.compile(r"\bbrev\."), "`__brev()`"),
-    (re.compile(r"\bpopc\."), "`__popc()`"),
-    (re.compile(r"\bclz\."), "`__clz()`"),
-    (re.compile(r"\blop3\."), "a C expression of `&`, `|`, `^`, `~`"),
-    (re.compile(r"\bld\.global\.nc|\bld\.global"), "a plain load or `__ldg()`"),
-    (re.compile(r"\bst\.global"), "a plain store or `__builtin_nontemporal_store()`"),
-    (re.compile(r"\bmembar\.gl|\bfence\.[a-z.]*gpu"), "`__threadfence()`"),
-    (re.compile(r"\bmembar\.cta|\bfence\.[a-z.]*cta"), "`__threadfence_block()`"),
-    (re.compile(r"\bmembar\.sys|\bfence\.[a-z.]*sys"), "`__threadfence_system()`"),
-    (re.compile(r"\bvote\.[a-z.]*ballot"), "`__ballot()` (64-bit on wave64)"),
-    (re.compile(r"\bvote\.[a-z.]*(any|all)"), "`__any()` / `__all()`"),
-    (re.compile(r"\bshfl\."), "`__shfl*()` with an explicit width"),
-    (re.compile(r"\bbar\.warp\.sync"), "`__syncwarp()`"),
-    (re.compile(r"\b(atom|red)\."), "the `atomic*()` functions"),
-    (re.compile(r"\b(ldmatrix|mma|wmma)\."), "rocWMMA or the MFMA/WMMA builtins (LIB rules)"),
-    (re.compile(r"\bcvt\."), "a C cast or the `__float2*_r*` conversion functions"),
-    (re.compile(r"\bdp4a\.|\bdp2a\."), "`__builtin_amdgcn_sdot4` (see NV003)"),
+    (lazy_re(r"\bbfe\."), "`__bitextract_u32()` / `__bitextract_u64()`"),
+    (lazy_re(r"\bbfi\."), "`__bitinsert_u32()` / `__bitinsert_u64()`"),
+    (lazy_re(r"\bshf\.(l|r)"), "`__funnelshift_l()` / `__funnelshift_r()`"),
+    (lazy_re(r"\bbrev\."), "`__brev()`"),
+    (lazy_re(r"\bpopc\."), "`__popc()`"),
+    (lazy_re(r"\bclz\."), "`__clz()`"),
+    (lazy_re(r"\blop3\."), "a C expression of `&`, `|`, `^`, `~`"),
+    (lazy_re(r"\bld\.global\.nc|\bld\.global"), "a plain load or `__ldg()`"),
+    (lazy_re(r"\bst\.global"), "a plain store or `__builtin_nontemporal_store()`"),
+    (lazy_re(r"\bmembar\.gl|\bfence\.[a-z.]*gpu"), "`__threadfence()`"),
+    (lazy_re(r"\bmembar\.cta|\bfence\.[a-z.]*cta"), "`__threadfence_block()`"),
+    (lazy_re(r"\bmembar\.sys|\bfence\.[a-z.]*sys"), "`__threadfence_system()`"),
+    (lazy_re(r"\bvote\.[a-z.]*ballot"), "`__ballot()` (64-bit on wave64)"),
+    (lazy_re(r"\bvote\.[a-z.]*(any|all)"), "`__any()` / `__all()`"),
+    (lazy_re(r"\bshfl\."), "`__shfl*()` with an explicit width"),
+    (lazy_re(r"\bbar\.warp\.sync"), "`__syncwarp()`"),
+    (lazy_re(r"\b(atom|red)\."), "the `atomic*()` functions"),
+    (lazy_re(r"\b(ldmatrix|mma|wmma)\."), "rocWMMA or the MFMA/WMMA builtins (LIB rules)"),
+    (lazy_re(r"\bcvt\."), "a C cast or the `__float2*_r*` conversion functions"),
+    (lazy_re(r"\bdp4a\.|\bdp2a\."), "`__builtin_amdgcn_sdot4` (see NV003)"),
 )
 MAX_HINTS = 3
 

@@ -5,6 +5,7 @@ from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.model import Edit
 
 from hiplint.cparse import iter_nodes
+from hiplint.lazy import lazy_re
 
 from ._lanes import (HEADER_PATH, INT32_TYPES, LANE_EXPR, LANE_MASK_CALLS, LANE_MASK_NAME, LANE_NAME, MASK_NAME,
                      SYNC_WITH_MASK, declared_types, int_literal, is_full_mask_32, is_full_mask_32_text, lanes_in_32s_note,
@@ -248,7 +249,7 @@ def _narrowed_into(ctx, shl, scope):
 _DEFINITIONS = frozenset({"preproc_def", "preproc_function_def"})
 
 
-_FUNCTION_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)[ \t]*(.*)$", re.M)
+_FUNCTION_MACRO = lazy_re(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)[ \t]*(.*)$", re.M)
 
 
 def _maskless_macros(ctx) -> set[str]:
