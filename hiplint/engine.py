@@ -53,6 +53,34 @@ def _splitter_digest() -> str:
     return h.hexdigest()
 
 
+def changed_span(old: bytes, new: bytes) -> tuple[int, int, int]:
+    """Where `new` differs from `old`: (start, end in old, end in new), the common prefix and suffix
+    found by halving (slices compared in C)."""
+    n = min(len(old), len(new))
+    lo, hi = 0, n
+    while lo < hi:  # the longest common prefix
+        mid = (lo + hi + 1) // 2
+        if old[:mid] == new[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    start = lo
+    lo, hi = 0, n - start
+    while lo < hi:  # the longest common suffix that does not overlap it
+        mid = (lo + hi + 1) // 2
+        if old[len(old) - mid:] == new[len(new) - mid:]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return start, len(old) - lo, len(new) - lo
+
+
+def _point(text: bytes, offset: int) -> tuple[int, int]:
+    """(row, column in bytes) of a byte offset, as tree-sitter counts them."""
+    row = text.count(b"\n", 0, offset)
+    return row, offset - (text.rfind(b"\n", 0, offset) + 1)
+
+
 def is_binary(data: bytes) -> bool:
     return b"\0" in data[:8192]
 
@@ -80,6 +108,10 @@ class Linter:
         self.plan_dir: str | None = None  # where the query plan is saved between runs (the cache's)
         self.gating = True  # tests turn it off to show that skipping rules by text changes nothing
         self._parser = None
+        # The language server: a document linted again after an edit is parsed incrementally from its
+        # previous tree (a keystroke re-parses a few nodes, not the whole 1,000-line file).
+        self.reuse_trees = False
+        self._previous: dict[str, tuple[bytes, object]] = {}  # path -> (text parsed, its tree)
         self.languages = {"cuda"} if self.unit_rules or self.file_rules.get("cuda") else set()
         self.languages |= set(self.file_rules)
 
@@ -210,7 +242,7 @@ class Linter:
         # The rules see valid UTF-8 (tree-sitter's predicates need it); fixes never write over the bytes
         # replaced for that (_finish).
         data, ctx.blanked = valid_utf8(data)
-        tree = self._parser.parse(for_parsing(data))
+        tree = self._parse_document(ctx.path, for_parsing(data))
         deep = too_deep(tree.root_node, data)
         if deep is not None:
             raise TooDeep(f"an expression nested more than {MAX_NESTING} levels deep (line "
@@ -255,6 +287,24 @@ class Linter:
         ctx.unit = units[0]
         comments = suppress.c_comments(root, ctx.source)
         return comments, suppress.c_next_statement(root, ctx.source)
+
+    def _parse_document(self, path: str, text: bytes):
+        """`text` parsed; with `reuse_trees`, from the tree of the path's previous text, edited where the
+        two texts differ (tree-sitter then re-parses only what the edit touched: the same tree as a
+        parse from scratch). One document is kept: the one being typed in."""
+        if not self.reuse_trees:
+            return self._parser.parse(text)
+        previous = self._previous.get(path)
+        old_tree = None
+        if previous is not None and previous[0] != text:
+            old_text, old_tree = previous
+            start, old_end, new_end = changed_span(old_text, text)
+            old_tree.edit(start_byte=start, old_end_byte=old_end, new_end_byte=new_end,
+                          start_point=_point(text, start), old_end_point=_point(old_text, old_end),
+                          new_end_point=_point(text, new_end))
+        tree = self._parser.parse(text, old_tree) if old_tree is not None else self._parser.parse(text)
+        self._previous = {path: (text, tree)}
+        return tree
 
     def _amd_view(self, tree, data: bytes, errors, ctx):
         """A file tree-sitter cannot parse because its `#if` branches are not balanced on their own

@@ -223,6 +223,7 @@ class Workspace:
             if self._registry is None:
                 self._registry = load_registry()
             linter = Linter(settings, select_rules(settings, self._registry))
+            linter.reuse_trees = True  # documents are linted again on every change
             self._linters[key] = linter
         return linter
 

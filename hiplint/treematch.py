@@ -206,9 +206,13 @@ class TreePattern:
         self.root = root
         self.text = text
         self.kinds = root.kinds()
+        # The root's child patterns that name a field (checked first, by `matches`).
+        self._fielded = [(f, c) for f, c in root.children if f is not None] if root.options is None else []
         # Child patterns below the root (or one of its alternatives): what a compile would analyse.
         self.structured = bool(root.children) or any(o.children for o in root.options or ())
-        self.tests = []
+        # Predicates by capture, each tested as soon as its node is taken: a capture that a predicate
+        # tests is in every match once (parse), so a failing test ends that way of matching early.
+        self.tests: dict[str, list] = {}
         for name, capture, args in predicates:
             negated = name.startswith("not-")
             op = name[4:] if negated else name
@@ -218,7 +222,7 @@ class TreePattern:
                 arg = frozenset(args)
             else:
                 arg = args[0]
-            self.tests.append((capture, op, negated, arg))
+            self.tests.setdefault(capture, []).append((op, negated, arg))
 
     @classmethod
     def parse(cls, text: str, is_supertype=None) -> "TreePattern | None":
@@ -246,9 +250,12 @@ class TreePattern:
         when its last step takes a node, in a walk of the tree in pre-order: `order` sorts matches so."""
         out = []
         seen = set()
-        for binding, last in _match(self.root, node):
-            if self.tests and not self._accepts(binding):
-                continue
+        # Most nodes of the root's kind fail on a field's child (`function: (identifier) @fn` with
+        # `#any-of? @fn ...`): that child is looked up by its field first, without walking the rest.
+        for field, pat in self._fielded:
+            if not any(_may_match(pat, c, self.tests) for c in node.children_by_field_name(field)):
+                return out
+        for binding, last in _match(self.root, node, self.tests):
             key = tuple((name, n.id) for name, n in binding)
             if key in seen:
                 continue
@@ -259,20 +266,34 @@ class TreePattern:
             out.append(((last.start_byte, -last.end_byte), captures))
         return out
 
-    def _accepts(self, binding) -> bool:
-        """The predicates, on the text of the tree's source as tree-sitter's own predicates read it."""
-        for capture, op, negated, arg in self.tests:
-            n = next(n for name, n in binding if name == capture)
-            text = n.text.decode("utf-8", "replace")
-            if op == "eq?":
-                ok = text == arg
-            elif op == "any-of?":
-                ok = text in arg
-            else:
-                ok = arg.search(text) is not None
-            if ok == negated:
-                return False
-        return True
+
+def _may_match(p: _Pat, node: Node, tests: dict) -> bool:
+    """Whether `node` passes pattern `p`'s own kind and the predicates on its own captures (not its
+    children's): a necessary condition for a match at `node`."""
+    if p.options is not None:
+        if not any(_may_match(o, node, tests) for o in p.options):
+            return False
+    elif p.literal is not None:
+        if node.is_named or node.type != p.literal:
+            return False
+    elif not node.is_named or (p.kind != "_" and node.type != p.kind):
+        return False
+    return all(c not in tests or _passes(tests[c], node) for c in p.captures)
+
+
+def _passes(tests: list, node: Node) -> bool:
+    """The predicates on one capture, on the text of the tree's source as tree-sitter's own read it."""
+    text = node.text.decode("utf-8", "replace")
+    for op, negated, arg in tests:
+        if op == "eq?":
+            ok = text == arg
+        elif op == "any-of?":
+            ok = text in arg
+        else:
+            ok = arg.search(text) is not None
+        if ok == negated:
+            return False
+    return True
 
 
 def _count(p: _Pat, capture: str) -> int:
@@ -305,34 +326,39 @@ def _maybe_anonymous(p: _Pat) -> bool:
     return p.literal is not None or any(_maybe_anonymous(o) for o in p.options or ())
 
 
-def _match(p: _Pat, node: Node) -> list[tuple[list[tuple[str, Node]], Node]]:
+def _match(p: _Pat, node: Node, tests: dict) -> list[tuple[list[tuple[str, Node]], Node]]:
     """Every binding of pattern `p` at `node`: (a list of (capture, node), the node its last step took)."""
-    if p.options is not None:
-        out = []
-        for o in p.options:
-            out.extend(_match(o, node))
-    else:
+    if p.options is None:
         if p.literal is not None:
             if node.is_named or node.type != p.literal:
                 return []
         elif not node.is_named or (p.kind != "_" and node.type != p.kind):
             return []
-        out = _children(p, node) if p.children else [([], node)]
+    for c in p.captures:
+        if c in tests and not _passes(tests[c], node):
+            return []
+    if p.options is not None:
+        out = []
+        for o in p.options:
+            out.extend(_match(o, node, tests))
+    else:
+        out = _children(p, node, tests) if p.children else [([], node)]
     if p.captures and out:
         return [([(c, node) for c in p.captures] + b, last) for b, last in out]
     return out
 
 
-def _children(p: _Pat, node: Node) -> list[tuple[list[tuple[str, Node]], Node]]:
+def _children(p: _Pat, node: Node, tests: dict) -> list[tuple[list[tuple[str, Node]], Node]]:
     """Every way the child patterns take `node`'s children in order (skipping others) as bindings."""
     children = p.children
     kids = node.children
     fields = [node.field_name_for_child(i) for i in range(len(kids))] if any(f for f, _ in children) else None
+    anchors = p.anchors
     named_index, n_named = [], 0
-    for kid in kids:
-        named_index.append(n_named if kid.is_named else -1)
-        n_named += kid.is_named
-    anchors = frozenset(p.anchors)
+    if anchors:
+        for kid in kids:
+            named_index.append(n_named if kid.is_named else -1)
+            n_named += kid.is_named
     results: list[tuple[list[tuple[str, Node]], Node]] = []
 
     def assign(k: int, start: int, prev_named: int, acc: list, last: Node) -> None:
@@ -345,10 +371,14 @@ def _children(p: _Pat, node: Node) -> list[tuple[list[tuple[str, Node]], Node]]:
         for i in range(start, len(kids)):
             if field is not None and fields[i] != field:
                 continue
-            if k in anchors and named_index[i] != prev_named + 1:
-                continue
-            for b, end in _match(pat, kids[i]):
-                assign(k + 1, i + 1, named_index[i] if named_index[i] >= 0 else prev_named, acc + b, end)
+            if anchors:
+                if k in anchors and named_index[i] != prev_named + 1:
+                    continue
+                taken = named_index[i] if named_index[i] >= 0 else prev_named
+            else:
+                taken = prev_named
+            for b, end in _match(pat, kids[i], tests):
+                assign(k + 1, i + 1, taken, acc + b, end)
 
     assign(0, 0, -1, [], node)
     return results
