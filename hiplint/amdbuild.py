@@ -156,6 +156,8 @@ class AmdBuild:
     nvidia_subdirs: set = field(default_factory=set)  # added only from NVIDIA blocks (add_subdirectory)
     autotools_nvidia_dirs: set = field(default_factory=set)  # autotools_nvidia_dirs()
     autotools_nvidia_files: set = field(default_factory=set)  # listed only in a Makefile.am's NVIDIA blocks
+    python_nvidia_files: set = field(default_factory=set)  # python_nvidia_sources(): a Python build's CUDA branch
+    python_nvidia_dirs: set = field(default_factory=set)  # directories holding only those
     vendored_dirs: set = field(default_factory=set)  # vendored projects (_build_files): not read as the build
     removed_names_defined: frozenset = frozenset()  # removed_names_defined()
 
@@ -166,6 +168,13 @@ class AmdBuild:
     def known(self) -> bool:
         return bool(self.amd_build_files)
 
+    def _python_nvidia(self, full: str) -> bool:
+        """Named only in a Python build's CUDA branch, or a header in (or below) a directory of such sources."""
+        if full in self.python_nvidia_files:
+            return True
+        return os.path.splitext(full)[1].lower() in HEADERS and any(
+            full.startswith(d + os.sep) for d in self.python_nvidia_dirs)
+
     def facts_for(self, path: str) -> FileFacts:
         if not self.known:
             if not (self.nvidia_switches or self.python_amd):
@@ -174,7 +183,8 @@ class AmdBuild:
             full = os.path.abspath(path)
             return FileFacts(nvidia_switches=self.nvidia_switches, project_builds_for_amd=True,
                              nvidia_source=full in self.autotools_nvidia_files
-                             or any(full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs),
+                             or any(full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs)
+                             or self._python_nvidia(full),
                              vendored=self.vendored(full), removed_names_defined=self.removed_names_defined)
         full = os.path.abspath(path)
         compiled = full in self.amd_sources or (
@@ -184,7 +194,7 @@ class AmdBuild:
         nvidia_source = not compiled and (full in self.nvidia_sources or full in self.autotools_nvidia_files or any(
             full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs) or (
             os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.nvidia_dirs)
-            or any(full.startswith(d + os.sep) for d in self.nvidia_subdirs))
+            or any(full.startswith(d + os.sep) for d in self.nvidia_subdirs) or self._python_nvidia(full))
         return FileFacts(compiled, frozenset(self.amd_defines), frozenset(self.nvidia_defines), nvidia_file, ranges,
                          self.nvidia_switches, True, nvidia_source, full in self.amd_build_files,
                          tuple(sorted((n, a, v) for n, (a, v) in self.valued.items())),
@@ -209,9 +219,12 @@ class AmdBuild:
             if self.autotools_nvidia_dirs:
                 lines.append("nvidia-only-directories = [\n" + "".join(
                     f"  {v!r},\n" for v in sorted(map(rel, self.autotools_nvidia_dirs))) + "]")
-            if self.autotools_nvidia_files:
-                lines.append("nvidia-only-sources = [\n" + "".join(
-                    f"  {v!r},\n" for v in sorted(map(rel, self.autotools_nvidia_files))) + "]")
+            if self.autotools_nvidia_files or self.python_nvidia_files:
+                lines.append("nvidia-only-sources = [\n" + "".join(f"  {v!r},\n" for v in sorted(
+                    map(rel, self.autotools_nvidia_files | self.python_nvidia_files))) + "]")
+            if self.python_nvidia_dirs:
+                lines.append("nvidia-only-directories-python-build = [\n" + "".join(
+                    f"  {v!r},\n" for v in sorted(map(rel, self.python_nvidia_dirs))) + "]")
             if self.vendored_dirs:
                 lines.append(f"{vendored[0]} = [\n" + "".join(f"  {v!r},\n" for v in vendored[1]) + "]")
             return "\n".join(lines) + "\n"
@@ -716,13 +729,13 @@ def _switch_words(paths: list[str]) -> frozenset:
 
 _PY_BUILD_FILES = ("setup.py", "pyproject.toml", "setup.cfg")
 _PY_BUILD_DIRS = ("install", "setup", "build_tools", "tools/setup_helpers")
-_PY_AMD = lazy_re(rb"\bROCM_HOME\b|\bROCM_PATH\b|\bhipcc\b|\b[A-Za-z_]*USE_HIP\b|\buse_hip\b|torch\.version\.hip")
+_PY_AMD = lazy_re(rb"\bROCM_HOME\b|\bIS_HIP_EXTENSION\b|\bROCM_PATH\b|\bhipcc\b|\b[A-Za-z_]*USE_HIP\b|\buse_hip\b|torch\.version\.hip")
 
 
 def python_builds_for_amd(root: str) -> bool:
     """A Python build that also builds for ROCm: the root's `setup.py` / `pyproject.toml` / `setup.cfg`,
-    or the build scripts under `install/`, `setup/`, ... name hipcc, ROCM_HOME, a `*USE_HIP` switch or
-    `torch.version.hip` (CuPy's `CUPY_INSTALL_USE_HIP`; a PyTorch extension built through hipify)."""
+    or the build scripts under `install/`, `setup/`, ... name hipcc, ROCM_HOME, a `*USE_HIP` switch,
+    `torch.version.hip` or PyTorch's `IS_HIP_EXTENSION` (CuPy's `CUPY_INSTALL_USE_HIP`; a PyTorch extension built through hipify)."""
     for path in _python_build_paths(root):
         data = _read_bytes(path)
         if data and _PY_AMD.search(data):
@@ -741,6 +754,102 @@ def _python_build_paths(root: str) -> list[str]:
                 if len(paths) > 400:
                     break
     return [p for p in paths[:400] if os.path.isfile(p)]
+
+
+# A Python build's switch for the ROCm build: `IS_ROCM`, `is_hip`, `USE_ROCM`, `BUILD_FOR_AMD`,
+# `IS_HIP_EXTENSION` (torch.utils.cpp_extension's), or `torch.version.hip` itself.
+_PY_AMD_SWITCH = lazy_re(r"(?i)^(?:is_|use_|build_(?:for_)?|with_|enable_|on_)?(?:rocm|hip|amd)(?:_build|_extension|_backend|_platform)?$")
+_PY_SOURCE = lazy_re(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hip)$")
+
+
+def _py_amd_polarity(test) -> bool | None:
+    """True when an `if` test holds only in the ROCm build (`if IS_ROCM:`), False when only in the
+    CUDA build (`if not SKIP_CUDA_BUILD and not IS_ROCM:`), None when it says neither."""
+    import ast
+
+    if isinstance(test, ast.Name):
+        return True if _PY_AMD_SWITCH.match(test.id) else None
+    if isinstance(test, ast.Attribute):
+        if test.attr == "hip" and isinstance(test.value, ast.Attribute) and test.value.attr == "version":
+            return True  # torch.version.hip
+        return True if _PY_AMD_SWITCH.match(test.attr) else None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _py_amd_polarity(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        sides = {_py_amd_polarity(v) for v in test.values} - {None}
+        if len(sides) != 1:
+            return None
+        side = sides.pop()
+        # `a and not IS_ROCM` holds only in CUDA builds; `a or IS_ROCM` does not say which.
+        return side if isinstance(test.op, ast.And) else (side if all(
+            _py_amd_polarity(v) is not None for v in test.values) else None)
+    return None
+
+
+def python_nvidia_sources(root: str) -> tuple[set[str], set[str]]:
+    """Sources a Python build that also builds for ROCm names only in its CUDA branch, and the
+    directories that hold only such sources: `if not IS_ROCM: CUDAExtension(sources=[...])` beside
+    `else: ... sources = ["csrc/x_ck/..."]` (flash-attention's csrc/flash_attn beside csrc/flash_attn_ck).
+    String literals and `glob.glob` patterns that name C/C++/CUDA sources are read, relative to the
+    build file; a source also named outside the CUDA branch is not NVIDIA-only. The directories are
+    those of the NVIDIA-only sources that hold no other source the build names."""
+    import ast
+    import glob as globmod
+
+    nvidia: set[str] = set()
+    other: set[str] = set()
+    for path in _python_build_paths(root):
+        if not path.endswith(".py"):
+            continue
+        data = _read_bytes(path)
+        if not data or not _PY_AMD.search(data):
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        base = os.path.dirname(path)
+
+        def names(node) -> set[str]:
+            found = set()
+            for n in ast.walk(node):
+                if isinstance(n, ast.Constant) and isinstance(n.value, str) and _PY_SOURCE.search(n.value) \
+                        and len(n.value) < 300 and "\n" not in n.value:
+                    pattern = os.path.normpath(os.path.join(base, n.value))
+                    if not pattern.startswith(root):
+                        continue
+                    if any(c in n.value for c in "*?["):
+                        found.update(os.path.abspath(f) for f in globmod.glob(pattern, recursive=True)[:2000])
+                    elif os.path.isfile(pattern):
+                        found.add(os.path.abspath(pattern))
+            return found
+
+        def visit(body, branch) -> None:  # branch: "nvidia", "amd" or None (both builds)
+            for stmt in body:
+                if isinstance(stmt, ast.If):
+                    polarity = _py_amd_polarity(stmt.test)
+                    then_branch = branch if polarity is None else ("amd" if polarity else "nvidia")
+                    else_branch = branch if polarity is None else ("nvidia" if polarity else "amd")
+                    (nvidia if branch == "nvidia" else other).update(names(stmt.test))
+                    visit(stmt.body, then_branch)
+                    visit(stmt.orelse, else_branch)
+                    continue
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.While,
+                                     ast.With, ast.Try)):
+                    # Code reached from elsewhere (a function called in either build): both builds.
+                    inner = [x for f in ("body", "orelse", "finalbody") for x in getattr(stmt, f, [])]
+                    inner += [x for h in getattr(stmt, "handlers", []) for x in h.body]
+                    visit(inner, branch if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                   ast.ClassDef)) else None)
+                    continue
+                (nvidia if branch == "nvidia" else other).update(names(stmt))
+
+        visit(tree.body, None)
+    only = nvidia - other
+    dirs = {os.path.dirname(f) for f in only} - {os.path.dirname(f) for f in other}
+    dirs = {d for d in dirs if d != root and not any(o.startswith(d + os.sep) for o in other)}
+    return only, dirs
 
 
 # HIP's platform macro that ROCm 6.0 removed (rules/api/removed_platform_macro.py): a project that keeps
@@ -1505,6 +1614,8 @@ def read(root: str) -> AmdBuild:
     cmake, make = _build_files(root, fragments, build.vendored_dirs)
     build.project_words = _switch_words(cmake + make + fragments[:MAX_BUILD_FILES])
     build.python_amd = python_builds_for_amd(root)
+    if build.python_amd:
+        build.python_nvidia_files, build.python_nvidia_dirs = python_nvidia_sources(root)
     build.removed_names_defined = removed_names_defined(root, build.project_words)
     build.nvidia_switches = nvidia_switches(build.project_words)
     if not build.python_amd:  # a build that hipifies at build time keeps its CUDA switches on for ROCm

@@ -31,6 +31,45 @@ def _names_amd(data: bytes) -> bool:
 
 # A file or directory named for one recent NVIDIA architecture (`sm100_fmha_kernel.hpp`, `hstu_hopper/`,
 # `cutlass_blackwell_fmha/`): Hopper/Blackwell code (TMA, wgmma, clusters), which has no HIP form.
+# A Python module written in an NVIDIA-only kernel DSL: it imports the CuTe DSL (`cutlass`) or cuTile
+# (`cuda.tile`) at its top level.
+_NVIDIA_DSL_IMPORT = lazy_re(rb"(?m)^(?:import|from)[ \t]+(?:cutlass|cuda\.tile)\b")
+# A module's top-level imports of dotted names (`from pkg.cute.interface import f`, `import pkg.cute`).
+_TOP_IMPORT = lazy_re(rb"(?m)^(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import|import[ \t]+([A-Za-z_][\w.]*))")
+
+
+def nvidia_dsl_module(path: str, data: bytes) -> bool:
+    """A Python module of an NVIDIA-only kernel DSL: it imports the CuTe DSL or cuTile at its top level,
+    or a module of its own project that does (a test of such a backend: `from pkg.cute.interface import`).
+    The project's module is looked for in the file's directory and the directories above it."""
+    import os
+
+    if _NVIDIA_DSL_IMPORT.search(data):
+        return True
+    here = os.path.dirname(os.path.abspath(path))
+    for m in _TOP_IMPORT.finditer(data):
+        dotted = (m.group(1) or m.group(2)).decode()
+        if "." not in dotted:
+            continue
+        rel = dotted.replace(".", os.sep)
+        directory = here
+        for _ in range(6):
+            for candidate in (os.path.join(directory, rel + ".py"), os.path.join(directory, rel, "__init__.py")):
+                if os.path.isfile(candidate):
+                    try:
+                        with open(candidate, "rb") as fh:
+                            if _NVIDIA_DSL_IMPORT.search(fh.read(200_000)):
+                                return True
+                    except OSError:
+                        pass
+                    break
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                break
+            directory = parent
+    return False
+
+
 _NVIDIA_ARCH_PART = lazy_re(r"(?:^|[_.-])(?:sm_?(?:9\d|1\d\d)a?|hopper|blackwell)(?:[_.-]|$)", re.I)
 
 
@@ -147,6 +186,13 @@ class FileContext:
         return cached
 
     @property
+    def _nvidia_dsl(self) -> bool:
+        cached = self.cache.get("nvidia_dsl")
+        if cached is None:
+            cached = self.cache["nvidia_dsl"] = bool(self.fs_path) and nvidia_dsl_module(self.fs_path, self.source.data)
+        return cached
+
+    @property
     def in_cuda_backend(self) -> bool:
         """Is the file part of a CUDA backend with a HIP twin (hiplint.layout)? Asked on first report."""
         if self._cuda_backend is None:
@@ -194,6 +240,9 @@ class FileContext:
             return True  # `sm100_*.hpp`, `hopper/`: one NVIDIA architecture's code, in a project whose AMD build is elsewhere
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.build_facts.nvidia_source:
             return True  # only NVIDIA-only targets compile it (`if(X_BUILD_CUDA) add_subdirectory(cuda)`)
+        if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.language == "python" \
+                and self.build_facts.project_builds_for_amd and self._nvidia_dsl:
+            return True  # a module of the project's NVIDIA backend written in the CuTe DSL or cuTile (or its test)
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self._nvidia_header:
             return True  # a header the project includes from NVIDIA-only code alone (hiplint.includers)
         if self.platform is not None:

@@ -701,3 +701,61 @@ def test_per_vendor_library_backends(tmp_path):
     assert "KRS_ENABLE_NVSHMEMSPACE" in amdbuild.read(str(tmp_path)).nvidia_switches
     assert scan(tmp_path) == []
     assert "src/nvshmemspace/Space.cpp" in {p for p, _, _ in scan(tmp_path, "--report-nvidia-branches")}
+
+
+_SETUP_PER_VENDOR = """import glob
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension, IS_HIP_EXTENSION
+
+IS_ROCM = IS_HIP_EXTENSION
+ext = []
+if not IS_ROCM:
+    ext.append(CUDAExtension("k_cuda", sources=["csrc/k/api.cpp", "csrc/common/util.cu"] + glob.glob("csrc/k/src/*.cu")))
+else:
+    ext.append(CUDAExtension("k_ck", sources=["csrc/k_ck/api.cpp", "csrc/common/util.cu"]))
+setup(name="proj", ext_modules=ext)
+"""
+_CAPABILITY_GATE = "import torch\n\ndef f(device):\n    major, minor = torch.cuda.get_device_capability(device)\n" \
+    "    return major == 9 and minor == 0\n"
+
+
+def _per_vendor_python_project(tmp_path, setup_text):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "setup.py").write_text(setup_text)
+    for rel in ("csrc/k/src/kernel.cu", "csrc/k/src/kernel.h", "csrc/k/api.cpp", "csrc/k_ck/api.cpp", "csrc/common/util.cu"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(KERNEL)
+    (tmp_path / "pkg" / "cute").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "cute" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "cute" / "kern.py").write_text("import cutlass\nimport cutlass.cute as cute\n\n" + _CAPABILITY_GATE)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_kern.py").write_text("from pkg.cute.kern import f\n" + _CAPABILITY_GATE)
+    (tmp_path / "pkg" / "gates.py").write_text(_CAPABILITY_GATE)
+
+
+def test_a_python_build_that_lists_sources_per_vendor(tmp_path):
+    """flash-attention-like: setup.py builds csrc/k/ only when not IS_ROCM and csrc/k_ck/ for ROCm. The
+    CUDA-only sources and the headers beside them are the NVIDIA build's; a source both branches name,
+    the ROCm branch's and code outside both are checked. So are Python modules, except those written
+    in the CuTe DSL and the tests that import them (the NVIDIA backend's)."""
+    _per_vendor_python_project(tmp_path, _SETUP_PER_VENDOR)
+    build = amdbuild.read(str(tmp_path))
+    assert {Path(p).relative_to(tmp_path).as_posix() for p in build.python_nvidia_files} == \
+        {"csrc/k/api.cpp", "csrc/k/src/kernel.cu"}
+    assert {Path(p).relative_to(tmp_path).as_posix() for p in build.python_nvidia_dirs} == {"csrc/k", "csrc/k/src"}
+    assert scan(tmp_path) == [("csrc/common/util.cu", 1, "WRP006"), ("csrc/k_ck/api.cpp", 1, "WRP006"),
+                              ("pkg/gates.py", 5, "PY002")]
+    loud = scan(tmp_path, "--report-nvidia-branches")
+    assert ("csrc/k/src/kernel.h", 1, "WRP006") in loud and ("pkg/cute/kern.py", 1, "PY006") in loud
+    assert ("tests/test_kern.py", 6, "PY002") in loud
+
+
+def test_per_vendor_python_sources_need_the_rocm_switch(tmp_path):
+    # The same lists without a ROCm branch (a CUDA-only package): every source and module is checked.
+    _per_vendor_python_project(tmp_path, _SETUP_PER_VENDOR.replace("IS_ROCM = IS_HIP_EXTENSION", "IS_ROCM = False")
+                               .replace("IS_HIP_EXTENSION", "CUDA_HOME"))
+    amdbuild._BY_ROOT.clear()
+    found = scan(tmp_path)
+    assert ("csrc/k/src/kernel.cu", 1, "WRP006") in found and ("pkg/cute/kern.py", 1, "PY006") in found
+    assert ("tests/test_kern.py", 6, "PY002") in found

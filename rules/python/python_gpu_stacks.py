@@ -81,7 +81,10 @@ class PythonGpuStacks(FileRule):
     file, at its first import; the message counts the file's other imports of it. A file whose only
     imports of a stack are optional (inside `try` with an `except ImportError`, `ModuleNotFoundError`
     or `Exception`) gets an info note instead: where the package is missing, its fallback runs. Not reported inside a
-    condition that names HIP/ROCm or `torch.version.cuda`.
+    condition that names HIP/ROCm or `torch.version.cuda`. In a project whose Python build builds for
+    ROCm too, a module that imports the CuTe DSL or cuTile at its top level (and a module of the
+    project that imports such a module, its tests) is that project's NVIDIA backend: no Python rule
+    reports in it (`--report-nvidia-branches` shows it).
 
     ## Why it breaks on AMD
     - PyCUDA binds NVIDIA's driver API and has no ROCm backend; AMD's HIP Python (`hip-python`) is
