@@ -235,7 +235,8 @@ def test_a_project_that_switches_backends_per_vendor():
     # guarded by `defined(CUDA_VERSION)`, a branch every clang takes after an nvcc one, a header
     # declaring both bf16 types, the `cuda/` directory beside per-backend files (`fetch_CUDA.hpp` /
     # `fetch_HIP.hpp`), a switch that a header found by its angle-bracket path defines for Intel only, a
-    # Hopper-only check, and nvcc options in a build file the AMD build does not read are quiet; the
+    # Hopper-only check, device/host splits whose sides do the same work (math wrappers beside `using
+    # std::exp;`, checks alone) and nvcc options in a build file the AMD build does not read are quiet; the
     # kernel added outside every switch is reported, and so is the CUDA spelling of a managed allocation
     # in shared code (the HIP backend's own `hipMallocManaged` is the project's choice for AMD).
     assert [f for f in scan(ROOT, "fixtures/dualtarget_switches") if ".fixed." not in f[0]] == [
@@ -243,6 +244,8 @@ def test_a_project_that_switches_backends_per_vendor():
         ("fixtures/dualtarget_switches/src/count.cpp", 6, "WRP005"),
         ("fixtures/dualtarget_switches/src/count.cpp", 6, "WRP006"),
         ("fixtures/dualtarget_switches/src/count.cpp", 7, "WRP001"),
+        ("fixtures/dualtarget_switches/src/math_split.cpp", 25, "ARC001"),
+        ("fixtures/dualtarget_switches/src/math_split.cpp", 33, "ARC001"),
         ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 26, "ARC001"),
         ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 34, "ARC001"),
         ("fixtures/dualtarget_switches/tools/gpu_info.py", 4, "PY004"),

@@ -213,6 +213,48 @@ def _only_hints(ctx, node) -> bool:
     return bool(hints) and all(_HINT_LINE.match(line) for line in hints)
 
 
+# What only a GPU can run, in the branch AMD's device pass skips: intrinsics and builtin variables,
+# warp and block collectives, atomics, shared memory, inline assembly, texture fetches.
+_GPU_ONLY = re.compile(r"\b(?:__[a-z]\w*\s*\(|threadIdx|blockIdx|blockDim|gridDim|warpSize|atomic[A-Z]\w*|"
+                       r"__shared__|__syncthreads|__syncwarp|asm\b|__asm__|tex[123]D|texFetch|surf[123]D|"
+                       r"cooperative_groups|this_thread_block|__activemask|__ballot|__shfl|__ldg|clock64?\s*\()")
+# A branch of `using std::exp;` declarations only (standard math AMD's device code has too).
+_STD_USINGS = re.compile(r"(?:\s*using\s+(?:::)?std::\w+\s*;)+\s*")
+# A branch of checks only: `assert(...)`, `static_assert(...)`, a project's `X_ASSERT(...)`.
+_CHECKS_ONLY = re.compile(r"(?:\s*(?:assert|static_assert|[A-Z][A-Z0-9_]*ASSERT[A-Z0-9_]*)\s*\([^;]*\)\s*;)+\s*")
+_NESTED_BRANCH = re.compile(r"#\s*(?:if|ifdef|ifndef|elif|else|elifdef|elifndef)\b")
+
+
+def _same_work_either_way(ctx, node, device_branch: bool) -> bool:
+    """Two device/host splits whose sides do the same work, in a project that already builds for AMD:
+    `#ifdef __CUDA_ARCH__` C math wrappers that use nothing only a GPU runs (`{ return ::expf(x); }`)
+    beside `#else using std::exp;` (AMD's device code has the standard math), and `#ifndef
+    __CUDA_ARCH__` around checks alone (`assert(pos < size);`), which AMD's device code runs too. A
+    split whose sides compute different things (`return 0;` / `return 64;`) is still reported."""
+    if node.type not in ("preproc_if", "preproc_ifdef"):
+        return False
+    alternative = node.child_by_field_name("alternative")
+    if alternative is not None and alternative.type != "preproc_else":
+        return False  # an #elif chain: not read here
+    head = node.child_by_field_name("condition") or node.child_by_field_name("name")
+    if head is None:
+        return False
+    data = ctx.unit.data
+    end = alternative.start_byte if alternative is not None else node.end_byte
+    first = strip_c_comments(data[head.end_byte:end].decode("utf-8", "replace"))
+    first = re.sub(r"#\s*endif\s*$", "", first.rstrip())
+    second = ""
+    if alternative is not None:
+        other_start = alternative.child(0).end_byte if alternative.child(0) is not None else alternative.start_byte
+        second = strip_c_comments(data[other_start:alternative.end_byte].decode("utf-8", "replace"))
+    device, host = (first, second) if device_branch else (second, first)
+    if _NESTED_BRANCH.search(device) or _NESTED_BRANCH.search(host) or not host.strip():
+        return False
+    if alternative is None:
+        return not device_branch and _CHECKS_ONLY.fullmatch(host) is not None
+    return bool(device.strip()) and _GPU_ONLY.search(device) is None and _STD_USINGS.fullmatch(host) is not None
+
+
 # In a function's head: what may make it device code (`__device__`, `constexpr`, which hip-clang and
 # nvcc's relaxed constexpr let device code call) or a project macro that may expand to it (KOKKOS_FUNCTION).
 _DEVICE_HEAD = re.compile(r"__device__|__global__|\bconstexpr\b|\bconsteval\b|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
@@ -288,7 +330,10 @@ class CudaArchMacro(CudaRule):
       docs/accuracy.md). What such a branch holds is not reported either (hiplint.context).
       `report-nvidia-branches` brings them back; code never ported keeps every finding below.
       The host/device split (`#ifdef __CUDA_ARCH__`, `#if !defined(__CUDA_ARCH__)`) is still reported
-      there, as a warning: which code AMD's GPU runs is worth a look, but the build works;
+      there, as a warning: which code AMD's GPU runs is worth a look, but the build works. Not when
+      both sides do the same work: C math wrappers that use nothing only a GPU runs beside `#else
+      using std::exp;` (AMD's device code has the standard math), or `#ifndef __CUDA_ARCH__` around
+      checks alone (`assert(pos < size);`, a project's `X_ASSERT(...)`), which AMD's device code runs;
     - in such a project, also a conjunction that first makes sure of the CUDA toolkit
       or compiler (`defined(CUDA_VERSION) && CUDA_VERSION >= 13000`, `defined(__CUDACC__) &&
       defined(__CUDA_ARCH__)`) or tests the project's NVIDIA-build switch
@@ -449,6 +494,8 @@ class CudaArchMacro(CudaRule):
                 return  # `#elif defined(__CUDA_ARCH__) ... #elif defined(__HIP_DEVICE_COMPILE__)`: AMD's comes next
             what = ("the device-code branch is skipped in AMD's device pass (host code compiles for the GPU)"
                     if device_branch else "AMD's device pass takes this host-only branch")
+            if dual and _same_work_either_way(ctx, node, device_branch):
+                return  # `::expf(x)` on NVIDIA's GPU, `using std::exp;` on AMD's: the same work, built already
             if dual:
                 # The AMD build compiles and runs this already: which code AMD's GPU runs is a choice to
                 # check (often speed alone), not a break.
