@@ -244,7 +244,25 @@ def _own_namespaces(ctx, lib: Library) -> frozenset:
     if key not in ctx.cache:
         data = ctx.source.data
         ctx.cache[key] = frozenset(ns for ns in lib.namespaces if re.search(
-            rb"\bnamespace\s+(?:\w+\s*::\s*)*" + re.escape(ns.encode()) + rb"\s*\{", data))
+            rb"\bnamespace\s+(?:\w+\s*::\s*)*" + re.escape(ns.encode()) + rb"\s*(?:::\s*\w+\s*)*\{", data))
+    return ctx.cache[key]
+
+
+def _own_members(ctx, lib: Library) -> frozenset:
+    """`(ns, member)` pairs the file opens as a namespace itself (HPX's `namespace hpx::cuda::experimental
+    {`): there `cuda::experimental::f` is the file's own, although libcu++ has a `cuda::experimental` too."""
+    key = ("own-members", lib.namespaces)
+    if key not in ctx.cache:
+        data = ctx.source.data
+        found = set()
+        for ns in lib.namespaces:
+            e = re.escape(ns.encode())
+            for m in re.finditer(rb"\bnamespace\s+(?:\w+\s*::\s*)*" + e + rb"\s*::\s*(\w+)", data):
+                found.add((ns, m.group(1).decode()))
+            for m in re.finditer(rb"\bnamespace\s+(?:\w+\s*::\s*)*" + e + rb"\s*\{\s*(?:inline\s+)?namespace\s+(\w+)",
+                                 data):
+                found.add((ns, m.group(1).decode()))
+        ctx.cache[key] = frozenset(found)
     return ctx.cache[key]
 
 
@@ -253,6 +271,8 @@ def _namespace_hit(ctx, n: Name, lib: Library) -> bool:
         return False
     if lib.members and n.member not in lib.members and (n.in_namespace or n.text in _own_namespaces(ctx, lib)):
         return False
+    if n.member and (n.text, n.member) in _own_members(ctx, lib):
+        return False  # the file's own `cuda::experimental` namespace, opened in this file
     return True
 
 
