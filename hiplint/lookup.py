@@ -42,6 +42,21 @@ def _unescape(s: str) -> str:
     return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), s)
 
 
+def predicates_hold(tests, text: str) -> bool:
+    """Text predicates `(op, negated, argument)` as tree-sitter's Python binding applies them: "eq" a
+    string, "any" a set of strings, "match" a regex (`#match?` is re.search). Shared with hiplint.treematch."""
+    for op, negated, arg in tests:
+        if op == "eq":
+            ok = text == arg
+        elif op == "any":
+            ok = text in arg
+        else:
+            ok = arg.search(text) is not None
+        if ok == negated:
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class LookupPattern:
     owner: tuple  # (rule, pattern id), as for query patterns
@@ -100,17 +115,7 @@ class LookupPattern:
         return cls(owner, capture, kinds, wants, tuple(tests))
 
     def accepts(self, text: str) -> bool:
-        """The predicates as tree-sitter's Python binding applies them (`#match?` is re.search)."""
-        for op, negated, arg in self.tests:
-            if op == "eq":
-                ok = text == arg
-            elif op == "any":
-                ok = text in arg
-            else:
-                ok = arg.search(text) is not None
-            if ok == negated:
-                return False
-        return True
+        return predicates_hold(self.tests, text)
 
     def matches(self, root: Node, data: bytes, hits: dict[bytes, list[int]]) -> list[tuple[int, dict]]:
         """(start byte, captures) of each match in `root`'s tree, captures in the order tree-sitter

@@ -24,6 +24,7 @@ import re
 from tree_sitter import Node
 
 from hiplint.lazy import lazy_re
+from hiplint.lookup import predicates_hold
 
 _TOKEN = re.compile(r'''\s+|;[^\n]*|(?P<str>"(?:[^"\\]|\\.)*")|(?P<punct>[()\[\]])|(?P<cap>@[\w.-]+)'''
                     r'''|(?P<pred>\#[\w-]+[?!])|(?P<field>[\w-]+:)|(?P<word>[\w.-]+|[^\s()\[\]"@;]+)''')
@@ -215,10 +216,10 @@ class TreePattern:
         self.tests: dict[str, list] = {}
         for name, capture, args in predicates:
             negated = name.startswith("not-")
-            op = name[4:] if negated else name
-            if op == "match?":
+            op = {"eq?": "eq", "any-of?": "any", "match?": "match"}[name[4:] if negated else name]
+            if op == "match":
                 arg = lazy_re(args[0])  # compiled when a node first reaches the test
-            elif op == "any-of?":
+            elif op == "any":
                 arg = frozenset(args)
             else:
                 arg = args[0]
@@ -283,17 +284,7 @@ def _may_match(p: _Pat, node: Node, tests: dict) -> bool:
 
 def _passes(tests: list, node: Node) -> bool:
     """The predicates on one capture, on the text of the tree's source as tree-sitter's own read it."""
-    text = node.text.decode("utf-8", "replace")
-    for op, negated, arg in tests:
-        if op == "eq?":
-            ok = text == arg
-        elif op == "any-of?":
-            ok = text in arg
-        else:
-            ok = arg.search(text) is not None
-        if ok == negated:
-            return False
-    return True
+    return predicates_hold(tests, node.text.decode("utf-8", "replace"))
 
 
 def _count(p: _Pat, capture: str) -> int:
