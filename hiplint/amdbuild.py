@@ -787,18 +787,29 @@ def _py_amd_polarity(test) -> bool | None:
     return None
 
 
+def _py_stem(path: str) -> tuple[str, str]:
+    """Where a source and its hipified copy meet: the directory with `cuda` read as `hip`, and the name
+    without extension and vendor words (`csrc/cuda/kernels.cu` and `csrc/hip/kernels_hip.hip`)."""
+    stem = os.path.splitext(os.path.basename(path))[0].lower()
+    stem = re.sub(r"(?:^|[_.-])(?:cuda|hip|rocm|nv|amd)(?=$|[_.-])", "", stem).strip("_.-") or stem
+    return os.path.dirname(path).lower().replace("cuda", "hip"), stem
+
+
 def python_nvidia_sources(root: str) -> tuple[set[str], set[str]]:
     """Sources a Python build that also builds for ROCm names only in its CUDA branch, and the
     directories that hold only such sources: `if not IS_ROCM: CUDAExtension(sources=[...])` beside
     `else: ... sources = ["csrc/x_ck/..."]` (flash-attention's csrc/flash_attn beside csrc/flash_attn_ck).
     String literals and `glob.glob` patterns that name C/C++/CUDA sources are read, relative to the
-    build file; a source also named outside the CUDA branch is not NVIDIA-only. The directories are
-    those of the NVIDIA-only sources that hold no other source the build names."""
+    build file; a source also named outside the CUDA branch is not NVIDIA-only, nor one whose name
+    the ROCm branch gives a file the build makes (`csrc/kernels.hip`, hipify's output of
+    `csrc/kernels.cu`). The directories are those of the NVIDIA-only sources that hold no other
+    source the build names."""
     import ast
     import glob as globmod
 
     nvidia: set[str] = set()
     other: set[str] = set()
+    generated: set = set()  # _py_stem of sources the ROCm branch (or both) names that do not exist yet
     for path in _python_build_paths(root):
         if not path.endswith(".py"):
             continue
@@ -811,7 +822,7 @@ def python_nvidia_sources(root: str) -> tuple[set[str], set[str]]:
             continue
         base = os.path.dirname(path)
 
-        def names(node) -> set[str]:
+        def names(node, branch) -> set[str]:
             found = set()
             for n in ast.walk(node):
                 if isinstance(n, ast.Constant) and isinstance(n.value, str) and _PY_SOURCE.search(n.value) \
@@ -823,6 +834,8 @@ def python_nvidia_sources(root: str) -> tuple[set[str], set[str]]:
                         found.update(os.path.abspath(f) for f in globmod.glob(pattern, recursive=True)[:2000])
                     elif os.path.isfile(pattern):
                         found.add(os.path.abspath(pattern))
+                    elif branch != "nvidia":
+                        generated.add(_py_stem(pattern))  # made at build time (hipify's `kernels.hip`)
             return found
 
         def visit(body, branch) -> None:  # branch: "nvidia", "amd" or None (both builds)
@@ -831,7 +844,7 @@ def python_nvidia_sources(root: str) -> tuple[set[str], set[str]]:
                     polarity = _py_amd_polarity(stmt.test)
                     then_branch = branch if polarity is None else ("amd" if polarity else "nvidia")
                     else_branch = branch if polarity is None else ("nvidia" if polarity else "amd")
-                    (nvidia if branch == "nvidia" else other).update(names(stmt.test))
+                    (nvidia if branch == "nvidia" else other).update(names(stmt.test, branch))
                     visit(stmt.body, then_branch)
                     visit(stmt.orelse, else_branch)
                     continue
@@ -843,11 +856,11 @@ def python_nvidia_sources(root: str) -> tuple[set[str], set[str]]:
                     visit(inner, branch if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                    ast.ClassDef)) else None)
                     continue
-                (nvidia if branch == "nvidia" else other).update(names(stmt))
+                (nvidia if branch == "nvidia" else other).update(names(stmt, branch))
 
         visit(tree.body, None)
-    only = nvidia - other
-    dirs = {os.path.dirname(f) for f in only} - {os.path.dirname(f) for f in other}
+    only = {f for f in nvidia - other if _py_stem(f) not in generated}
+    dirs = {os.path.dirname(f) for f in only} - {os.path.dirname(f) for f in other | (nvidia - only)}
     dirs = {d for d in dirs if d != root and not any(o.startswith(d + os.sep) for o in other)}
     return only, dirs
 

@@ -762,3 +762,18 @@ def test_per_vendor_python_sources_need_the_rocm_switch(tmp_path):
     found = scan(tmp_path)
     assert ("csrc/k/src/kernel.cu", 1, "WRP006") in found and ("pkg/cute/kern.py", 1, "PY006") in found
     assert ("tests/test_kern.py", 6, "PY002") in found
+
+
+def test_a_source_the_rocm_branch_names_as_its_hipified_copy_is_amd_code(tmp_path):
+    # `if IS_ROCM: sources=["csrc/ops/scan.hip"]`: hipify makes that file from csrc/ops/scan.cu at build
+    # time, so the .cu is compiled for AMD too, although only the CUDA branch names it.
+    setup = _SETUP_PER_VENDOR.replace('["csrc/k_ck/api.cpp", "csrc/common/util.cu"]',
+                                      '["csrc/k_ck/api.cpp", "csrc/common/util.cu", "csrc/ops/scan.hip"]') \
+        .replace('["csrc/k/api.cpp", "csrc/common/util.cu"]', '["csrc/k/api.cpp", "csrc/common/util.cu", "csrc/ops/scan.cu"]')
+    _per_vendor_python_project(tmp_path, setup)
+    (tmp_path / "csrc" / "ops").mkdir()
+    (tmp_path / "csrc" / "ops" / "scan.cu").write_text(KERNEL)
+    build = amdbuild.read(str(tmp_path))
+    assert str(tmp_path / "csrc" / "ops" / "scan.cu") not in build.python_nvidia_files
+    assert str(tmp_path / "csrc" / "k" / "api.cpp") in build.python_nvidia_files
+    assert ("csrc/ops/scan.cu", 1, "WRP006") in scan(tmp_path)
