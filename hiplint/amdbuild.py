@@ -72,8 +72,17 @@ _TARGET_KEYWORDS = frozenset({"STATIC", "SHARED", "MODULE", "OBJECT", "INTERFACE
                               "WIN32", "MACOSX_BUNDLE", "IMPORTED", "ALIAS", "GLOBAL", "PRIVATE", "PUBLIC"})
 
 
+# A vendor word run on into "LIB" (SuperLU_DIST's `TPL_ENABLE_CUDALIB` beside `TPL_ENABLE_HIPLIB`).
+_VENDOR_LIB = lazy_re(r"^(CUDA|HIP|ROCM)(LIBS?|LIBRARY|LIBRARIES)$")
+
+
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD_SPLIT.split(text.upper()) if w}
+    words = {w for w in _WORD_SPLIT.split(text.upper()) if w}
+    for w in list(words):
+        m = _VENDOR_LIB.match(w) if w.endswith(("LIB", "LIBS", "LIBRARY", "LIBRARIES")) else None
+        if m:
+            words.add(m.group(1))
+    return words
 
 
 def names_amd(text: str) -> bool:
@@ -640,6 +649,9 @@ def _branch_scope(words: list[str], context_text: bytes, project_words: frozense
         return "cuda" if negated else "hip"
     if len(parts) == 1 and names_cuda(parts[0]) and _has_amd_twin(parts[0], context_text, project_words):
         return None if negated else "cuda"  # `if(NOT X_USE_CUDA)`: a CPU build, or the AMD one
+    if not negated and "NOT" not in upper and any(
+            names_cuda(p) and _is_build_switch(p) and _has_amd_twin(p, context_text, project_words) for p in parts):
+        return "cuda"  # `if(X_USE_CUDA AND TORCH_HAS_CUDA)`: true only where the NVIDIA build's switch is
     if len(parts) == 1 and parts[0].upper() in library_switches:
         return None if negated else "cuda"  # `if(BUILD_X_CUSPARSE)`: a feature the project keeps to NVIDIA
     return None
@@ -676,6 +688,11 @@ def _twins(switch: str) -> list[str]:
         for amd in AMD_LIBRARY_WORDS.get(part.upper(), ()):
             spelled = amd if part.isupper() else amd.lower() if part.islower() else amd.capitalize()
             out.append("_".join(parts[:i] + [spelled] + parts[i + 1:]))
+        vendor_lib = _VENDOR_LIB.match(part.upper())
+        if vendor_lib is not None and vendor_lib.group(1) == "CUDA":
+            for amd in ("HIP", "ROCM"):
+                spelled = amd if part.isupper() else amd.lower() if part.islower() else amd.capitalize()
+                out.append("_".join(parts[:i] + [spelled + part[4:]] + parts[i + 1:]))
         library = _library_prefix(part)
         if library is not None:
             # `KRS_ENABLE_NVSHMEMSPACE` -> `KRS_ENABLE_ROCSHMEMSPACE`: a library word with more after it
@@ -1056,6 +1073,7 @@ def _glob(patterns: list[str], here: str, recurse: bool, root: str) -> list[str]
 
 _TRUE = frozenset({"TRUE", "ON", "YES", "1"})
 # Commands whose arguments are no file the build uses (a message naming one, a condition).
+_NVCC_FLAG_VARIABLE = lazy_re(r"^(CUDA_NVCC_FLAGS|CMAKE_CUDA_FLAGS)(_[A-Z]+)?$")
 _NOT_FILE_USERS = frozenset({"message", "if", "elseif", "else", "endif", "option", "mark_as_advanced"})
 _SCRIPT_OR_SOURCE = frozenset({".py", ".sh"}) | C_FAMILY
 
@@ -1267,6 +1285,10 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
             elif c.name == "project" and any(a.upper() == "HIP" for a in args[1:]):
                 enables_hip = True
             elif c.name == "set" and args:
+                if _NVCC_FLAG_VARIABLE.match(args[0]):
+                    # `set(CUDA_NVCC_FLAGS "... -DAER_THRUST_CUDA")`: definitions only nvcc is given (qiskit-aer)
+                    defines_by_scope["cuda"].update(_definitions(
+                        [w for a in args[1:] for w in a.split()], variables, here, root, dashed=True))
                 for v in views:
                     v[args[0]] = sum((_expand(a, v, here, root) for a in args[1:]
                                       if a not in ("CACHE", "PARENT_SCOPE", "FORCE")), [])
@@ -1315,6 +1337,13 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                 if scope == "cuda" and record["scope"] != "cuda":
                     # Sources the NVIDIA build adds to a target both builds define: the NVIDIA build's alone.
                     cuda_added.update(_files(items, here))
+                elif scope is None:
+                    # Outside any backend block: every build's definition of the target gets them (SuperLU_DIST's
+                    # `if(HIPLIB) add_library(t ${hipsources}) else() add_library(t "") endif()` then
+                    # `target_sources(t PRIVATE ${sources})`).
+                    for r in targets[args[0]]:
+                        if r is not None:
+                            r["sources"].extend(_files(items, here))
                 else:
                     record["sources"].extend(_files(items, here))
             elif c.name in ("set_source_files_properties", "set_property"):
@@ -1361,7 +1390,11 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                     if _KEYWORD.fullmatch(a) and c.name not in _TARGET_COMMANDS:
                         keyword_scope = "cuda" if names_cuda(a) else scope
                         continue
-                    for item in (_expand(a, variables, here, root) if "$" in a else [a]):
+                    # Outside NVIDIA blocks, variables hold what the AMD build gives them: deepmd-kit's
+                    # `add_library(op ${OP_SRC})` after `if(USE_CUDA_TOOLKIT) list(APPEND OP_SRC x.cu)` does not
+                    # make x.cu a file both builds use.
+                    view = variables if keyword_scope == "cuda" else amd_variables
+                    for item in (_expand(a, view, here, root) if "$" in a else [a]):
                         full = os.path.normpath(item if os.path.isabs(item) else os.path.join(here, item))
                         if full.startswith(root + os.sep) and os.path.splitext(full)[1].lower() in _SCRIPT_OR_SOURCE \
                                 and os.path.isfile(full):

@@ -777,3 +777,58 @@ def test_a_source_the_rocm_branch_names_as_its_hipified_copy_is_amd_code(tmp_pat
     assert str(tmp_path / "csrc" / "ops" / "scan.cu") not in build.python_nvidia_files
     assert str(tmp_path / "csrc" / "k" / "api.cpp") in build.python_nvidia_files
     assert ("csrc/ops/scan.cu", 1, "WRP006") in scan(tmp_path)
+
+
+def test_sources_an_nvidia_block_appends_to_a_shared_list(tmp_path):
+    # deepmd-kit's op/pt: `if(USE_CUDA_TOOLKIT AND ...) list(APPEND OP_SRC x.cu) endif()` then
+    # `add_library(op ${OP_SRC})` outside the block: x.cu is the NVIDIA build's alone, shared.cc both's.
+    (tmp_path / ".git").mkdir()
+    for name in ("shared.cc", "x.cu", "y.cu"):
+        (tmp_path / name).write_text("int f();\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "option(P_USE_CUDA_TOOLKIT OFF)\noption(P_USE_ROCM_TOOLKIT OFF)\n"
+        "set(OP_SRC shared.cc)\n"
+        "if(P_USE_CUDA_TOOLKIT AND P_TORCH_HAS_CUDA)\n  enable_language(CUDA)\n  list(APPEND OP_SRC x.cu)\nendif()\n"
+        "add_library(op ${OP_SRC})\n"
+        "if(P_USE_ROCM_TOOLKIT)\n  enable_language(HIP)\n  set_source_files_properties(y.cu PROPERTIES LANGUAGE HIP)\n"
+        "  add_library(gpu y.cu)\nendif()\n")
+    build = amdbuild.read(str(tmp_path))
+    assert str(tmp_path / "x.cu") in build.nvidia_sources
+    assert str(tmp_path / "shared.cc") not in build.nvidia_sources
+    assert build.amd_sources == {str(tmp_path / "y.cu")}
+
+
+def test_a_vendor_word_run_on_into_lib(tmp_path):
+    # SuperLU_DIST's `TPL_ENABLE_CUDALIB` beside `TPL_ENABLE_HIPLIB`; one target per build, and the
+    # common sources given to it after both blocks (`target_sources(t PRIVATE ${sources})`).
+    assert amdbuild.names_cuda("TPL_ENABLE_CUDALIB") and amdbuild.names_amd("TPL_ENABLE_HIPLIB")
+    assert "TPL_ENABLE_HIPLIB" in amdbuild._twins("TPL_ENABLE_CUDALIB")
+    assert not amdbuild.names_cuda("CUDALIBRE_X")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "hip").mkdir()
+    for name in ("common.c", "batch.cu", "hip/k.hip.cpp"):
+        (tmp_path / name).write_text("int f();\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "option(TPL_ENABLE_CUDALIB OFF)\noption(TPL_ENABLE_HIPLIB OFF)\n"
+        "set(sources common.c)\n"
+        "if(TPL_ENABLE_CUDALIB)\n  list(APPEND sources batch.cu)\nendif()\n"
+        "if(TPL_ENABLE_HIPLIB)\n  enable_language(HIP)\n  set(hipsources hip/k.hip.cpp)\n"
+        "  set_source_files_properties(${hipsources} PROPERTIES LANGUAGE HIP)\n  add_library(t ${hipsources})\n"
+        "else()\n  add_library(t \"\")\nendif()\n"
+        "target_sources(t PRIVATE ${sources})\n")
+    build = amdbuild.read(str(tmp_path))
+    assert build.nvidia_sources == {str(tmp_path / "batch.cu")}
+    assert str(tmp_path / "common.c") in build.amd_sources
+
+
+def test_definitions_only_nvcc_is_given(tmp_path):
+    # qiskit-aer: `set(CUDA_NVCC_FLAGS "${CUDA_NVCC_FLAGS} -DAER_THRUST_CUDA")` in the CUDA branch.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "k.cu").write_text("int f();\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "if(BACKEND STREQUAL \"ROCM\")\n  enable_language(HIP)\n  add_definitions(-DP_THRUST_ROCM)\n"
+        "  set_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\n  add_library(p k.cu)\n"
+        "else()\n  set(CUDA_NVCC_FLAGS \"${CUDA_NVCC_FLAGS} -DP_THRUST_GPU -DP_THRUST_CUDA -use_fast_math\")\nendif()\n")
+    build = amdbuild.read(str(tmp_path))
+    facts = build.facts_for(str(tmp_path / "k.cu"))
+    assert amdbuild.NVIDIA_BUILD_MARK + "P_THRUST_CUDA" in facts.macros()
