@@ -463,6 +463,80 @@ def project_defines(ctx, name: str) -> bool:
     return any(pattern.search(t) for t in texts)
 
 
+def includers_define(ctx, name: str) -> bool:
+    """Is this header included, wherever the AMD build may compile the include, only after the includer
+    has defined `name` (a macro or a function), itself, through a header it includes first, or (for an
+    includer that is a header too) through its own includers? qiskit-aer's `chunk_container.hpp`
+    includes `misc/hipify.hpp` (its own `__shfl_xor_sync` for ROCm) and then `thrust_kernels.hpp`, which
+    includes `cuda_kernels.hpp`, which calls the intrinsic. Includers the AMD build never compiles do
+    not count; a header nothing includes is not settled. Every file read is a dependency of the
+    file's cache entry."""
+    if not ctx.fs_path or os.path.splitext(ctx.fs_path)[1].lower() not in HEADER_EXTENSIONS \
+            or not ctx.build_facts.builds_for_amd:
+        return False  # (the cache keys a header's entry by its includers in such projects: hiplint.cache)
+    key = ("includers_define", name)
+    if key not in ctx.cache:
+        ctx.cache[key] = _settled_by_includers(ctx, os.path.abspath(ctx.fs_path), _definition_of(name), 0,
+                                               frozenset())
+    return ctx.cache[key]
+
+
+MAX_SHIM_DEPTH = 3  # includers of includers followed this far
+
+
+def _defines_before(ctx, path: str, before: bytes, pattern) -> bool:
+    """Does `before` (an includer's text up to the include) define it, or a project header it includes
+    with quotes, or one those include (to MAX_DEPTH, MAX_HEADERS files)?"""
+    if pattern.search(before):
+        return True
+    queue, seen = [(before, os.path.dirname(path), 0)], {os.path.abspath(path)}
+    while queue:
+        text, here, level = queue.pop(0)
+        for m in _QUOTED_INCLUDE.finditer(text):
+            found = resolve(m.group(1).decode("utf-8", "replace"), here)
+            if found is None or os.path.abspath(found) in seen or len(seen) > MAX_HEADERS:
+                continue
+            seen.add(os.path.abspath(found))
+            try:
+                with open(found, "rb") as fh:
+                    included = fh.read(MAX_HEADER_BYTES)
+            except OSError:
+                continue
+            ctx.depends[found] = digest_of(included)
+            if pattern.search(included):
+                return True
+            if level + 1 < MAX_DEPTH:
+                queue.append((included, os.path.dirname(found), level + 1))
+    return False
+
+
+def _settled_by_includers(ctx, header: str, pattern, depth: int, seen: frozenset) -> bool:
+    from hiplint.includers import includers as project_includers, off_on_amd
+
+    seen = seen | {header}
+    settled = 0
+    for path, at in project_includers(header)[:MAX_INCLUDERS_READ]:
+        if off_on_amd(path, at):
+            continue
+        if path in seen:
+            return False
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_HEADER_BYTES)
+        except OSError:
+            return False
+        ctx.depends[path] = digest_of(data)
+        if _defines_before(ctx, path, data[:at], pattern):
+            settled += 1
+            continue
+        if depth < MAX_SHIM_DEPTH and os.path.splitext(path)[1].lower() in HEADER_EXTENSIONS and \
+                _settled_by_includers(ctx, os.path.abspath(path), pattern, depth + 1, seen):
+            settled += 1
+            continue
+        return False
+    return settled > 0
+
+
 @lru_cache(maxsize=512)
 def _definition_of(name: str) -> re.Pattern:
     n = re.escape(name.encode())

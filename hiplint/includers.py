@@ -20,6 +20,11 @@ from functools import lru_cache
 from hiplint.amdbuild import C_FAMILY, HEADERS, PROJECT_MARKER, SKIP_DIRS, for_path, root_of
 
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
+# Headers of NVIDIA libraries with no AMD counterpart to hipify to (cuQuantum, cuFile): a file that
+# includes one where the AMD build would see the include cannot be compiled for AMD.
+_NVIDIA_ONLY_LIBRARY = re.compile(
+    rb'^[ \t]*#[ \t]*include[ \t]*[<"](?:custatevec|custatevecEx|cutensornet|cudensitymat|custabilizer|cufile)\.h[>"]',
+    re.M)
 MAX_FILES = 60000  # files indexed per project
 MAX_BYTES = 2_000_000  # per file
 MAX_DEPTH = 4  # headers included only by headers included only by ... NVIDIA code
@@ -95,6 +100,13 @@ def _nvidia_only(header: str, hip_macros: frozenset, depth: int, seen: frozenset
     return True
 
 
+def off_on_amd(path: str, at: int) -> bool:
+    """Does the AMD build never compile the include directive at byte `at` of `path`?"""
+    from hiplint.preproc import HIP_MACROS
+
+    return _off_on_amd(os.path.abspath(path), at, HIP_MACROS, 0, frozenset())
+
+
 def _off_on_amd(path: str, at: int, hip_macros: frozenset, depth: int, seen: frozenset) -> bool:
     """Does the AMD build never compile the include at byte `at` of `path`?"""
     from hiplint.layout import hip_twin
@@ -110,6 +122,9 @@ def _off_on_amd(path: str, at: int, hip_macros: frozenset, depth: int, seen: fro
         ev = _Eval(data, frozenset(hip_macros) | facts.macros())
         if excluded_when(at, data, lambda name: ev.defined(name, HIP)):
             return True
+        for m in _NVIDIA_ONLY_LIBRARY.finditer(data):
+            if not excluded_when(m.start(), data, lambda name: ev.defined(name, HIP)):
+                return True  # it includes a library AMD has no port of (qsim's cuStateVec headers): NVIDIA code
     if os.path.splitext(path)[1].lower() in HEADERS:
         return _nvidia_only(path, hip_macros, depth + 1, seen)
     return False

@@ -253,3 +253,28 @@ def test_a_shim_in_the_includers_header_and_the_cache(tmp_path):
     assert scan_codes(tmp_path, "NV003") == [("src/dot.cuh", "NV003")]
     shim.write_text(defined)
     assert scan_codes(tmp_path, "NV003") == []
+
+
+def test_a_shim_every_includer_includes_first_settles_the_masks(tmp_path):
+    # WRP006, qiskit-aer's layout: chunk.hpp includes compat/hipify.hpp under the ROCm switch (its own
+    # `__shfl_xor_sync` for AMD) and then kernels.hpp, which calls the intrinsic without the shim. A
+    # second includer that includes chunk.hpp first settles it too; one that includes kernels.hpp on its
+    # own, where the AMD build may compile it, leaves the call reported.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(
+        'if(P_BACKEND STREQUAL "ROCM")\n  enable_language(HIP)\n  add_definitions(-DP_ROCM)\n'
+        '  set_source_files_properties(src/a.cu PROPERTIES LANGUAGE HIP)\n  add_library(p src/a.cu)\nendif()\n')
+    src = tmp_path / "src"
+    (src / "compat").mkdir(parents=True)
+    (src / "compat" / "hipify.hpp").write_text(
+        "#pragma once\n#ifdef P_ROCM\n"
+        "#define __shfl_xor_sync(mask, var, lane, width) __shfl_xor(var, lane, width)\n#endif\n")
+    (src / "kernels.hpp").write_text(
+        "#pragma once\n__device__ float mix(float v) { return v + __shfl_xor_sync(0xffffffff, v, 1, 32); }\n")
+    (src / "chunk.hpp").write_text(
+        '#pragma once\n#ifdef P_ROCM\n#include "compat/hipify.hpp"\n#endif\n#include "kernels.hpp"\n')
+    (src / "device.hpp").write_text('#pragma once\n#include "chunk.hpp"\n#include "kernels.hpp"\n')
+    (src / "a.cu").write_text('#include "device.hpp"\n__global__ void k(float* x) { x[0] = mix(x[0]); }\n')
+    assert scan_codes(tmp_path, "WRP006") == []
+    (src / "b.cu").write_text('#include "kernels.hpp"\n__global__ void k2(float* x) { x[0] = mix(x[0]); }\n')
+    assert scan_codes(tmp_path, "WRP006") == [("src/kernels.hpp", "WRP006")]

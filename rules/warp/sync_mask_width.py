@@ -2,7 +2,7 @@ import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
-from hiplint.headers import amd_macros
+from hiplint.headers import amd_macros, includers_define
 from hiplint.model import Edit
 
 from ._lanes import (HEADER_PATH, SYNC_WITH_MASK, declared_types, file_constant_name_node, file_macros, int_literal,
@@ -122,6 +122,8 @@ class SyncMaskNot64Bit(CudaRule):
         own = amd_macros(ctx).get(fn)
         if own is not None and own.byte < ctx.file_range(call)[0]:
             return  # the project's own macro replaces the intrinsic on AMD (a compat header)
+        if includers_define(ctx, fn):
+            return  # every includer defines its own first (a compat header included before this one)
         if mask.type in ("identifier", "qualified_identifier"):
             name = ctx.text(mask).split("::")[-1].strip()
             decl = file_constant_name_node(ctx, name) if name not in declared_types(ctx, scope) else None
