@@ -996,6 +996,40 @@ def top_level_ancestor(node, root=None):
     return n
 
 
+def use_starts(ctx, name: str, defined) -> list[int]:
+    """File offsets of the uses of constant or macro `name` after its definition (node `defined`): in its
+    function for a local constant, else anywhere in the file (macro bodies included)."""
+    after = ctx.file_range(defined)[1]
+    function = ctx.enclosing_function(defined)
+    places = [(ctx.unit, function)] if function is not None else [(unit, unit.root) for unit in ctx.units]
+    starts = []
+    for unit, root in places:
+        for ident in iter_nodes(root, {"identifier"}):
+            start = unit.file_range(ident)[0]
+            if start >= after and unit.text(ident) == name and not _declares(ident):
+                starts.append(start)
+    return starts
+
+
+def _declares(ident) -> bool:
+    """Is `ident` the name an (init) declarator declares: another constant of the same name, not a use."""
+    parent = ident.parent
+    return parent is not None and parent.type == "init_declarator" and parent.child_by_field_name("declarator") == ident
+
+
+def unused_on_amd(ctx, name: str, defined) -> bool:
+    """Does no code the AMD build compiles use `name`? True for a local constant nothing reads (SuperLU's
+    `const int warp_size = 32;`), and for a constant or macro every use of which in this file sits in a
+    branch the AMD build skips (deepmd-kit's `FULL_MASK` used only under `#if GOOGLE_CUDA`). A constant
+    at a header's file level with no use in the header may be used by its includers: not unused."""
+    starts = use_starts(ctx, name, defined)
+    if not starts:
+        return ctx.enclosing_function(defined) is not None or not HEADER_PATH.search(ctx.path)
+    if ctx.settings.report_nvidia_branches:
+        return False
+    return all(ctx.platform_kind(s) in ("nvidia", "never") for s in starts)
+
+
 def relate_uses(ctx, finding, name: str, defined, message: str) -> None:
     """Add the uses of constant or macro `name` after its definition (node `defined`) to `finding` as
     related locations: in its function for a local constant, else anywhere in the file (macro bodies

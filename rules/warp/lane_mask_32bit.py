@@ -9,7 +9,7 @@ from hiplint.lazy import lazy_re
 
 from ._lanes import (HEADER_PATH, INT32_TYPES, LANE_EXPR, LANE_MASK_CALLS, LANE_MASK_NAME, LANE_NAME, MASK_NAME,
                      SYNC_WITH_MASK, declared_types, int_literal, is_full_mask_32, is_full_mask_32_text, lanes_in_32s_note,
-                     macro_value, mentions_thread_index, relate_uses)
+                     macro_value, mentions_thread_index, relate_uses, unused_on_amd)
 
 # On AMD the lanes that execute the call, as WRP006's HIPLINT_FULL_WARP_MASK: a constant 64-lane
 # mask traps in partly active waves (ROCm 6.2+ `__hip_check_mask`, builds without NDEBUG).
@@ -50,7 +50,8 @@ class LaneMask32Bit(CudaRule):
     and a mask macro or constant defined as the 32-bit full mask (`#define FULL_MASK 0xffffffff`),
     reported at its definition, with its uses as related locations (not when every use is the first
     argument of a project macro with a definition that drops it, such as `#ifdef USE_ROCM` /
-    `#define SHFL_DOWN_SYNC(mask, v, d) __shfl_down(v, d)`: no mask reaches AMD). A lane numbered `threadIdx.x & 31` (or `% 32`) never reaches 32, so
+    `#define SHFL_DOWN_SYNC(mask, v, d) __shfl_down(v, d)`: no mask reaches AMD; nor when the macro is
+    never used in a source file, or used only in branches the AMD build skips). A lane numbered `threadIdx.x & 31` (or `% 32`) never reaches 32, so
     `1u << lane` is defined: it is reported only against a ballot or as a mask (the ballot's upper
     half is lost, and widening the lane, WRP001, makes the shift undefined), not when it selects a
     bit of a 32-bit data word.
@@ -182,6 +183,8 @@ class LaneMask32Bit(CudaRule):
         body = macro_value(ctx.text(value))
         if not is_full_mask_32_text(body) or not (LANE_MASK_NAME.search(name) or _used_as_sync_mask(ctx, name)):
             return
+        if unused_on_amd(ctx, name, name_node):
+            return  # used only in branches the AMD build skips
         if _only_through_maskless_macros(ctx, name):
             return  # `SHFL_DOWN_SYNC(FULL_MASK, v, d)` where the project's AMD definition drops the mask
         block = _MASK_DEFINE.format(name=name, value=body)

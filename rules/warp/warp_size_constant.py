@@ -1,6 +1,6 @@
 from hiplint import CudaRule, Impact, Severity
 
-from ._lanes import WARP_SIZE_DEFINITIONS, WARP_SIZE_NAME, literal_value, relate_uses
+from ._lanes import WARP_SIZE_DEFINITIONS, WARP_SIZE_NAME, literal_value, relate_uses, unused_on_amd
 
 
 class WarpSizeConstant32(CudaRule):
@@ -10,7 +10,10 @@ class WarpSizeConstant32(CudaRule):
     Finds `#define WARP_SIZE 32`, `constexpr int kWarpSize = 32;`, `enum { WARP_SZ = 32 }` and
     similar definitions whose name says "warp size" (or "threads per warp"). The definition is
     reported once, where it is written; its uses are not reported again but listed with it as
-    related locations.
+    related locations. A definition that no code the AMD build compiles reads is left alone: a local
+    constant never used, a definition in a source file never used there, one used only in branches the
+    AMD build skips (`#if GOOGLE_CUDA`). A header's definition with no use in the header may be used by
+    its includers and is reported.
 
     ## Why it breaks on AMD
     AMD CDNA GPUs (gfx90a, gfx942, gfx950) execute 64-lane wavefronts. Every index, mask and
@@ -22,6 +25,7 @@ class WarpSizeConstant32(CudaRule):
     ## Example
     ```cuda
     #define WARP_SIZE 32
+    __global__ void lanes(int* out) { out[threadIdx.x] = threadIdx.x % WARP_SIZE; }
     ```
 
     ## Use instead
@@ -63,6 +67,8 @@ class WarpSizeConstant32(CudaRule):
         if literal_value(ctx.text(value)) != 32:
             return
         node = captures["def"][0]
+        if unused_on_amd(ctx, name, captures["name"][0]):
+            return  # nothing the AMD build compiles reads it
         finding = ctx.report(captures["name"][0] if node.type == "preproc_def" else node,
                              f"`{name}` is defined as 32; a wave holds 64 lanes on gfx90a/gfx942: every use assumes half a wave")
         if finding is not None:
