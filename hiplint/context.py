@@ -44,7 +44,7 @@ def nvidia_dsl_module(path: str, data: bytes) -> bool:
     The project's module is looked for in the file's directory and the directories above it."""
     import os
 
-    if _NVIDIA_DSL_IMPORT.search(data):
+    if _NVIDIA_DSL_IMPORT.search(data) or _guarded_dsl_import(data):
         return True
     here = os.path.dirname(os.path.abspath(path))
     for m in _TOP_IMPORT.finditer(data):
@@ -67,6 +67,26 @@ def nvidia_dsl_module(path: str, data: bytes) -> bool:
             if parent == directory:
                 break
             directory = parent
+    return False
+
+
+_INDENTED_DSL_IMPORT = lazy_re(rb"(?m)^[ \t]+(?:import|from)[ \t]+(?:cutlass|cuda\.tile)\b")
+_MODULE_BLOCK = lazy_re(rb"^(?:if|elif|else|try|except|finally)\b")
+
+
+def _guarded_dsl_import(data: bytes) -> bool:
+    """An import of the DSL in a block at the module's top level (`if CUTE_AVAILABLE:` / `try:`), not
+    inside a function: the module is written for it, only loaded where it exists."""
+    for m in _INDENTED_DSL_IMPORT.finditer(data):
+        start = m.start()
+        while start > 0:
+            line_start = data.rfind(b"\n", 0, start - 1) + 1
+            line = data[line_start:start - 1] if start > 0 else b""
+            start = line_start
+            if line.strip() and not line[:1].isspace() and not line.lstrip().startswith(b"#"):
+                if _MODULE_BLOCK.match(line):
+                    return True
+                break
     return False
 
 
