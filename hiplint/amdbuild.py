@@ -773,9 +773,9 @@ def _python_build_paths(root: str) -> list[str]:
     return [p for p in paths[:400] if os.path.isfile(p)]
 
 
-# A Python build's switch for the ROCm build: `IS_ROCM`, `is_hip`, `USE_ROCM`, `BUILD_FOR_AMD`,
+# A Python build's switch for the ROCm build: `IS_ROCM`, `is_hip`, `USE_ROCM`, `BUILD_FOR_AMD`, `ROCM_VERSION`,
 # `IS_HIP_EXTENSION` (torch.utils.cpp_extension's), or `torch.version.hip` itself.
-_PY_AMD_SWITCH = lazy_re(r"(?i)^(?:is_|use_|build_(?:for_)?|with_|enable_|on_)?(?:rocm|hip|amd)(?:_build|_extension|_backend|_platform)?$")
+_PY_AMD_SWITCH = lazy_re(r"(?i)^(?:is_|use_|build_(?:for_)?|with_|enable_|on_)?(?:rocm|hip|amd)(?:_build|_extension|_backend|_platform|_version)?$")
 _PY_SOURCE = lazy_re(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hip)$")
 
 

@@ -832,3 +832,23 @@ def test_definitions_only_nvcc_is_given(tmp_path):
     build = amdbuild.read(str(tmp_path))
     facts = build.facts_for(str(tmp_path / "k.cu"))
     assert amdbuild.NVIDIA_BUILD_MARK + "P_THRUST_CUDA" in facts.macros()
+
+
+def test_python_build_switch_spellings():
+    # AutoGPTQ: `ROCM_VERSION = os.environ.get("ROCM_VERSION")` / `if not ROCM_VERSION and COMPILE_MARLIN:`.
+    import ast
+    polarity = lambda text: amdbuild._py_amd_polarity(ast.parse(text).body[0].test)
+    assert polarity("if not ROCM_VERSION and COMPILE_MARLIN: pass") is False
+    assert polarity("if ROCM_VERSION: pass") is True
+    assert polarity("if torch.version.hip: pass") is True
+    assert polarity("if CUDA_VERSION: pass") is None
+
+
+def test_a_cute_dsl_module_behind_a_top_level_gate():
+    # deepmd-kit's kernels/cute: `if CUTE_AVAILABLE:` / `try:` at module level around the DSL import is
+    # the NVIDIA backend; an import inside a function is a lazy path of a shared module.
+    from hiplint.context import _guarded_dsl_import
+    assert _guarded_dsl_import(b"import torch\nif CUTE_AVAILABLE:\n    import cutlass.cute as cute\n")
+    assert _guarded_dsl_import(b"try:\n    import x\n    # the DSL\n    from cutlass import cute\nexcept ImportError:\n    pass\n")
+    assert not _guarded_dsl_import(b"def quantize(x):\n    import cutlass\n    return x\n")
+    assert not _guarded_dsl_import(b"class K:\n    def run(self):\n        if ok:\n            import cutlass\n")

@@ -1,5 +1,6 @@
 import re
 
+from hiplint.headers import amd_macros
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import defined_names, iter_nodes
 
@@ -79,7 +80,9 @@ class MissingRuntimeOverload(CudaRule):
     - cuBLAS's half-precision calls (`cublasHgemm`, `cublasHgemmBatched`, `cublasHgemmStridedBatched`; in
       HIP code also `hipblasHaxpy` and `hipblasHdot`) with a `__half` pointer: hipBLAS declares them
       with `hipblasHalf`, `uint16_t` unless HIPBLAS_USE_HIP_HALF is defined (hipblas.h, hipBLAS 3 in ROCm
-      7.2); not reported in a file that defines or tests HIPBLAS_USE_HIP_HALF.
+      7.2); not reported in a file that defines or tests HIPBLAS_USE_HIP_HALF, nor where the file or a
+      project header it includes maps the HIP name to a wrapper of its own (`#define hipblasHgemm
+      compat_hgemm`, outside branches the AMD build skips).
 
     Not reported: a kernel argument that is already a `void*` (a cast, a `void*`/`const void*`
     variable), a `void*`'s address, member and other expressions whose type the file does not show,
@@ -233,6 +236,9 @@ class MissingRuntimeOverload(CudaRule):
     def _half_blas(ctx, fn, captures):
         if HIP_HALF_DIRECTIVE.search(ctx.source.data):
             return  # the file asks hipBLAS for `__half` itself, or tests whether the build does
+        hip_name = "hipblas" + fn[len("cublas"):] if fn.startswith("cublas") else fn
+        if hip_name in amd_macros(ctx):
+            return  # a compat header maps the HIP name to a wrapper of its own (`#define hipblasHgemm __compat_...`)
         args = [a for a in captures["args"][0].named_children if a.type != "comment"]
         scope = ctx.function_scope(captures["call"][0])
         for arg in args:

@@ -63,7 +63,9 @@ class HalfIntrinsicGaps(CudaRule):
     `__bfloat162{int,uint,ll,ull,short,ushort}_r{n,d,u,z}`, `__bfloat162{char,uchar}_rz` and the
     integer-to-bf16 forms HIP lacks (`__uint2bfloat16_rn`, `__ll2bfloat16_rn`, `__int2bfloat16_rz`, ...),
     with the HIP spelling to use; `atomicAdd` whose address points to `__half`, `__half2`,
-    `__nv_bfloat16` or `__nv_bfloat162` (a parameter or variable of that type, `p + i`, `&a[i]`, a cast);
+    `__nv_bfloat16` or `__nv_bfloat162` (a parameter or variable of that type, `p + i`, `&a[i]`, a cast;
+    not where the file or a project header it includes declares its own `atomicAdd` for that type
+    outside branches the AMD build skips);
     and a braced list assigned to a `__half2` (`h = {};`, `h2 = {a, b};`), which nvcc accepts and
     HIP finds ambiguous (the scalar `__half`/`__nv_bfloat16` forms fail with nvcc as well).
     Shuffles of `__half`/`__half2` are not reported: HIP defines `__shfl*` for them (ROCm 5.6 and
@@ -191,6 +193,8 @@ class HalfIntrinsicGaps(CudaRule):
         if ty is None or not re.match(table()["half_atomics"]["types"], ty):
             return
         base = re.sub(r"^(?:const\s+|volatile\s+)*", "", ty)
+        if _own_overload(ctx, base):
+            return  # the project declares its own atomicAdd for the type where AMD compiles it
         hip = base.replace("__nv_", "__hip_").replace("nv_bfloat", "__hip_bfloat")
         if not hip.startswith("__"):
             hip = "__" + hip  # half2 -> __half2
@@ -219,3 +223,22 @@ class HalfIntrinsicGaps(CudaRule):
                 if "bfloat16" in ty:
                     return True
         return False
+
+
+def _own_overload(ctx, type_name: str) -> bool:
+    """Does the file, or a project header it includes, define `atomicAdd(<type>* ...)` outside branches
+    the AMD build skips (AutoGPTQ's `compat.cuh`: `#if ... || defined(USE_ROCM)` /
+    `__device__ void atomicAdd(half2* address, half2 val)`)?"""
+    from hiplint.headers import project_headers
+    from hiplint.preproc import HIP, HIP_MACROS, _Eval, excluded_when
+
+    bare = type_name.removeprefix("__")
+    pattern = re.compile(rb"\b(?:__device__|inline|__forceinline__|void|static)\b[^;{}()=]*\batomicAdd\s*\(\s*"
+                         rb"(?:const\s+)?(?:__)?" + re.escape(bare.encode()) + rb"\s*\*")
+    texts = [(ctx.fs_path, ctx.source.data)] + project_headers(ctx)
+    for path, data in texts:
+        for m in pattern.finditer(data):
+            ev = _Eval(data, HIP_MACROS | ctx.build_facts.macros())
+            if not excluded_when(m.start(), data, lambda name: ev.defined(name, HIP)):
+                return True
+    return False
