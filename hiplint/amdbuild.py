@@ -111,6 +111,8 @@ class FileFacts:
     valued: tuple = ()  # ((name, AMD value, NVIDIA value), ...): a backend chosen by number, project-wide
     vendored: bool = False  # in a vendored project (third_party/x/ with its own build) the AMD build does not compile
     removed_names_defined: frozenset = frozenset()  # REMOVED_PLATFORM_NAMES the project's build defines itself
+    # built for ROCm by PyTorch's extension build, which hipifies the sources first (`__CUDACC__` -> `__HIPCC__`)
+    torch_hipified: bool = False
 
     @property
     def builds_for_amd(self) -> bool:
@@ -138,7 +140,7 @@ class FileFacts:
         return repr((self.amd_compiled, sorted(self.amd_defines), sorted(self.nvidia_defines),
                      self.nvidia_build_file, self.nvidia_ranges, sorted(self.nvidia_switches),
                      self.project_builds_for_amd, self.nvidia_source, self.amd_build_file, self.valued,
-                     self.vendored, sorted(self.removed_names_defined))).encode()
+                     self.vendored, sorted(self.removed_names_defined), self.torch_hipified)).encode()
 
 
 NOTHING = FileFacts()
@@ -157,6 +159,7 @@ class AmdBuild:
     include_dirs: list = field(default_factory=list)  # the project's own include directories (CMake)
     nvidia_switches: frozenset = frozenset()  # nvidia_switches(): known even where the AMD build is not
     python_amd: bool = False  # a Python build that builds for ROCm too (python_builds_for_amd)
+    torch_extension: bool = False  # ... through torch.utils.cpp_extension (CUDAExtension, BuildExtension)
     nvidia_sources: set = field(default_factory=set)  # compiled by NVIDIA-only targets alone
     nvidia_dirs: set = field(default_factory=set)  # directories holding only such sources
     project_words: frozenset = frozenset()  # identifiers of the build files, upper-cased
@@ -194,7 +197,8 @@ class AmdBuild:
                              nvidia_source=full in self.autotools_nvidia_files
                              or any(full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs)
                              or self._python_nvidia(full),
-                             vendored=self.vendored(full), removed_names_defined=self.removed_names_defined)
+                             vendored=self.vendored(full), removed_names_defined=self.removed_names_defined,
+                             torch_hipified=self.torch_extension)
         full = os.path.abspath(path)
         compiled = full in self.amd_sources or (
             os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.amd_dirs)
@@ -208,7 +212,8 @@ class AmdBuild:
                          self.nvidia_switches, True, nvidia_source, full in self.amd_build_files,
                          tuple(sorted((n, a, v) for n, (a, v) in self.valued.items())),
                          vendored=not compiled and self.vendored(full),
-                         removed_names_defined=self.removed_names_defined)
+                         removed_names_defined=self.removed_names_defined,
+                         torch_hipified=self.torch_extension and not compiled)
 
     def describe(self) -> str:
         """`--show-build`: what was learned, paths relative to the repository."""
@@ -220,6 +225,8 @@ class AmdBuild:
         vendored = ("vendored-projects", sorted(map(rel, self.vendored_dirs)))
         if self.python_amd:
             lines.append("# the Python build builds for ROCm too (setup.py / install scripts name hipcc, ROCM_HOME or a HIP switch)")
+            if self.torch_extension:
+                lines.append("# through PyTorch's extension build, which hipifies the CUDA sources first (`__CUDACC__` reads `__HIPCC__`)")
         if not self.known:
             lines.append("# no AMD build found (no HIP CMake target, hipcc or `-x hip` rule): files are treated as before")
             if self.nvidia_switches:
@@ -746,6 +753,7 @@ def _switch_words(paths: list[str]) -> frozenset:
 
 _PY_BUILD_FILES = ("setup.py", "pyproject.toml", "setup.cfg")
 _PY_BUILD_DIRS = ("install", "setup", "build_tools", "tools/setup_helpers")
+_TORCH_EXTENSION = lazy_re(rb"\bCUDAExtension\b|\bBuildExtension\b")
 _PY_AMD = lazy_re(rb"\bROCM_HOME\b|\bIS_HIP_EXTENSION\b|\bROCM_PATH\b|\bhipcc\b|\b[A-Za-z_]*USE_HIP\b|\buse_hip\b|torch\.version\.hip")
 
 
@@ -1660,6 +1668,8 @@ def read(root: str) -> AmdBuild:
     cmake, make = _build_files(root, fragments, build.vendored_dirs)
     build.project_words = _switch_words(cmake + make + fragments[:MAX_BUILD_FILES])
     build.python_amd = python_builds_for_amd(root)
+    build.torch_extension = build.python_amd and any(
+        _TORCH_EXTENSION.search(_read_bytes(p) or b"") for p in _python_build_paths(root) if p.endswith(".py"))
     if build.python_amd:
         build.python_nvidia_files, build.python_nvidia_dirs = python_nvidia_sources(root)
     build.removed_names_defined = removed_names_defined(root, build.project_words)

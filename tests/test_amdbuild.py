@@ -852,3 +852,20 @@ def test_a_cute_dsl_module_behind_a_top_level_gate():
     assert _guarded_dsl_import(b"try:\n    import x\n    # the DSL\n    from cutlass import cute\nexcept ImportError:\n    pass\n")
     assert not _guarded_dsl_import(b"def quantize(x):\n    import cutlass\n    return x\n")
     assert not _guarded_dsl_import(b"class K:\n    def run(self):\n        if ok:\n            import cutlass\n")
+
+
+def test_a_pytorch_extension_hipified_at_build_time_reads_cudacc_as_hipcc(tmp_path):
+    # pytorch3d: setup.py builds CUDAExtension on ROCm too; BuildExtension hipifies the sources first and
+    # its mapping turns `__CUDACC__` into `__HIPCC__`, so `#ifdef __CUDACC__` takes the GPU branch on AMD.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "csrc" / "global.h").write_text(
+        "#ifdef __CUDACC__\n#define HD __host__ __device__\n#else\n#define HD\n#endif\nHD inline int one() { return 1; }\n")
+    (tmp_path / "csrc" / "k.cu").write_text('#include "global.h"\n__global__ void k(int* o) { o[0] = one(); }\n')
+    assert [f[2] for f in scan(tmp_path, "--isolated", "--select", "ARC006")] == ["ARC006"]
+    (tmp_path / "setup.py").write_text(
+        "import torch\nfrom torch.utils.cpp_extension import CUDAExtension, BuildExtension, ROCM_HOME\n"
+        "is_rocm = torch.version.hip is not None\n"
+        "ext = CUDAExtension('p._C', ['csrc/k.cu'])\n")
+    assert scan(tmp_path, "--isolated", "--select", "ARC006") == []
+    assert amdbuild.read(str(tmp_path)).torch_extension

@@ -41,6 +41,9 @@ class CudaCompilerMacroTest(CudaRule):
     (`rocblas_double_complex`, `hipStream_t`, `__builtin_amdgcn_*`) or its comment says so ("For HIP,
     ..."); nor when the branch calls nvcc's own builtins (`__nv_is_extended_host_device_lambda_closure_type`).
     Strings and comments are not read as GPU code (`"__host__ __device__ lambdas..."` in a message).
+    `__CUDACC__` is not reported in a project whose AMD build is PyTorch's extension build
+    (`CUDAExtension` in a `setup.py` that builds for ROCm): it hipifies the sources first, and its
+    mapping turns `__CUDACC__` into `__HIPCC__` (`torch/utils/hipify/cuda_to_hip_mappings.py`).
     Tests of `__CUDACC_VER_MAJOR__` and the other version macros are ARC001's.
 
     ## Why it breaks on AMD
@@ -103,6 +106,8 @@ class CudaCompilerMacroTest(CudaRule):
 
     def _one(self, ctx, node):
         name = ctx.text(node)
+        if name == "__CUDACC__" and ctx.build_facts.torch_hipified:
+            return  # PyTorch's extension build hipifies the sources for ROCm first: `__CUDACC__` -> `__HIPCC__`
         directive = node.parent
         while directive is not None and directive.type not in _CHAIN:
             directive = directive.parent
