@@ -138,12 +138,29 @@ def test_capability_gate_needs_numbers_and_capability_origin():
     src = """\
     import torch
     cap = torch.cuda.get_device_capability()
-    a = cap >= (8, 0)
+    a = cap >= (9, 0)
     b = cap == other_cap
     name = torch.cuda.get_device_name()
     c = name >= "A"
     """
     assert _codes(_lint("a.py", src)) == [(3, "PY002")]
+
+
+def test_capability_gates_amd_numbers_answer_rightly():
+    # AMD reports (9, x), (11, 0), (12, 0): gates below Ada's 8.9 take AMD as a newer GPU, and an
+    # equality with 8 never matches it; from 8.9 (FP8, Hopper, Blackwell) the answer is NVIDIA's.
+    src = """\
+    import torch
+    cap = torch.cuda.get_device_capability()
+    a = cap >= (8, 0)
+    b = cap[0] < 8
+    c = cap[0] == 8
+    d = cap >= (8, 9)
+    e = cap[0] >= 10
+    f = cap in ((9, 0), (10, 0))
+    g = cap[0] * 10 + cap[1] >= 75
+    """
+    assert _codes(_lint("a.py", src)) == [(6, "PY002"), (7, "PY002"), (8, "PY002")]
 
 
 def test_triton_rule_is_off_for_wave32_only_targets():

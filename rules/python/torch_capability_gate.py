@@ -48,7 +48,12 @@ class TorchCapabilityGate(FileRule):
     where the code already separates ROCm (a condition or boolean expression naming
     `torch.version.hip`, `is_hip()`, `gcnArchName`..., an earlier `if torch.version.hip: return`, or a
     function named for ROCm), nor a comparison with `(0, 0)` only (what a CPU-only stub reports: no
-    NVIDIA architecture named; `minor != 0` still is one).
+    NVIDIA architecture named; `minor != 0` still is one). Nor a gate that every AMD target answers as
+    it should: an ordering against a level below Ada's 8.9 (`>= (8, 0)`, `major < 8`, `cc <= 52`:
+    tensor cores, bf16, TF32-level features, which AMD's 9.x and 11.x pass as newer GPUs), or an
+    equality or membership naming only levels below 9 (`major == 8`: no AMD GPU reports 8, so it
+    takes the other path). From 8.9 on (FP8, TMA, wgmma, Blackwell) and for equalities with 9, 11
+    or 12 the gate is reported.
 
     ## Why it breaks on AMD
     ROCm builds of PyTorch answer `get_device_capability()` with the major/minor of the gfx
@@ -117,6 +122,8 @@ class TorchCapabilityGate(FileRule):
             numbers = [o for o in operands if o not in derived and _is_number_like(o)]
             if not derived or not numbers or all(_is_zero(o) for o in numbers):
                 continue  # `== (0, 0)` is "no GPU", not an NVIDIA architecture
+            if _amd_answer_is_right(comp, derived, numbers):
+                continue
             # Once per test: `cc == 61 or cc <= 52` is one gate, reported at its first comparison.
             test = comp
             while isinstance(py.parent(test), (cst.BooleanOperation, cst.UnaryOperation)):
@@ -166,6 +173,64 @@ class TorchCapabilityGate(FileRule):
                 if not (isinstance(parent, cst.Attribute) and parent.attr is n):
                     return True
         return False
+
+
+# Below Ada's 8.9 (FP8), a gate asks for Volta/Turing/Ampere features (tensor cores, bf16, TF32): every AMD
+# target answers as newer, which it is for those. From 8.9 on it asks for NVIDIA's FP8, TMA, wgmma or
+# Blackwell paths, which MI200's (9, 0) or RDNA4's (12, 0) then take.
+AMD_PASSES_BELOW = 89
+ORDERINGS = ("LessThan", "LessThanEqual", "GreaterThan", "GreaterThanEqual")
+
+
+def _level(node) -> int | None:
+    """major * 10 + minor of a literal capability: `8` -> 80, `(8, 6)` -> 86, `86` -> 86; None otherwise."""
+    def integer(n):
+        if isinstance(n, cst.Integer):
+            return int(n.value.replace("_", ""), 0)
+        if isinstance(n, cst.Float):
+            major, _, minor = n.value.partition(".")
+            return int(major) * 10 + int((minor or "0")[:1]) if major.isdigit() else None
+        return None
+    if isinstance(node, (cst.Tuple, cst.List)) and node.elements:
+        parts = [integer(e.value) for e in node.elements[:2]]
+        if None in parts:
+            return None
+        return parts[0] * 10 + (parts[1] if len(parts) > 1 else 0)
+    value = integer(node)
+    if isinstance(node, cst.Float):
+        return value
+    return None if value is None else value * 10 if value < 20 else value
+
+
+def _amd_answer_is_right(comp, derived, numbers) -> bool:
+    """Does every AMD capability (9.x, 11.x, 12.x) fall on the side the gate means for such a GPU? An
+    ordering against a level below 8.9 (`>= (8, 0)`, `major < 8`, `cc >= 75`), and an equality or
+    membership naming only levels below 9 (`== (8, 0)`: AMD is never one): yes. Gates on the minor
+    number alone, or with numbers that are not plain capabilities, are not judged here."""
+    for d in derived:
+        code = _code(d)
+        if ("minor" in code and "major" not in code) or (code.rstrip().endswith("[1]") and "[0]" not in code):
+            return False  # the minor number alone
+    levels = []
+    for n in numbers:
+        if isinstance(n, (cst.Set,)) or (isinstance(n, (cst.Tuple, cst.List)) and n.elements
+                                           and isinstance(n.elements[0].value, (cst.Tuple, cst.List))):
+            levels.extend(_level(e.value) for e in n.elements)
+        else:
+            levels.append(_level(n))
+    if not levels or None in levels:
+        return False
+    operators = {type(t.operator).__name__ for t in comp.comparisons}
+    if operators <= set(ORDERINGS):
+        return max(levels) < AMD_PASSES_BELOW
+    return max(levels) < 90
+
+
+def _code(node) -> str:
+    try:
+        return cst.Module(body=[]).code_for_node(node)
+    except Exception:  # noqa: BLE001 - a node libcst cannot print is judged as before
+        return "minor"
 
 
 def _bound_names(target):
