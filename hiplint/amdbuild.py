@@ -111,8 +111,9 @@ class FileFacts:
     valued: tuple = ()  # ((name, AMD value, NVIDIA value), ...): a backend chosen by number, project-wide
     vendored: bool = False  # in a vendored project (third_party/x/ with its own build) the AMD build does not compile
     removed_names_defined: frozenset = frozenset()  # REMOVED_PLATFORM_NAMES the project's build defines itself
-    # built for ROCm by PyTorch's extension build, which hipifies the sources first (`__CUDACC__` -> `__HIPCC__`)
-    torch_hipified: bool = False
+    # built for ROCm from hipified copies (PyTorch's extension build, a hipify-perl step): `__CUDACC__` reads
+    # `__HIPCC__` there; otherwise hip-clang compiles the CUDA source itself and never defines `__CUDACC__`
+    hipified_at_build: bool = False
 
     @property
     def builds_for_amd(self) -> bool:
@@ -129,6 +130,11 @@ class FileFacts:
         # A definition only the NVIDIA build makes (`if(QUDA_NVSHMEM) target_compile_definitions(quda
         # NVSHMEM_COMMS)` in the CUDA target's file) is undefined in every AMD compile, whatever the file.
         nvidia = frozenset(NVIDIA_BUILD_MARK + d for d in self.nvidia_defines)
+        if self.project_builds_for_amd and not self.hipified_at_build:
+            # hip-clang compiles the CUDA source as it stands and defines `__HIPCC__`, never `__CUDACC__`
+            # (ROCm 7.2 `-E -dM`): a `#ifdef __CUDACC__` branch is NVIDIA code (ARC006 reports the test
+            # itself where the branch holds GPU code AMD needs).
+            nvidia |= {NVIDIA_BUILD_MARK + "__CUDACC__"}
         if not self.amd_compiled:
             return switches | nvidia
         return self.amd_defines | nvidia | switches
@@ -140,7 +146,7 @@ class FileFacts:
         return repr((self.amd_compiled, sorted(self.amd_defines), sorted(self.nvidia_defines),
                      self.nvidia_build_file, self.nvidia_ranges, sorted(self.nvidia_switches),
                      self.project_builds_for_amd, self.nvidia_source, self.amd_build_file, self.valued,
-                     self.vendored, sorted(self.removed_names_defined), self.torch_hipified)).encode()
+                     self.vendored, sorted(self.removed_names_defined), self.hipified_at_build)).encode()
 
 
 NOTHING = FileFacts()
@@ -160,6 +166,12 @@ class AmdBuild:
     nvidia_switches: frozenset = frozenset()  # nvidia_switches(): known even where the AMD build is not
     python_amd: bool = False  # a Python build that builds for ROCm too (python_builds_for_amd)
     torch_extension: bool = False  # ... through torch.utils.cpp_extension (CUDAExtension, BuildExtension)
+
+    @property
+    def hipify_step(self) -> bool:
+        """Does a build file run hipify (hipify-perl, hipify-clang, hipify_torch: MAGMA's and SLATE's
+        generated `.hip` sources)? Then the AMD build compiles hipified copies."""
+        return any(w.startswith("HIPIFY") for w in self.project_words)
     nvidia_sources: set = field(default_factory=set)  # compiled by NVIDIA-only targets alone
     nvidia_dirs: set = field(default_factory=set)  # directories holding only such sources
     project_words: frozenset = frozenset()  # identifiers of the build files, upper-cased
@@ -198,7 +210,7 @@ class AmdBuild:
                              or any(full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs)
                              or self._python_nvidia(full),
                              vendored=self.vendored(full), removed_names_defined=self.removed_names_defined,
-                             torch_hipified=self.torch_extension)
+                             hipified_at_build=self.torch_extension or self.hipify_step)
         full = os.path.abspath(path)
         compiled = full in self.amd_sources or (
             os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.amd_dirs)
@@ -213,7 +225,7 @@ class AmdBuild:
                          tuple(sorted((n, a, v) for n, (a, v) in self.valued.items())),
                          vendored=not compiled and self.vendored(full),
                          removed_names_defined=self.removed_names_defined,
-                         torch_hipified=self.torch_extension and not compiled)
+                         hipified_at_build=(self.torch_extension and not compiled) or self.hipify_step)
 
     def describe(self) -> str:
         """`--show-build`: what was learned, paths relative to the repository."""
@@ -227,6 +239,10 @@ class AmdBuild:
             lines.append("# the Python build builds for ROCm too (setup.py / install scripts name hipcc, ROCM_HOME or a HIP switch)")
             if self.torch_extension:
                 lines.append("# through PyTorch's extension build, which hipifies the CUDA sources first (`__CUDACC__` reads `__HIPCC__`)")
+        if self.hipify_step:
+            lines.append("# a build file runs hipify: the AMD build compiles hipified copies (`__CUDACC__` reads `__HIPCC__`)")
+        elif self.known and not self.torch_extension:
+            lines.append("# hip-clang compiles the CUDA sources as they are: `#ifdef __CUDACC__` branches are NVIDIA code")
         if not self.known:
             lines.append("# no AMD build found (no HIP CMake target, hipcc or `-x hip` rule): files are treated as before")
             if self.nvidia_switches:

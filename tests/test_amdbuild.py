@@ -40,7 +40,8 @@ def test_show_build_says_what_was_learned(tmp_path):
     text = proc.stdout.decode()
     assert text.splitlines()[0] == f"# AMD build read from {tmp_path / 'proj'}"
     body = "\n".join(line for line in text.splitlines()[1:])
-    assert body == """amd-build-files = [
+    assert body == """# hip-clang compiles the CUDA sources as they are: `#ifdef __CUDACC__` branches are NVIDIA code
+amd-build-files = [
   'backend-hip/CMakeLists.txt',
 ]
 compiled-as-hip = [
@@ -869,3 +870,23 @@ def test_a_pytorch_extension_hipified_at_build_time_reads_cudacc_as_hipcc(tmp_pa
         "ext = CUDAExtension('p._C', ['csrc/k.cu'])\n")
     assert scan(tmp_path, "--isolated", "--select", "ARC006") == []
     assert amdbuild.read(str(tmp_path)).torch_extension
+
+
+def test_cudacc_branches_are_nvidia_code_where_hip_clang_compiles_the_source(tmp_path):
+    # CARE, DiHydrogen: the AMD build compiles the .cu sources with hip-clang, which never defines
+    # `__CUDACC__`: what sits under `#ifdef __CUDACC__` is NVIDIA code (ARC006 reports the test itself
+    # when the branch holds GPU code). A build that runs hipify first reads it as `__HIPCC__`.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "k.cu").write_text(
+        "__device__ float mix(float v) {\n#ifdef __CUDACC__\n    v += __shfl_xor_sync(0xffffffff, v, 1) + threadIdx.x;\n#endif\n"
+        "    return v;\n}\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "option(P_USE_HIP OFF)\noption(P_USE_CUDA OFF)\nif(P_USE_HIP)\n  enable_language(HIP)\n"
+        "  set_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\n  add_library(p k.cu)\nendif()\n")
+    codes = [f[2] for f in scan(tmp_path, "--isolated", "--select", "ARC006,WRP006")]
+    assert codes == ["ARC006"]
+    (tmp_path / "CMakeLists.txt").write_text(
+        "option(P_USE_HIP OFF)\nif(P_USE_HIP)\n  execute_process(COMMAND hipify-perl -inplace k.cu)\n"
+        "  enable_language(HIP)\n  set_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\n  add_library(p k.cu)\nendif()\n")
+    codes = [f[2] for f in scan(tmp_path, "--isolated", "--select", "ARC006,WRP006")]
+    assert "WRP006" in codes and "ARC006" not in codes

@@ -42,8 +42,11 @@ class CudaCompilerMacroTest(CudaRule):
     ..."); nor when the branch calls nvcc's own builtins (`__nv_is_extended_host_device_lambda_closure_type`).
     Strings and comments are not read as GPU code (`"__host__ __device__ lambdas..."` in a message).
     `__CUDACC__` is not reported in a project whose AMD build is PyTorch's extension build
-    (`CUDAExtension` in a `setup.py` that builds for ROCm): it hipifies the sources first, and its
-    mapping turns `__CUDACC__` into `__HIPCC__` (`torch/utils/hipify/cuda_to_hip_mappings.py`).
+    (`CUDAExtension` in a `setup.py` that builds for ROCm) or whose build files run hipify: those
+    compile hipified copies, and hipify turns `__CUDACC__` into `__HIPCC__`
+    (`torch/utils/hipify/cuda_to_hip_mappings.py`). In any other project that builds for AMD, the
+    code inside a `#ifdef __CUDACC__` branch is NVIDIA code that the other rules leave alone; this
+    rule reports the test itself where the branch holds GPU code.
     Tests of `__CUDACC_VER_MAJOR__` and the other version macros are ARC001's.
 
     ## Why it breaks on AMD
@@ -106,8 +109,8 @@ class CudaCompilerMacroTest(CudaRule):
 
     def _one(self, ctx, node):
         name = ctx.text(node)
-        if name == "__CUDACC__" and ctx.build_facts.torch_hipified:
-            return  # PyTorch's extension build hipifies the sources for ROCm first: `__CUDACC__` -> `__HIPCC__`
+        if name == "__CUDACC__" and ctx.build_facts.hipified_at_build:
+            return  # the AMD build compiles hipified copies (PyTorch's extension build): `__CUDACC__` -> `__HIPCC__`
         directive = node.parent
         while directive is not None and directive.type not in _CHAIN:
             directive = directive.parent
@@ -124,7 +127,7 @@ class CudaCompilerMacroTest(CudaRule):
             names = [ctx.text(i) for i in [*iter_nodes(test, {"identifier"}), *_self(test)]] if test is not None else []
             if any(is_hip_macro(n, hip) for n in names):
                 return  # AMD has its own branch, or is tested with it
-            if any(NVIDIA_BUILD_MARK + n in hip for n in names):
+            if any(NVIDIA_BUILD_MARK + n in hip for n in names if n not in MACROS):
                 return  # `defined(__CUDACC__) && defined(AMREX_USE_CUDA)`: the project's NVIDIA backend (hiplint.amdbuild)
         code = strip_c_comments(_STRING.sub('""', ctx.text(top)))
         if not GPU_CODE.search(code):
