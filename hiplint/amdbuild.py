@@ -803,29 +803,46 @@ _PY_AMD_SWITCH = lazy_re(r"(?i)^(?:is_|use_|build_(?:for_)?|with_|enable_|on_)?(
 _PY_SOURCE = lazy_re(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hip)$")
 
 
-def _py_amd_polarity(test) -> bool | None:
+def _py_amd_polarity(test, assigned: dict | None = None, depth: int = 0) -> bool | None:
     """True when an `if` test holds only in the ROCm build (`if IS_ROCM:`), False when only in the
-    CUDA build (`if not SKIP_CUDA_BUILD and not IS_ROCM:`), None when it says neither."""
+    CUDA build (`if not SKIP_CUDA_BUILD and not IS_ROCM:`, `if torch.version.cuda:`), None when it says
+    neither. A name the build script assigns once (`assigned`: name -> value) is read through its value
+    (AutoAWQ's `CUDA_VERSION = os.getenv("CUDA_VERSION") or torch.version.cuda` / `if CUDA_VERSION:`)."""
     import ast
 
+    def again(node):
+        return _py_amd_polarity(node, assigned, depth + 1) if depth < 4 else None
+
     if isinstance(test, ast.Name):
-        return True if _PY_AMD_SWITCH.match(test.id) else None
+        if _PY_AMD_SWITCH.match(test.id):
+            return True
+        value = (assigned or {}).get(test.id)
+        return again(value) if value is not None else None
     if isinstance(test, ast.Attribute):
-        if test.attr == "hip" and isinstance(test.value, ast.Attribute) and test.value.attr == "version":
-            return True  # torch.version.hip
+        if test.attr in ("hip", "cuda") and isinstance(test.value, ast.Attribute) and test.value.attr == "version":
+            return test.attr == "hip"  # torch.version.hip / torch.version.cuda (None on the other vendor's build)
         return True if _PY_AMD_SWITCH.match(test.attr) else None
+    if isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Constant) and \
+            isinstance(test.args[0].value, str) and ast.unparse(test.func) in _PY_ENV_READS:
+        # `os.getenv("ROCM_VERSION")`, `os.environ.get("CUDA_VERSION")`: the toolkit the builder names
+        key = test.args[0].value.upper()
+        return True if _PY_AMD_SWITCH.match(key) else False if key in _PY_CUDA_ENV else None
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _py_amd_polarity(test.operand)
+        inner = again(test.operand)
         return None if inner is None else not inner
     if isinstance(test, ast.BoolOp):
-        sides = {_py_amd_polarity(v) for v in test.values} - {None}
+        polarities = [again(v) for v in test.values]
+        sides = set(polarities) - {None}
         if len(sides) != 1:
             return None
         side = sides.pop()
         # `a and not IS_ROCM` holds only in CUDA builds; `a or IS_ROCM` does not say which.
-        return side if isinstance(test.op, ast.And) else (side if all(
-            _py_amd_polarity(v) is not None for v in test.values) else None)
+        return side if isinstance(test.op, ast.And) else (side if None not in polarities else None)
     return None
+
+
+_PY_ENV_READS = frozenset({"os.getenv", "os.environ.get", "getenv", "environ.get"})
+_PY_CUDA_ENV = frozenset({"CUDA_VERSION"})
 
 
 def _py_stem(path: str) -> tuple[str, str]:
@@ -862,6 +879,10 @@ def python_nvidia_sources(root: str) -> tuple[set[str], set[str]]:
         except (SyntaxError, ValueError, RecursionError):
             continue
         base = os.path.dirname(path)
+        assigned: dict = {}
+        for n in ast.walk(tree):  # the first assignment of each name, module level first
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                assigned.setdefault(n.targets[0].id, n.value)
 
         def names(node, branch) -> set[str]:
             found = set()
@@ -882,7 +903,7 @@ def python_nvidia_sources(root: str) -> tuple[set[str], set[str]]:
         def visit(body, branch) -> None:  # branch: "nvidia", "amd" or None (both builds)
             for stmt in body:
                 if isinstance(stmt, ast.If):
-                    polarity = _py_amd_polarity(stmt.test)
+                    polarity = _py_amd_polarity(stmt.test, assigned)
                     then_branch = branch if polarity is None else ("amd" if polarity else "nvidia")
                     else_branch = branch if polarity is None else ("nvidia" if polarity else "amd")
                     (nvidia if branch == "nvidia" else other).update(names(stmt.test, branch))

@@ -843,6 +843,16 @@ def test_python_build_switch_spellings():
     assert polarity("if ROCM_VERSION: pass") is True
     assert polarity("if torch.version.hip: pass") is True
     assert polarity("if CUDA_VERSION: pass") is None
+    assert polarity("if torch.version.cuda and CUDA_HOME is not None: pass") is False
+    # A name read through its first assignment (AutoAWQ: `if CUDA_VERSION:` builds the PTX-only extensions).
+    module = ast.parse('CUDA_VERSION = os.getenv("CUDA_VERSION", None) or torch.version.cuda\n'
+                       'use_rocm = torch.version.hip and ROCM_HOME is not None\n'
+                       'use_gpu = torch.cuda.is_available()\n')
+    assigned = {a.targets[0].id: a.value for a in module.body}
+    test = lambda text: amdbuild._py_amd_polarity(ast.parse(text).body[0].test, assigned)
+    assert test("if CUDA_VERSION: pass") is False
+    assert test("if use_rocm: pass") is True
+    assert test("if use_gpu: pass") is None
 
 
 def test_a_cute_dsl_module_behind_a_top_level_gate():
