@@ -481,6 +481,8 @@ def is_defined_name(node: Node) -> bool:
         return parent.child_by_field_name("body") is not None
     if parent.type == "type_definition" and node.type == "type_identifier":
         return any(c == node for c in parent.children_by_field_name("declarator"))
+    if parent.type == "enumerator" and parent.child_by_field_name("name") == node:
+        return True  # `enum mode_t {NORMAL, CUDNN_VALIDATE};`: the project's own constant
     return False
 
 
