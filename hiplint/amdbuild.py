@@ -24,6 +24,7 @@ where nothing is learned (no build files, another generator) files are treated a
 """
 from __future__ import annotations
 
+import fnmatch
 import glob
 import hashlib
 import os
@@ -114,6 +115,7 @@ class FileFacts:
     # built for ROCm from hipified copies (PyTorch's extension build, a hipify-perl step): `__CUDACC__` reads
     # `__HIPCC__` there; otherwise hip-clang compiles the CUDA source itself and never defines `__CUDACC__`
     hipified_at_build: bool = False
+    unbuilt: bool = False  # a source no build file names, no glob matches and no file includes (AmdBuild.unbuilt)
 
     @property
     def builds_for_amd(self) -> bool:
@@ -146,7 +148,8 @@ class FileFacts:
         return repr((self.amd_compiled, sorted(self.amd_defines), sorted(self.nvidia_defines),
                      self.nvidia_build_file, self.nvidia_ranges, sorted(self.nvidia_switches),
                      self.project_builds_for_amd, self.nvidia_source, self.amd_build_file, self.valued,
-                     self.vendored, sorted(self.removed_names_defined), self.hipified_at_build)).encode()
+                     self.vendored, sorted(self.removed_names_defined), self.hipified_at_build,
+                     self.unbuilt)).encode()
 
 
 NOTHING = FileFacts()
@@ -166,6 +169,32 @@ class AmdBuild:
     nvidia_switches: frozenset = frozenset()  # nvidia_switches(): known even where the AMD build is not
     python_amd: bool = False  # a Python build that builds for ROCm too (python_builds_for_amd)
     torch_extension: bool = False  # ... through torch.utils.cpp_extension (CUDAExtension, BuildExtension)
+    source_names: frozenset = frozenset()  # file names and stems the build files write (unbuilt())
+    source_globs: tuple = ()  # and their glob patterns' name parts
+
+    def unbuilt(self, full: str) -> bool:
+        """A source file no build compiles: in a project whose build hiplint read (CMake or Makefiles, and
+        no other build system beside them), its name appears in no build file or build script (nor its
+        stem: `kernel.o`), no glob pattern there matches it, another source of its directory is named
+        (the directory's sources are listed one by one), and no file of the project includes it.
+        SuperLU_DIST's `sSchCompUdt-cuda.c`, MAGMA's `testing/fortran2.cpp`."""
+        name = os.path.basename(full)
+        if not self.source_names or os.path.splitext(name)[1].lower() not in _UNBUILT_SUFFIXES:
+            return False
+        if {name, os.path.splitext(name)[0], name.split(".", 1)[0]} & self.source_names:
+            return False
+        if any(fnmatch.fnmatch(name, g) for g in self.source_globs):
+            return False
+        directory = os.path.dirname(full)
+        try:
+            siblings = [e for e in os.listdir(directory) if e != name
+                        and os.path.splitext(e)[1].lower() in _UNBUILT_SUFFIXES]
+        except OSError:
+            return False
+        if not any({e, os.path.splitext(e)[0]} & self.source_names for e in siblings):
+            return False
+        from hiplint.includers import includers
+        return not includers(full)
 
     @property
     def hipify_step(self) -> bool:
@@ -225,7 +254,8 @@ class AmdBuild:
                          tuple(sorted((n, a, v) for n, (a, v) in self.valued.items())),
                          vendored=not compiled and self.vendored(full),
                          removed_names_defined=self.removed_names_defined,
-                         hipified_at_build=(self.torch_extension and not compiled) or self.hipify_step)
+                         hipified_at_build=(self.torch_extension and not compiled) or self.hipify_step,
+                         unbuilt=not compiled and not nvidia_source and self.unbuilt(full))
 
     def describe(self) -> str:
         """`--show-build`: what was learned, paths relative to the repository."""
@@ -466,7 +496,7 @@ def facts_for(path: str | None) -> FileFacts:
 
 
 def _build_files(root: str, make_includes: list | None = None,
-                 vendored: set | None = None) -> tuple[list[str], list[str]]:
+                 vendored: set | None = None, scripts: list | None = None) -> tuple[list[str], list[str]]:
     """CMake files and Makefiles under root; `make_includes` collects make fragments (`Make.defs`, `*.mak`).
     Vendored projects (VENDOR_DIR) are left out and collected in `vendored`."""
     cmake, make = [], []
@@ -502,6 +532,8 @@ def _build_files(root: str, make_includes: list | None = None,
                 make.append(full)
             elif make_includes is not None and _SWITCH_EXTRA_FILES.search(name):
                 make_includes.append(full)
+            elif scripts is not None and _BUILD_SCRIPT.search(name) and len(scripts) < MAX_BUILD_FILES:
+                scripts.append(full)
     return cmake, make
 
 
@@ -1702,7 +1734,8 @@ def _hip_line(line: str) -> bool:
 def read(root: str) -> AmdBuild:
     build = AmdBuild(root)
     fragments: list[str] = []
-    cmake, make = _build_files(root, fragments, build.vendored_dirs)
+    scripts: list[str] = []
+    cmake, make = _build_files(root, fragments, build.vendored_dirs, scripts)
     build.project_words = _switch_words(cmake + make + fragments[:MAX_BUILD_FILES])
     build.python_amd = python_builds_for_amd(root)
     build.torch_extension = build.python_amd and any(
@@ -1737,7 +1770,44 @@ def read(root: str) -> AmdBuild:
         build.nvidia_defines.clear()
     build.amd_defines -= build.nvidia_defines & build.amd_defines
     build.amd_dirs = {os.path.dirname(s) for s in build.amd_sources}
+    if build.known and not any(os.path.exists(os.path.join(root, n)) for n in _OTHER_BUILD_SYSTEMS):
+        build.source_names, build.source_globs = _named_sources(
+            cmake + make + fragments + scripts + _python_build_paths(root))
     return build
+
+
+# Build systems whose files hiplint does not read: where one is present, a source no CMake file or
+# Makefile names may well be compiled, so none is taken for unbuilt.
+_OTHER_BUILD_SYSTEMS = ("meson.build", "SConstruct", "BUILD", "BUILD.bazel", "WORKSPACE", "MODULE.bazel",
+                        "premake5.lua", "build.ninja", "xmake.lua")
+_BUILD_SCRIPT = lazy_re(r"\.(?:sh|bash|pl|in)$")
+_FILE_TOKEN = lazy_re(rb"[A-Za-z0-9_.+\-/${}*?\[\]]+")
+_UNBUILT_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".cu", ".hip"})
+
+
+def _named_sources(paths: list[str]) -> tuple[frozenset, tuple]:
+    """The file names (and their stems) the build files and scripts write, and the glob patterns they
+    write (`*.cu`, `kernel_*.cpp`, `$(wildcard src/*.c)`), by name part."""
+    names: set[str] = set()
+    globs: set[str] = set()
+    for path in paths:
+        data = _read_bytes(path)
+        if not data:
+            continue
+        for m in _FILE_TOKEN.finditer(data):
+            base = m.group(0).decode("utf-8", "replace").rstrip(")}\"',").rsplit("/", 1)[-1]
+            if not base:
+                continue
+            if any(c in base for c in "*?[") or "$" in base:
+                pattern = re.sub(r"\$[({][^)}]*[)}]", "*", base)
+                suffix = pattern.rsplit(".", 1)[1].lower() if "." in pattern else ""
+                if suffix == "*" or "." + suffix in C_FAMILY or any(c in suffix for c in "?["):
+                    globs.add(pattern)  # `*.cu`, `kernel_*.cpp`, `${NAME}.cu`, `*.*` (not a lone `*`: comments)
+                continue
+            names.add(base)
+            names.add(os.path.splitext(base)[0])
+            names.add(base.split(".", 1)[0])
+    return frozenset(names), tuple(sorted(globs))
 
 
 def digest(root: str) -> str:

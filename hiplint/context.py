@@ -260,6 +260,8 @@ class FileContext:
             return True  # `sm100_*.hpp`, `hopper/`: one NVIDIA architecture's code, in a project whose AMD build is elsewhere
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.build_facts.nvidia_source:
             return True  # only NVIDIA-only targets compile it (`if(X_BUILD_CUDA) add_subdirectory(cuda)`)
+        if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.build_facts.unbuilt:
+            return True  # no build compiles it: named by no build file, matched by no glob, included by no file
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.language == "python" \
                 and self.build_facts.project_builds_for_amd and self._nvidia_dsl:
             return True  # a module of the project's NVIDIA backend written in the CuTe DSL or cuTile (or its test)

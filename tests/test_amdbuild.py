@@ -900,3 +900,25 @@ def test_cudacc_branches_are_nvidia_code_where_hip_clang_compiles_the_source(tmp
         "  enable_language(HIP)\n  set_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\n  add_library(p k.cu)\nendif()\n")
     codes = [f[2] for f in scan(tmp_path, "--isolated", "--select", "ARC006,WRP006")]
     assert "WRP006" in codes and "ARC006" not in codes
+
+
+def test_a_source_no_build_compiles_is_not_reported(tmp_path):
+    # SuperLU_DIST's `sSchCompUdt-cuda.c`: named by no build file, matched by no glob, included by no
+    # file, beside sources the build lists one by one.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a.cu").write_text(KERNEL)
+    (tmp_path / "old.cu").write_text(KERNEL)
+    (tmp_path / "CMakeLists.txt").write_text(
+        "option(P_USE_HIP OFF)\nif(P_USE_HIP)\n  enable_language(HIP)\n"
+        "  set_source_files_properties(a.cu PROPERTIES LANGUAGE HIP)\n  add_library(p a.cu)\nendif()\n")
+    assert sorted(f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")) == ["a.cu"]
+    assert amdbuild.read(str(tmp_path)).unbuilt(str(tmp_path / "old.cu"))
+    assert ("old.cu", 1, "WRP006") in scan(tmp_path, "--isolated", "--select", "WRP006", "--report-nvidia-branches")
+    # Named in a script, matched by a glob, or included: compiled after all.
+    for extra in ({"build.sh": "hipcc -c old.cu\n"}, {"more.mk": "SRCS := $(wildcard *.cu)\n"},
+                  {"b.cu": '#include "old.cu"\n'}):
+        for name, text in extra.items():
+            (tmp_path / name).write_text(text)
+        assert "old.cu" in [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")], extra
+        for name in extra:
+            (tmp_path / name).unlink()
