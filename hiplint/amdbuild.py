@@ -132,6 +132,8 @@ class FileFacts:
         # A definition only the NVIDIA build makes (`if(QUDA_NVSHMEM) target_compile_definitions(quda
         # NVSHMEM_COMMS)` in the CUDA target's file) is undefined in every AMD compile, whatever the file.
         nvidia = frozenset(NVIDIA_BUILD_MARK + d for d in self.nvidia_defines)
+        if self.project_builds_for_amd:
+            nvidia |= {NVIDIA_BUILD_MARK + d for d in ONE_GPU_BACKEND_CUDA_MACROS}
         if self.project_builds_for_amd and not self.hipified_at_build:
             # hip-clang compiles the CUDA source as it stands and defines `__HIPCC__`, never `__CUDACC__`
             # (ROCm 7.2 `-E -dM`): a `#ifdef __CUDACC__` branch is NVIDIA code (ARC006 reports the test
@@ -1036,6 +1038,14 @@ def nvidia_library_switches(project_words: frozenset) -> frozenset:
 
 # CUDA libraries a build switch may be named for. NCCL and NVTX are left out: projects keep `USE_NCCL` /
 # `USE_NVTX` on in ROCm builds, with RCCL and roctx behind the same names.
+# The CUDA backend macros of libraries that build for one GPU backend at a time, each beside its HIP one
+# (AMReX_Config.H: AMREX_USE_CUDA / AMREX_USE_HIP; KokkosCore_config.h: KOKKOS_ENABLE_CUDA / _HIP, one
+# device backend per build; RAJA's config.hpp, camp's config.hpp, Umpire's config.hpp, MFEM's config.hpp,
+# hypre's HYPRE_config.h). In a project that builds for AMD, code under them is the NVIDIA build's,
+# whether or not the project's own build files name them (PelePhysics tests AMReX's).
+ONE_GPU_BACKEND_CUDA_MACROS = frozenset({
+    "AMREX_USE_CUDA", "KOKKOS_ENABLE_CUDA", "RAJA_ENABLE_CUDA", "CAMP_HAVE_CUDA", "UMPIRE_ENABLE_CUDA",
+    "MFEM_USE_CUDA", "HYPRE_USING_CUDA"})
 _CUDA_LIBRARIES = frozenset({"CUBLAS", "CUBLASLT", "CUSPARSE", "CUSOLVER", "CUSOLVERSP", "CUFFT", "CURAND",
                              "CUDNN", "NVSHMEM", "CUTLASS", "TENSORRT", "CUFFTMP", "CUDSS", "CUTENSOR"})
 

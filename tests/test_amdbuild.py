@@ -922,3 +922,14 @@ def test_a_source_no_build_compiles_is_not_reported(tmp_path):
         assert "old.cu" in [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")], extra
         for name in extra:
             (tmp_path / name).unlink()
+
+
+def test_backend_macros_of_one_backend_libraries(tmp_path):
+    # PelePhysics: `#ifdef AMREX_USE_CUDA` (cuSOLVER calls) / `#else` (an Abort stub for HIP). AMReX builds
+    # for one GPU backend at a time: in a project that builds for AMD, that branch is the NVIDIA build's.
+    src = "#ifdef AMREX_USE_CUDA\n" + KERNEL + "#else\nvoid k_stub();\n#endif\n"
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "k.cpp").write_text(src)
+    assert [f[2] for f in scan(tmp_path, "--isolated", "--select", "WRP006")] == ["WRP006"]
+    (tmp_path / "GNUmakefile").write_text("USE_HIP = TRUE\nk.o: k.cpp\n\thipcc -c k.cpp\n")
+    assert scan(tmp_path, "--isolated", "--select", "WRP006") == []
