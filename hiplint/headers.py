@@ -451,13 +451,9 @@ def project_defines(ctx, name: str) -> bool:
                 found = resolve(m.group(1).decode("utf-8", "replace"), here)
                 if found is None or os.path.abspath(found) == own:
                     continue
-                try:
-                    with open(found, "rb") as fh:
-                        header = fh.read(MAX_HEADER_BYTES)
-                except OSError:
-                    continue
-                ctx.depends[found] = digest_of(header)
-                texts.append(header)
+                header = _read_dependency(ctx, found)
+                if header is not None:
+                    texts.append(header)
         ctx.cache[key] = texts
     pattern = _definition_of(name)
     return any(pattern.search(t) for t in texts)
@@ -497,12 +493,9 @@ def _defines_before(ctx, path: str, before: bytes, pattern) -> bool:
             if found is None or os.path.abspath(found) in seen or len(seen) > MAX_HEADERS:
                 continue
             seen.add(os.path.abspath(found))
-            try:
-                with open(found, "rb") as fh:
-                    included = fh.read(MAX_HEADER_BYTES)
-            except OSError:
+            included = _read_dependency(ctx, found)
+            if included is None:
                 continue
-            ctx.depends[found] = digest_of(included)
             if pattern.search(included):
                 return True
             if level + 1 < MAX_DEPTH:
@@ -520,12 +513,9 @@ def _settled_by_includers(ctx, header: str, pattern, depth: int, seen: frozenset
             continue
         if path in seen:
             return False
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read(MAX_HEADER_BYTES)
-        except OSError:
+        data = _read_dependency(ctx, path)
+        if data is None:
             return False
-        ctx.depends[path] = digest_of(data)
         if _defines_before(ctx, path, data[:at], pattern):
             settled += 1
             continue
@@ -535,6 +525,18 @@ def _settled_by_includers(ctx, header: str, pattern, depth: int, seen: frozenset
             continue
         return False
     return settled > 0
+
+
+def _read_dependency(ctx, path: str) -> bytes | None:
+    """A project file read on the file's behalf (its first MAX_HEADER_BYTES), recorded as a dependency of
+    the file's cache entry; None when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_HEADER_BYTES)
+    except OSError:
+        return None
+    ctx.depends[path] = digest_of(data)
+    return data
 
 
 @lru_cache(maxsize=512)
