@@ -66,6 +66,8 @@ class HalfIntrinsicGaps(CudaRule):
     `__nv_bfloat16` or `__nv_bfloat162` (a parameter or variable of that type, `p + i`, `&a[i]`, a cast;
     not where the file or a project header it includes declares its own `atomicAdd` for that type
     outside branches the AMD build skips);
+    `.x` of a variable or parameter declared `__half`, `half`, `__nv_bfloat16` or `__hip_bfloat16`
+    (their bits; `__half_raw` and `__half2`, whose `.x` is a `__half`, are left alone);
     and a braced list assigned to a `__half2` (`h = {};`, `h2 = {a, b};`), which nvcc accepts and
     HIP finds ambiguous (the scalar `__half`/`__nv_bfloat16` forms fail with nvcc as well).
     Shuffles of `__half`/`__half2` are not reported: HIP defines `__shfl*` for them (ROCm 5.6 and
@@ -86,7 +88,11 @@ class HalfIntrinsicGaps(CudaRule):
     and `__hip_bfloat16`: hardware float atomics, which do not work on fine-grained host memory (see
     MEM006), or write a compare-and-swap loop. `__half` and `__hip_bfloat16` have `operator=`
     overloads for the type and for its `_raw` struct, so `h = {}` is "use of overloaded operator '='
-    is ambiguous"; `h = __half2{}` compiles on both.
+    is ambiguous"; `h = __half2{}` compiles on both. `__half` and `__hip_bfloat16` keep their bits in a
+    protected union member (`__x`), so `h.x` is "no member named 'x'"; nvcc 9 and later reject it as well
+    (`__x` is protected there too), so real code has it only in a `#if CUDA_VERSION < 9000` branch, and
+    hip-clang defines no `CUDA_VERSION`, so the HIP build compiles that branch. `__half_as_ushort`,
+    `__ushort_as_half`, `__bfloat16_as_ushort` and `__ushort_as_bfloat16` exist on both.
 
     ## Example
     ```cuda
@@ -129,6 +135,7 @@ class HalfIntrinsicGaps(CudaRule):
       (#match? @fn "^(__(h|half2|double2|hcmadd|bfloat162|float2bfloat16|floats2bfloat162|int2bfloat16|uint2bfloat16|ll2bfloat16|ull2bfloat16|short2bfloat16|ushort2bfloat16)|make_bfloat162$)"))
     ((call_expression function: (identifier) @atomic arguments: (argument_list) @args) @acall (#eq? @atomic "atomicAdd"))
     (assignment_expression left: (_) @lhs operator: "=" right: (initializer_list) @braces) @assign
+    ((field_expression argument: (identifier) @obj field: (field_identifier) @bits) @member (#eq? @bits "x"))
     """
     # The brace assignment pattern has no predicate: it reports only where a variable of a 16-bit float
     # type is declared in the file, and each such type name contains one of these.
@@ -140,6 +147,9 @@ class HalfIntrinsicGaps(CudaRule):
             return
         if "assign" in captures:
             self._brace_assign(ctx, captures["lhs"][0], captures["braces"][0])
+            return
+        if "member" in captures:
+            self._raw_bits(ctx, captures["member"][0], captures["obj"][0])
             return
         half = table()["half"]
         fn = ctx.text(captures["fn"][0])
@@ -184,6 +194,22 @@ class HalfIntrinsicGaps(CudaRule):
         ctx.report(braces, f"assigning a braced list to a `{base}` is ambiguous in HIP (more than one operator= "
                            f"overload takes it, for the type and for its _raw struct: a compile error, ROCm 7.2 included); write "
                            f"`{base}{ctx.text(braces)}`", fix=fix)
+
+    def _raw_bits(self, ctx, member, obj):
+        ty = declared_type(ctx, ctx.function_scope(member), ctx.text(obj))
+        if ty is None or not re.match(table()["half_atomics"]["raw_bits_types"], ty):
+            return  # `__half_raw`, `__half2` (whose .x is a __half) and unknown types have an .x
+        base = re.sub(r"^(?:const\s+|volatile\s+)*", "", ty)
+        base = {"half": "__half", "nv_bfloat16": "__nv_bfloat16"}.get(base, base)  # the typedefs
+        bf16 = "bfloat16" in base
+        read, write = ("__bfloat16_as_ushort", "__ushort_as_bfloat16") if bf16 else ("__half_as_ushort", "__ushort_as_half")
+        # nvcc 9 and later reject it too: it lives in `CUDA_VERSION < 9000` branches, which HIP takes.
+        hip = "__hip_bfloat16" if bf16 else "__half"
+        ctx.report(member, f"`.x` of a `{base}`: HIP's `{hip}` keeps its bits in a protected member (\"no member "
+                           f"named 'x'\", ROCm 7.2 included; CUDA 9 and later hide them too, so this sits in a branch "
+                           f"for CUDA before 9, which a HIP build takes since it defines no CUDA_VERSION); use "
+                           f"`{read}(v)` / `{write}(u)` or a `{base}_raw`",
+                   group=f"bits:{bf16}")
 
     def _atomic(self, ctx, call):
         args = call_args(call)
