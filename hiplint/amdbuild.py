@@ -230,6 +230,56 @@ class AmdBuild:
         return os.path.splitext(full)[1].lower() in HEADERS and any(
             full.startswith(d + os.sep) for d in self.python_nvidia_dirs)
 
+    def _cuda_dir_beside_amd(self, full: str) -> bool:
+        """In a directory named for CUDA (`cont/cuda/`) whose sibling holds what the AMD build compiles
+        (`cont/kokkos/`), or is named as such a sibling elsewhere in the project (`exec/kokkos/` beside
+        `exec/cuda/`), while the AMD build compiles nothing below it: the NVIDIA back end of a project
+        with its own AMD path (VTK-m's CUDA device adapter beside its Kokkos one; Taichi's `rhi/cuda/`
+        beside `rhi/amdgpu/`). A header there that an AMD-compiled source includes is not."""
+        if not self.amd_dirs:
+            return False
+        names = self._amd_backend_names()
+        directory = os.path.dirname(full)
+        while len(directory) > len(self.root) and directory.startswith(self.root + os.sep):
+            parent, base = os.path.split(directory)
+            if _names_cuda_dir(base) and not any(a == directory or a.startswith(directory + os.sep)
+                                                 for a in self.amd_dirs):
+                try:
+                    siblings = [e for e in os.listdir(parent) if e != base and os.path.isdir(os.path.join(parent, e))]
+                except OSError:
+                    siblings = []
+                if any(e.lower() in names or any(a.startswith(os.path.join(parent, e) + os.sep)
+                                                 or a == os.path.join(parent, e) for a in self.amd_dirs)
+                       for e in siblings):
+                    if os.path.splitext(full)[1].lower() in HEADERS:
+                        from hiplint.includers import includers
+                        if any(p in self.amd_sources for p, _ in includers(full)):
+                            return False
+                    return True
+            directory = parent
+        return False
+
+    def _amd_backend_names(self) -> frozenset:
+        """Lower-cased names of the directories that hold the AMD build's sources and sit beside a
+        directory named for CUDA (`kokkos` for VTK-m's `cont/kokkos/` beside `cont/cuda/`)."""
+        cached = getattr(self, "_backend_names", None)
+        if cached is not None:
+            return cached
+        out = set()
+        for a in self.amd_dirs:
+            d = a
+            while len(d) > len(self.root) and d.startswith(self.root + os.sep):
+                parent, base = os.path.split(d)
+                try:
+                    if any(_names_cuda_dir(e) and e != base and os.path.isdir(os.path.join(parent, e))
+                           for e in os.listdir(parent)):
+                        out.add(base.lower())
+                except OSError:
+                    pass
+                d = parent
+        self._backend_names = frozenset(out)
+        return self._backend_names
+
     def facts_for(self, path: str) -> FileFacts:
         if not self.known:
             if not (self.nvidia_switches or self.python_amd):
@@ -250,7 +300,8 @@ class AmdBuild:
         nvidia_source = not compiled and (full in self.nvidia_sources or full in self.autotools_nvidia_files or any(
             full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs) or (
             os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.nvidia_dirs)
-            or any(full.startswith(d + os.sep) for d in self.nvidia_subdirs) or self._python_nvidia(full))
+            or any(full.startswith(d + os.sep) for d in self.nvidia_subdirs) or self._python_nvidia(full)
+            or self._cuda_dir_beside_amd(full))
         return FileFacts(compiled, frozenset(self.amd_defines), frozenset(self.nvidia_defines), nvidia_file, ranges,
                          self.nvidia_switches, True, nvidia_source, full in self.amd_build_files,
                          tuple(sorted((n, a, v) for n, (a, v) in self.valued.items())),
@@ -742,7 +793,8 @@ def _twins(switch: str) -> list[str]:
     parts = switch.split("_")
     out = []
     for i, part in enumerate(parts):
-        for amd in AMD_LIBRARY_WORDS.get(part.upper(), ()):
+        # `TI_WITH_CUDA` beside `TI_WITH_AMDGPU` (Taichi's LLVM back ends): AMDGPU names the AMD build too.
+        for amd in AMD_LIBRARY_WORDS.get(part.upper(), ()) + (("AMDGPU",) if part.upper() == "CUDA" else ()):
             spelled = amd if part.isupper() else amd.lower() if part.islower() else amd.capitalize()
             out.append("_".join(parts[:i] + [spelled] + parts[i + 1:]))
         vendor_lib = _VENDOR_LIB.match(part.upper())
@@ -1570,6 +1622,11 @@ def _nvidia_only_variables(files: dict) -> None:
                 uses = refs.get(c.args[0])
                 if uses and all(uses):
                     f.nvidia_blocks.append((c.start, c.end))
+
+
+def _names_cuda_dir(name: str) -> bool:
+    """`cuda`, `backend-cuda`, `cuda_impl`, `Cuda`: a directory name with a word CUDA (not `cudaq`)."""
+    return any(w == "cuda" for w in re.split(r"[_.\-]", name.lower()))
 
 
 def _uses_hip_runtime(c: _Command) -> bool:

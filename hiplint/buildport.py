@@ -38,6 +38,7 @@ class TreeFacts:
     hip_extension: bool = False
     packages: tuple = ()  # (directory, CMake packages for the CUDA libraries a CMake file there links)
     finds_toolkit: bool = False  # some CMake file of the tree calls find_package(CUDAToolkit) or find_package(CUDA)
+    nvidia_only: frozenset = frozenset()  # relative paths (with /) of sources the project's AMD build leaves to NVIDIA
 
     def packages_for(self, rel: str) -> set[str]:
         """The packages linked in the directory of `rel` and below: what a find_package() there must find."""
@@ -148,6 +149,16 @@ def _library(name: str):
 
 _CU_NAME = re.compile(rb"\.cu(?![\w])")
 _DIR_PREFIXES = ("${CMAKE_CURRENT_SOURCE_DIR}/", "${CMAKE_CURRENT_LIST_DIR}/", "$(CURDIR)/", "./")
+
+
+def _tree_rel(token: str, build_dir: str) -> str | None:
+    """The tree path (with /) a source token of a build file in `build_dir` names, or None."""
+    for prefix in _DIR_PREFIXES:
+        if token.startswith(prefix):
+            token = token[len(prefix):]
+    if "$" in token or "*" in token:
+        return None
+    return os.path.normpath(os.path.join(build_dir, token)).replace(os.sep, "/")
 
 
 def _renamed_source(token: str, build_dir: str, facts: TreeFacts) -> bool:
@@ -449,6 +460,9 @@ def _port_cmake_sources(cmd, data: bytes, edits: _Edits, build_dir: str, facts: 
     cu = [t for t in cmd.tokens() if t.text.endswith(".cu") and not t.genex and "*" not in t.text]
     if not facts.hip_extension:
         cu = [t for t in cu if t.text not in marked]  # marked LANGUAGE HIP already (a ported file)
+        # The NVIDIA back end of a project that builds for AMD (hiplint.amdbuild) stays CUDA: its sources
+        # are not rewritten either, so marking them HIP would break the build and undo idempotence.
+        cu = [t for t in cu if _tree_rel(t.text, build_dir) not in facts.nvidia_only]
     if not cu:
         return
     if facts.hip_extension:

@@ -26,7 +26,7 @@ import stat
 from collections import Counter
 from dataclasses import dataclass, field
 
-from hiplint import buildport
+from hiplint import amdbuild, buildport
 from hiplint.cparse import error_ranges, iter_nodes, new_parser, parse_file
 from hiplint.fix import fix_bytes, is_read_only, replace_file, write_atomic
 from hiplint.languages import language_of
@@ -606,9 +606,11 @@ class Migrator:
     def _tree_facts(self, src: str, rels: list[str]) -> buildport.TreeFacts:
         """What the build files' ports need from the whole tree: the sources renamed `.cu` -> `.hip`, and
         the ROCm packages for every CUDA library the CMake files link (found where the toolkit was)."""
-        renamed, packages, toolkit = set(), [], False
+        renamed, packages, toolkit, nvidia_only = set(), [], False, set()
         for rel in rels:
             lang = language_of(rel, self.settings.include)
+            if lang == "cuda" and amdbuild.facts_for(os.path.join(src, rel)).nvidia_source:
+                nvidia_only.add(rel.replace(os.sep, "/"))
             if lang == "cuda" and output_name(rel, self.options.hip_extension) != rel:
                 renamed.add(rel.replace(os.sep, "/"))
             elif lang == buildport.CMAKE_LANGUAGE and not os.path.islink(os.path.join(src, rel)):
@@ -620,7 +622,8 @@ class Migrator:
                         toolkit = toolkit or buildport.finds_toolkit(data)
                 except (OSError, RecursionError):
                     continue
-        return buildport.TreeFacts(frozenset(renamed), self.options.hip_extension, tuple(packages), toolkit)
+        return buildport.TreeFacts(frozenset(renamed), self.options.hip_extension, tuple(packages), toolkit,
+                                   frozenset(nvidia_only))
 
     def _backup(self, src: str, result: MigrationResult) -> str:
         """Copy the whole tree to a new sibling of its resolved path, `<parent>/<name>.hiplint-backup`

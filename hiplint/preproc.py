@@ -213,8 +213,10 @@ def _names_amd_twin(data: bytes, name: str) -> bool:
     words = name.split("_")
     for i, w in enumerate(words):
         if w.upper() == "CUDA":
-            for amd in ("HIP", "ROCM"):
-                twin = "_".join(words[:i] + [amd if w.isupper() else amd.capitalize()] + words[i + 1:])
+            # `ARCH_cuda` beside `ARCH_amdgpu` (Taichi's runtime, compiled once per back end): case kept.
+            for amd in ("HIP", "ROCM", "AMDGPU"):
+                spelled = amd if w.isupper() else amd.lower() if w.islower() else amd.capitalize()
+                twin = "_".join(words[:i] + [spelled] + words[i + 1:])
                 if re.search(rb"\b" + re.escape(twin.encode()) + rb"\b", data):
                     return True
     return False

@@ -933,3 +933,35 @@ def test_backend_macros_of_one_backend_libraries(tmp_path):
     assert [f[2] for f in scan(tmp_path, "--isolated", "--select", "WRP006")] == ["WRP006"]
     (tmp_path / "GNUmakefile").write_text("USE_HIP = TRUE\nk.o: k.cpp\n\thipcc -c k.cpp\n")
     assert scan(tmp_path, "--isolated", "--select", "WRP006") == []
+
+
+BACKENDS = ROOT / "fixtures" / "dualtarget_backends"
+
+
+def test_a_project_with_one_directory_per_vendor_backend():
+    # VTK-m's and Taichi's layout: `cont/cuda/` beside `cont/kokkos/`, whose sources the AMD build compiles
+    # as HIP, and `exec/cuda/` beside `exec/kokkos/` (named as the AMD back end's directory) are NVIDIA's;
+    # `ARCH_cuda` beside `ARCH_amdgpu` in a per-back-end runtime is off in the AMD build, as is the
+    # `FLOW_WITH_CUDA` switch beside `FLOW_WITH_AMDGPU`. The kernel added to the shared code is reported.
+    assert [f for f in scan(ROOT, "fixtures/dualtarget_backends") if ".fixed." not in f[0]] == [
+        ("fixtures/dualtarget_backends/cont/shared/count.cxx", 6, "WRP005"),
+        ("fixtures/dualtarget_backends/cont/shared/count.cxx", 6, "WRP006"),
+        ("fixtures/dualtarget_backends/cont/shared/count.cxx", 7, "WRP001"),
+        ("fixtures/dualtarget_backends/cont/shared/count.cxx", 7, "WRP001"),
+    ]
+    build = amdbuild.read(str(BACKENDS))
+    assert "FLOW_WITH_CUDA" in build.nvidia_switches
+    for nvidia in ("cont/cuda/allocator.cu", "exec/cuda/operators.h"):
+        assert build.facts_for(str(BACKENDS / nvidia)).nvidia_source, nvidia
+    for shared in ("cont/shared/count.cxx", "cont/kokkos/allocator.cxx", "exec/kokkos/operators.h"):
+        assert not build.facts_for(str(BACKENDS / shared)).nvidia_source, shared
+
+
+
+def test_a_cuda_directory_without_an_amd_compiled_sibling_is_reported(tmp_path):
+    # The same project before it builds for AMD (no Kokkos adapter, no HIP anywhere): the CUDA adapter
+    # is what a port must change.
+    shutil.copytree(BACKENDS, tmp_path / "p", ignore=shutil.ignore_patterns("kokkos", "*.fixed.*"))
+    (tmp_path / "p" / "cont" / "CMakeLists.txt").write_text("flow_module(flow_cont shared/count.cxx)\nadd_subdirectory(cuda)\n")
+    found = {(p, c) for p, _, c in scan(tmp_path / "p")}
+    assert ("cont/cuda/allocator.cu", "MEM005") in found and ("exec/cuda/operators.h", "WRP006") in found
