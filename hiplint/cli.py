@@ -261,6 +261,9 @@ def _do_scan(paths, kw, force_fix: bool = False):
                                                     record=record)
     except ConfigError as exc:
         _fail(str(exc))
+    if not wrote_baseline:
+        from hiplint.engine import merge_directory_groups
+        findings = merge_directory_groups(findings, _directory_grouped(rules, {f.code for f in findings}))
     report.findings = findings
     report.baseline = record.get("baseline")
     report.sources = _Sources()  # code frames, and fix edits as line/column in json
@@ -285,6 +288,22 @@ def _do_scan(paths, kw, force_fix: bool = False):
         return EXIT_CLEAN
     threshold = kw.get("fail_on") or settings.extra.get("fail-on", "info")
     return EXIT_FINDINGS if gate.fails(findings, threshold) or (fail_skipped and scan.skipped) else EXIT_CLEAN
+
+
+def _directory_grouped(rules, reported: set) -> set:
+    """Codes of the rules that reported something and ask for one finding per directory
+    (`group_by_directory`). Manifest entries stand for rule classes: only those rules are loaded."""
+    out = set()
+    for r in rules:
+        if r.code not in reported:
+            continue
+        try:
+            cls = r if isinstance(r, type) else r.load()
+        except (ImportError, AttributeError):
+            continue  # an engine-reported code (HL...) has no class to ask
+        if getattr(cls, "group_by_directory", False):
+            out.add(r.code)
+    return out
 
 
 def _settings_text(settings: Settings, rules) -> str:

@@ -496,6 +496,31 @@ def merge_groups(findings: list[Finding]) -> list[Finding]:
     return out
 
 
+def merge_directory_groups(findings: list[Finding], codes) -> list[Finding]:
+    """One finding per directory for the rules in `codes` (a rule's `group_by_directory`: a library
+    to re-implement, whose headers fill a directory one include each): the first file's finding stays
+    and the others of its directory become its related locations. Findings with a fix stay apart. Run
+    on what is reported (after baselines and diff gates), so that a new file still shows."""
+    codes = frozenset(codes)
+    if not codes:
+        return findings
+    firsts: dict[tuple[str, str], Finding] = {}
+    out = []
+    for f in sorted(findings, key=Finding.sort_key):
+        if f.code not in codes or f.fix is not None:
+            out.append(f)
+            continue
+        key = (f.code, os.path.dirname(f.path))
+        first = firsts.get(key)
+        if first is None:
+            firsts[key] = f
+            out.append(f)
+        else:
+            first.add_related(RelatedLocation(f.path, f.line, f.column, f.end_line, f.end_column, f.message))
+            first.add_related(*f.related)
+    return out
+
+
 def _error_size(errors) -> tuple[int, int]:
     """How much of a file failed to parse: bytes in ERROR nodes, then their count (MISSING nodes are empty)."""
     return sum(e - s for s, e in errors), len(errors)

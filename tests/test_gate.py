@@ -193,3 +193,34 @@ def test_diff_base_keeps_a_finding_whose_related_location_changed(tmp_path):
     assert not changed.contains(f)
     f.related = (RelatedLocation(path, 9, 3, 9, 8, "a new use of the mask"),)
     assert changed.contains(f)
+
+
+CUTLASS_HEADER = "#pragma once\n#include <cutlass/cutlass.h>\ntemplate <int N> struct Tile{name} {{ cutlass::Array<float, N> a; }};\n"
+
+
+def test_a_library_to_reimplement_is_one_finding_per_directory(tmp_path):
+    # CUTLASS headers one per file in a kernel directory: one LIB010 for the directory, the other files
+    # as its related locations; another directory gets its own; findings of other rules stay per file.
+    for d, names in (("kernels/gemm", ("a", "b", "c")), ("kernels/attention", ("d",))):
+        (tmp_path / d).mkdir(parents=True)
+        for n in names:
+            (tmp_path / d / f"{n}.h").write_text(CUTLASS_HEADER.format(name=n))
+    proc, found = scan(tmp_path, ".", "--select", "LIB010")
+    lib = sorted((f["path"], len(f["related"])) for f in found)
+    assert [p for p, _ in lib] == ["kernels/attention/d.h", "kernels/gemm/a.h"]
+    gemm = next(f for f in found if f["path"] == "kernels/gemm/a.h")
+    assert {r["path"] for r in gemm["related"]} >= {"kernels/gemm/b.h", "kernels/gemm/c.h"}
+
+
+def test_a_new_file_in_a_grouped_directory_still_shows_under_a_baseline(tmp_path):
+    # Grouping runs on what is reported: with the old files in the baseline, a new CUTLASS header in
+    # the same directory is reported itself, not folded into a finding the baseline hides.
+    (tmp_path / "kernels").mkdir()
+    for n in ("a", "b"):
+        (tmp_path / "kernels" / f"{n}.h").write_text(CUTLASS_HEADER.format(name=n))
+    base = tmp_path / "baseline.json"
+    proc, _ = scan(tmp_path, ".", "--select", "LIB010", "--write-baseline", str(base))
+    assert proc.returncode == 0
+    (tmp_path / "kernels" / "c.h").write_text(CUTLASS_HEADER.format(name="c"))
+    proc, found = scan(tmp_path, ".", "--select", "LIB010", "--baseline", str(base))
+    assert [f["path"] for f in found] == ["kernels/c.h"]

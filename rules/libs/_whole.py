@@ -1,5 +1,6 @@
 """A library that needs a manual port, reported once per file: at its include, or at its first name,
-with the library's names in the file as related locations."""
+with the library's names in the file as related locations; and once per directory in what a scan
+reports (hiplint.engine.merge_directory_groups), the directory's other files related."""
 from __future__ import annotations
 
 from hiplint import CudaRule, Impact, Severity
@@ -11,6 +12,9 @@ class WholeLibraryRule(CudaRule):
     """Base class: subclasses set `library` (a key of [libraries] in libraries.toml) and the texts."""
 
     library: str = ""
+    # A library's headers often fill a directory one include each (a CUTLASS kernel's iterators, epilogues,
+    # ...): one re-implementation task, so one finding per directory, the other files related.
+    group_by_directory = True
     severity = Severity.WARNING
     impact = Impact.COMPILE
 

@@ -8,7 +8,8 @@ class CutlassCute(WholeLibraryRule):
 
     ## What it does
     Reports the first `cutlass/...` or `cute/...` include of a file, or in a file without one the
-    first `cutlass::` / `cute::` name. Once per file.
+    first `cutlass::` / `cute::` name. Once per file, and once per directory in what is reported: the
+    directory's other files are its related locations (a kernel's headers, one include each).
 
     ## Why it breaks on AMD
     CUTLASS and CuTe are header libraries written for NVIDIA tensor cores (mma.sync, ldmatrix, TMA,

@@ -9,7 +9,7 @@ class NvshmemToRocshmem(WholeLibraryRule):
     ## What it does
     Reports the first NVSHMEM include (`nvshmem.h`, `nvshmemx.h`) of a file, or in a file without one
     the first `nvshmem_*` / `nvshmemx_*` / `NVSHMEM_*` name (a header of the project may include it).
-    Once per file.
+    Once per file, and once per directory in what is reported (its other files are related locations).
 
     ## Why it breaks on AMD
     NVSHMEM (GPU-initiated puts, gets, atomics and barriers on a symmetric heap across GPUs and nodes)

@@ -8,7 +8,8 @@ class TensorrtToMigraphx(WholeLibraryRule):
 
     ## What it does
     Reports the first TensorRT include (`NvInfer.h`, `NvInferPlugin.h`, `NvOnnxParser.h`, ...) of a
-    file, or in a file without one the first `nvinfer1::` / `nvonnxparser::` name. Once per file.
+    file, or in a file without one the first `nvinfer1::` / `nvonnxparser::` name. Once per file, and once per
+    directory in what is reported (its other files are related locations).
 
     ## Why it breaks on AMD
     TensorRT exists only for NVIDIA GPUs and hipify has no mapping for it. On ROCm the inference
