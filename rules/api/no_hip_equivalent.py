@@ -13,7 +13,10 @@ class ApiWithoutHipEquivalent(CudaRule):
     (`rules/rename/*.toml`, section `[unsupported]`) lists as having no HIP counterpart: for example
     `cudaDeviceFlushGPUDirectRDMAWrites`, `cusolverDnDHgesv` (mixed-precision iterative refinement),
     the cuBLASXt multi-GPU API, the legacy cuBLAS API's own functions (`cublasInit`, `cublasAlloc`,
-    `cublasGetError`: hipBLAS has only the handle-based API), cuBLASLt's in-place descriptor setup
+    `cublasGetError`: hipBLAS has only the handle-based API), the cuBLAS functions HIPIFY's table maps to
+    nothing and ROCm 7.2's hipBLAS does not declare (`cublasSgemmEx`, `cublasCgemmEx`, the 3M complex
+    GEMMs, grouped batched GEMM, mixed-precision batched GEMV, `matinvBatched`, most BLAS-1 `*Ex`,
+    the 64-bit-size SetMatrix/GetVector forms), cuBLASLt's in-place descriptor setup
     (`cublasLtMatmulDescInit`, `cublasLtMatrixLayoutInit`: hipBLASLt 7.2 declares the `*Opaque_t`
     structs but only `*Create` functions), NVTX domains, `__nv_fp8_e4m3`, the SIMD video intrinsics (`__vadd4`,
     `__vmaxs4`, `__vabsdiffu4`, every `__v*2`/`__v*4` of CUDA's `device_functions.h`), the Hopper DPX
