@@ -16,7 +16,10 @@ class ApiWithoutHipEquivalent(CudaRule):
     `cublasGetError`: hipBLAS has only the handle-based API), the cuBLAS functions HIPIFY's table maps to
     nothing and ROCm 7.2's hipBLAS does not declare (`cublasSgemmEx`, `cublasCgemmEx`, the 3M complex
     GEMMs, grouped batched GEMM, mixed-precision batched GEMV, `matinvBatched`, most BLAS-1 `*Ex`,
-    the 64-bit-size SetMatrix/GetVector forms), cuBLASLt's in-place descriptor setup
+    the 64-bit-size SetMatrix/GetVector forms), the cuSPARSE functions of the same kind (the legacy
+    `csrsv_analysis`/`hybsv` families CUDA 11 removed, `cusparseSpMMOp`, logging, conversions and
+    preconditioners hipSPARSE 7.2 lacks), cuFFT's plan properties (`cufftSetPlanPropertyInt64`),
+    cuBLASLt's in-place descriptor setup
     (`cublasLtMatmulDescInit`, `cublasLtMatrixLayoutInit`: hipBLASLt 7.2 declares the `*Opaque_t`
     structs but only `*Create` functions), NVTX domains, `__nv_fp8_e4m3`, the SIMD video intrinsics (`__vadd4`,
     `__vmaxs4`, `__vabsdiffu4`, every `__v*2`/`__v*4` of CUDA's `device_functions.h`), the Hopper DPX
