@@ -241,6 +241,10 @@ class Cache:
         if path is not None:
             from hiplint.amdbuild import facts_for
             facts = facts_for(path)
+            if path.lower().endswith(".h") and b"register" in data:
+                # A C header that only C sources include keeps `register` (NV008): who includes it decides.
+                from hiplint.includers import c_only_header
+                h.update(b"c-header\0" if c_only_header(path) else b"\0")
             h.update(b"cuda-backend\0" if hip_twin(path, facts.project_builds_for_amd) else b"\0")
             h.update(facts.signature() + b"\0")
             if facts.builds_for_amd:

@@ -136,3 +136,46 @@ def _read(path: str) -> bytes | None:
             return fh.read(MAX_BYTES)
     except OSError:
         return None
+
+
+# C++ or CUDA syntax of a header's own: such a header is not compiled as C, whoever includes it.
+_CXX_MARKS = re.compile(rb"\btemplate\s*<|\bnamespace\s*\w*\s*\{|\bclass\s+\w+\s*[:{]|::|\b__(?:device|global|host)__\b|"
+                        rb"\bnullptr\b|\bconstexpr\b|\b(?:static|reinterpret|const|dynamic)_cast\s*<")
+
+
+_NOT_CODE = re.compile(rb"/\*.*?\*/|//[^\n]*|^[ \t]*#[^\n]*|\"(?:\\.|[^\"\\\n])*\"", re.S | re.M)
+
+
+def _code_only(data: bytes) -> bytes:
+    """The text without comments, strings and preprocessor lines (`#include "opal/class/x.h"` is no class)."""
+    return _NOT_CODE.sub(b" ", data)
+
+
+@lru_cache(maxsize=4096)
+def c_only_header(header: str) -> bool:
+    """Is `header` a `.h` file with no C++ or CUDA syntax of its own that only C sources (`.c`) include,
+    directly or through other such headers? Then it is compiled as C, where `register` and other C-only
+    spellings are valid (Open MPI's `opal_fifo.h`). A header nothing includes is not."""
+    start = os.path.abspath(header)
+    if not includers(start):
+        return False
+    # Every header that includes it, at any depth (C projects nest deeply): one visit each.
+    todo, seen = [start], {start}
+    while todo:
+        current = todo.pop()
+        if os.path.splitext(current)[1].lower() != ".h":
+            return False  # a C++, CUDA or HIP source (or a header that is not plain C) includes it
+        data = _read(current)
+        if data is None or _CXX_MARKS.search(_code_only(data)):
+            return False
+        for path, _ in includers(current):
+            if path.lower().endswith(".c") or path in seen:
+                continue
+            if len(seen) >= _C_ONLY_HEADERS:
+                return False  # too many to settle: keep reporting
+            seen.add(path)
+            todo.append(path)
+    return True
+
+
+_C_ONLY_HEADERS = 20000  # headers visited per question at most

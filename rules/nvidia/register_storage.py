@@ -2,6 +2,7 @@ import os
 import re
 
 from hiplint import CudaRule, Edit, Fix, Impact, Severity
+from hiplint.includers import c_only_header
 from hiplint.lazy import lazy_re
 
 # A GNU explicit register variable (`register int r asm("ebx");`) needs the keyword, and clang accepts
@@ -35,8 +36,10 @@ class RegisterStorageClass(CudaRule):
 
     Not reported: the word in comments, strings and other identifiers (`registers`, `__register`);
     GNU explicit register variables (`register int r asm("ebx");`), which need the keyword and which
-    clang accepts in C++17; and `.c` files, where `register` is valid C. Headers are reported: a HIP
-    source that includes one compiles it as C++17.
+    clang accepts in C++17; `.c` files, where `register` is valid C; and `.h` headers with no C++ or
+    CUDA syntax of their own that only `.c` sources of the project include (directly or through other
+    such headers: Open MPI's `opal_fifo.h`). Other headers are reported: a HIP source that includes
+    one compiles it as C++17.
 
     ## Example
     ```cuda
@@ -83,6 +86,8 @@ class RegisterStorageClass(CudaRule):
         spec = captures["spec"][0]
         if os.path.splitext(ctx.path)[1].lower() in C_EXTENSIONS:
             return
+        if ctx.fs_path and c_only_header(ctx.fs_path):
+            return  # a C header that only C sources include: compiled as C
         decl = spec.parent
         if decl is not None and _ASM_LABEL.search(ctx.unit.data[decl.start_byte:decl.end_byte]):
             return  # an explicit register variable: valid, and needs the keyword

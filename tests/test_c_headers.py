@@ -1,0 +1,40 @@
+"""NV008 in headers: a plain C header that only C sources include keeps `register` (valid C)."""
+import json
+
+from conftest import run_cli
+
+C_HEADER = "#pragma once\n#define HASH(s, h) do { register const char* p = (s); (h) = *p; } while (0)\n" \
+           "static inline int twice(int x) { register int y = x; return 2 * y; }\n"
+
+
+def scan(where, *args):
+    proc = run_cli("scan", *args, "--no-cache", "--select", "NV008", "--output-format", "json", cwd=where)
+    assert proc.returncode in (0, 1), proc.stderr.decode()
+    return sorted((f["path"], f["line"]) for f in json.loads(proc.stdout))
+
+
+def test_a_c_header_only_c_sources_include_is_quiet(tmp_path):
+    # Open MPI's layout: the header reaches C sources through other C headers, several levels deep.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "hash.h").write_text(C_HEADER)
+    (tmp_path / "mid.h").write_text('#pragma once\n#include "hash.h"\nstruct template_s { int namespace_id; };\n')
+    (tmp_path / "top.h").write_text('#pragma once\n#include "mid.h"\n')
+    (tmp_path / "lib.c").write_text('#include "top.h"\nint f(void) { return twice(1); }\n')
+    assert scan(tmp_path, ".") == []
+
+
+def test_the_same_header_reached_by_a_gpu_source_is_reported(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "hash.h").write_text(C_HEADER)
+    (tmp_path / "mid.h").write_text('#pragma once\n#include "hash.h"\n')
+    (tmp_path / "lib.c").write_text('#include "mid.h"\n')
+    (tmp_path / "kernel.cu").write_text('#include "mid.h"\n__global__ void k(int* o) { o[0] = twice(1); }\n')
+    assert scan(tmp_path, ".") == [("hash.h", 2), ("hash.h", 3)]
+
+
+def test_a_header_with_cpp_syntax_or_no_includer_is_reported(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "alone.h").write_text(C_HEADER)  # nobody includes it: its language is unknown
+    (tmp_path / "tmpl.h").write_text(C_HEADER + "template <int N> struct T { int v = N; };\n")
+    (tmp_path / "lib.c").write_text('#include "tmpl.h"\n')
+    assert scan(tmp_path, ".") == [("alone.h", 2), ("alone.h", 3), ("tmpl.h", 2), ("tmpl.h", 3)]
