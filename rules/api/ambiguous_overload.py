@@ -1,6 +1,7 @@
 import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
+from hiplint.cparse import defined_names
 
 from ..warp._lanes import declared_types, file_constants
 
@@ -57,7 +58,8 @@ class AmbiguousIntrinsicOverload(CudaRule):
     ## Fix
     `__ffsll`: a cast to `unsigned long long`, safe: the position of the first set bit is the same for
     the signed and the unsigned type, and CUDA converts the argument the same way implicitly (to
-    `long long`, the same bits). `__ffs` of a 64-bit value: a cast to `unsigned int`, unsafe: it is
+    `long long`, the same bits). Not reported in `.c` files (C has no overloads; a C file never
+    sees HIP's) nor where the file defines the function itself (a host helper of the same name). `__ffs` of a 64-bit value: a cast to `unsigned int`, unsafe: it is
     what nvcc does implicitly (keeps the low 32 bits), but a value with bits above 31 may have
     meant `__ffsll`.
 
@@ -81,6 +83,8 @@ class AmbiguousIntrinsicOverload(CudaRule):
         params = [a for a in args.named_children if a.type != "comment"]
         if len(params) != 1:
             return
+        if ctx.path.lower().endswith(".c") or fn in defined_names(ctx):
+            return  # C has no overloads, and a file's own `__ffs` (Open MPI's memheap) is the one it calls
         arg = params[0]
         ty = self._type(ctx, arg, ctx.function_scope(call))
         if ty is None or ty not in AMBIGUOUS[fn]:

@@ -3,7 +3,7 @@ import re
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes, strip_c_comments
 from hiplint.model import Edit
-from hiplint.preproc import NVIDIA_BUILD_MARK, is_hip_macro
+from hiplint.preproc import NVIDIA_BUILD_MARK, _names_amd_twin, is_cuda_build_macro, is_hip_macro
 from hiplint.lazy import lazy_re
 
 MACROS = ("__CUDACC__", "__NVCC__")
@@ -36,7 +36,9 @@ class CudaCompilerMacroTest(CudaRule):
     the same `#if` chain, tests a HIP macro (`__HIPCC__`, `__HIP__`, `__HIP_PLATFORM_AMD__`,
     `USE_ROCM`, ...): the project already says what AMD takes; nor when it tests the project's
     NVIDIA-build switch (`defined(__CUDACC__) && defined(AMREX_USE_CUDA)`, where the build files also
-    name `AMREX_USE_HIP`: hiplint.amdbuild), which keeps the branch to the NVIDIA build on purpose.
+    name `AMREX_USE_HIP`: hiplint.amdbuild), or a CUDA switch whose HIP twin the same file tests
+    (`defined(CAMP_ENABLE_CUDA) && defined(__CUDACC__)` beside a `CAMP_ENABLE_HIP` block), which keeps
+    the branch to the NVIDIA build on purpose.
     Nor when another branch of the chain is written for AMD: it uses HIP or ROCm APIs
     (`rocblas_double_complex`, `hipStream_t`, `__builtin_amdgcn_*`) or its comment says so ("For HIP,
     ..."); nor when the branch calls nvcc's own builtins (`__nv_is_extended_host_device_lambda_closure_type`).
@@ -129,6 +131,9 @@ class CudaCompilerMacroTest(CudaRule):
                 return  # AMD has its own branch, or is tested with it
             if any(NVIDIA_BUILD_MARK + n in hip for n in names if n not in MACROS):
                 return  # `defined(__CUDACC__) && defined(AMREX_USE_CUDA)`: the project's NVIDIA backend (hiplint.amdbuild)
+            if any(n not in MACROS and is_cuda_build_macro(n, hip) and _names_amd_twin(ctx.source.data, n)
+                   for n in names):
+                return  # `defined(CAMP_ENABLE_CUDA) && ...` in a file that also tests `CAMP_ENABLE_HIP`: the HIP block is its own
         code = strip_c_comments(_STRING.sub('""', ctx.text(top)))
         if not GPU_CODE.search(code):
             return  # `#ifdef __NVCC__ / #pragma nv_diag_suppress`: about the compiler, not the GPU build
