@@ -289,6 +289,7 @@ class AmdBuild:
             return FileFacts(nvidia_switches=self.nvidia_switches, project_builds_for_amd=True,
                              nvidia_source=full in self.autotools_nvidia_files
                              or any(full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs)
+                             or any(full.startswith(d + os.sep) for d in self.nvidia_subdirs)
                              or self._python_nvidia(full),
                              vendored=self.vendored(full), removed_names_defined=self.removed_names_defined,
                              hipified_at_build=self.torch_extension or self.hipify_step)
@@ -331,9 +332,9 @@ class AmdBuild:
             if self.nvidia_switches:
                 lines.append("# the build files name both backends' switches: the CUDA one is off in an AMD build")
                 lines.append(f"{switches[0]} = [\n" + "".join(f"  {v!r},\n" for v in switches[1]) + "]")
-            if self.autotools_nvidia_dirs:
+            if self.autotools_nvidia_dirs or self.nvidia_subdirs:
                 lines.append("nvidia-only-directories = [\n" + "".join(
-                    f"  {v!r},\n" for v in sorted(map(rel, self.autotools_nvidia_dirs))) + "]")
+                    f"  {v!r},\n" for v in sorted(map(rel, self.autotools_nvidia_dirs | self.nvidia_subdirs))) + "]")
             if self.autotools_nvidia_files or self.python_nvidia_files:
                 lines.append("nvidia-only-sources = [\n" + "".join(f"  {v!r},\n" for v in sorted(
                     map(rel, self.autotools_nvidia_files | self.python_nvidia_files))) + "]")
@@ -1828,11 +1829,15 @@ def read(root: str) -> AmdBuild:
         build.autotools_nvidia_dirs = autotools_nvidia_dirs(fragments, build.nvidia_switches,
                                                            build.autotools_nvidia_files)
     if not build.known:
+        # A project that names both backends' switches but builds for AMD with plain CXX (kokkos-tools:
+        # `if(Kokkos_ENABLE_CUDA) add_subdirectory(nvtx-connector)` beside the HIP switch's roctx one)
+        # keeps what it adds only under the CUDA switch to NVIDIA, as autotools blocks do.
+        kept = set(build.nvidia_subdirs) if build.nvidia_switches else set()
         build.nvidia_sources.clear()
         build.nvidia_dirs.clear()
         build.nvidia_build_files.clear()
         build.nvidia_ranges.clear()
-        build.nvidia_subdirs.clear()
+        build.nvidia_subdirs = kept
         build.amd_defines.clear()
         build.nvidia_defines.clear()
     build.amd_defines -= build.nvidia_defines & build.amd_defines

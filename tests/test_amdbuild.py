@@ -965,3 +965,23 @@ def test_a_cuda_directory_without_an_amd_compiled_sibling_is_reported(tmp_path):
     (tmp_path / "p" / "cont" / "CMakeLists.txt").write_text("flow_module(flow_cont shared/count.cxx)\nadd_subdirectory(cuda)\n")
     found = {(p, c) for p, _, c in scan(tmp_path / "p")}
     assert ("cont/cuda/allocator.cu", "MEM005") in found and ("exec/cuda/operators.h", "WRP006") in found
+
+
+def test_a_directory_added_only_under_the_cuda_switch_without_a_hip_language(tmp_path):
+    # kokkos-tools: no HIP target (the AMD build is plain CXX linking roctx), but the build names both
+    # backends' switches, so what it adds only under the CUDA one is NVIDIA's; shared code is reported.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(t LANGUAGES CXX)\noption(T_ENABLE_CUDA \"\" OFF)\noption(T_ENABLE_HIP \"\" OFF)\n"
+        "add_subdirectory(common)\nif(T_ENABLE_CUDA)\n  add_subdirectory(nvtx)\nendif()\n"
+        "if(T_ENABLE_HIP)\n  add_subdirectory(roctx)\nendif()\n")
+    for d in ("common", "nvtx", "roctx"):
+        (tmp_path / d).mkdir()
+        # A project function builds each target (kokkos-tools' kp_add_library): no AMD target to read.
+        (tmp_path / d / "CMakeLists.txt").write_text(f"t_add_library({d} {d}.cpp)\n")
+    (tmp_path / "nvtx" / "nvtx.cpp").write_text("#include <nvToolsExt.h>\nvoid push() { nvtxRangePushA(\"x\"); }\n")
+    (tmp_path / "roctx" / "roctx.cpp").write_text("#include <roctx.h>\nvoid push() { roctxRangePushA(\"x\"); }\n")
+    (tmp_path / "common" / "common.cpp").write_text("#include <nvToolsExt.h>\nvoid mark() { nvtxMarkA(\"x\"); }\n")
+    build = amdbuild.read(str(tmp_path))
+    assert not build.known and build.nvidia_subdirs == {str(tmp_path / "nvtx")}
+    assert {p for p, _, _ in scan(tmp_path)} == {"common/common.cpp"}
