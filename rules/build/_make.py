@@ -183,7 +183,9 @@ def runs_hip_compiler(lines: list[MakeLine]) -> bool:
     through a helper that echoes and runs one (`$(call quiet,HIPCC)`)?"""
     hip_vars = {ml.variable for ml in lines if ml.variable and ml.value_tokens()
                 and os.path.basename(ml.value_tokens()[0][0]) in ("hipcc", "amdclang++")}
-    refs = {f"$({v})" for v in hip_vars} | {f"${{{v}}}" for v in hip_vars}
+    # `$(HIPCC)` with no assignment in the file: configure substitutes it (StarPU's `.hip.o` rule in
+    # make/starpu.mk), as CMake's HIP language or hipcc itself would be.
+    refs = {f"$({v})" for v in hip_vars | {"HIPCC"}} | {f"${{{v}}}" for v in hip_vars | {"HIPCC"}}
     call = re.compile(r"\$\(call\s+[^,()]+,\s*(?:" + "|".join(map(re.escape, hip_vars)) + r")\s*[,)]") \
         if hip_vars else None
     for ml in lines:
