@@ -985,3 +985,19 @@ def test_a_directory_added_only_under_the_cuda_switch_without_a_hip_language(tmp
     build = amdbuild.read(str(tmp_path))
     assert not build.known and build.nvidia_subdirs == {str(tmp_path / "nvtx")}
     assert {p for p, _, _ in scan(tmp_path)} == {"common/common.cpp"}
+
+
+def test_a_project_header_named_like_a_library_header_is_the_projects(tmp_path):
+    # mscclpp: `<mscclpp/ext/nccl/nccl.h>` is its own NCCL-style interface, in its include directory and
+    # built for ROCm; the library's `<nccl.h>` is still NCCL's.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "include" / "proj" / "ext" / "nccl").mkdir(parents=True)
+    (tmp_path / "include" / "proj" / "ext" / "nccl" / "nccl.h").write_text("#pragma once\nint projAllReduce();\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "own.cu").write_text("#include <proj/ext/nccl/nccl.h>\nint f() { return projAllReduce(); }\n")
+    (tmp_path / "src" / "vendor.cu").write_text("#include <nccl.h>\nint g() { return 0; }\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(p LANGUAGES CXX HIP)\ninclude_directories(${PROJECT_SOURCE_DIR}/include)\n"
+        "set_source_files_properties(src/own.cu src/vendor.cu PROPERTIES LANGUAGE HIP)\n"
+        "add_library(p src/own.cu src/vendor.cu)\n")
+    assert [p for p, _, c in scan(tmp_path, "--select", "LIB006")] == ["src/vendor.cu"]

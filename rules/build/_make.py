@@ -149,6 +149,10 @@ def _mark_conditionals(lines: list[MakeLine], file_text: str = "", per_backend: 
             _end_branch(lines, stack[-1], i)
             first, aware, _, _ = stack.pop()
             blocks.append((first, i, aware))
+        elif stack and ml.variable and is_hip_text(text):
+            # `ifeq ($(shell which nvcc),) COMPILER := hipcc ... else COMPILER := nvcc ... endif` (mscclpp's
+            # tutorials): a branch that sets up hipcc makes the conditional the per-compiler choice.
+            stack[-1][1] = True
     for first, last, aware in blocks:
         if aware:
             for ml in lines[first:last + 1]:

@@ -194,8 +194,16 @@ def header_matches(include: Include, patterns, here: str | None = None) -> bool:
         # own subdirectories are patterns of their own ("host/nvshmem_*.h").
         if not exact and not wildcard and "/" not in pat \
                 and fnmatch.fnmatchcase(include.path.rsplit("/", 1)[-1], pat):
+            if here is not None and "/" in include.path and _project_header(here, include.path):
+                continue  # mscclpp's own <mscclpp/ext/nccl/nccl.h>, found in the project: not NCCL's
             return True
     return False
+
+
+def _project_header(here: str, path: str) -> bool:
+    """Does the project (one that builds for AMD: hiplint.amdbuild) hold the header `path` names?"""
+    from hiplint.amdbuild import project_include
+    return project_include(os.path.join(here, "_"), path) is not None
 
 
 def unguarded(ctx, start: int) -> bool:
