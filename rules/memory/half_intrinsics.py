@@ -5,6 +5,7 @@ from hiplint import CudaRule, Fix, Impact, Severity
 from ._values import call_args, table
 from .._calls import initializer_text
 from .pointer_attributes import declared_type
+from hiplint.cparse import defined_names
 from hiplint.lazy import lazy_re
 
 
@@ -200,6 +201,8 @@ class HalfIntrinsicGaps(CudaRule):
         if ty is None or not re.match(table()["half_atomics"]["raw_bits_types"], ty):
             return  # `__half_raw`, `__half2` (whose .x is a __half) and unknown types have an .x
         base = re.sub(r"^(?:const\s+|volatile\s+)*", "", ty)
+        if base in defined_names(ctx):
+            return  # the file's own `half` (`typedef struct { unsigned short x; } half;`), not CUDA's
         base = {"half": "__half", "nv_bfloat16": "__nv_bfloat16"}.get(base, base)  # the typedefs
         bf16 = "bfloat16" in base
         read, write = ("__bfloat16_as_ushort", "__ushort_as_bfloat16") if bf16 else ("__half_as_ushort", "__ushort_as_half")
