@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass, field
 
 from hiplint.preproc import AMD_LIBRARY_WORDS
+from hiplint.languages import is_makefile_name
 from hiplint.lazy import lazy_re
 
 NVIDIA_BUILD_MARK = "!"  # in a file's hip-macro set, "!X": X is defined by the NVIDIA build only
@@ -472,7 +473,7 @@ def _has_build_file(directory: str) -> bool:
         names = os.listdir(directory)
     except OSError:
         return False
-    return "CMakeLists.txt" in names or not MAKEFILES.isdisjoint(names)
+    return "CMakeLists.txt" in names or any(map(is_makefile_name, names))
 
 
 def for_path(path: str) -> AmdBuild:
@@ -582,7 +583,7 @@ def _build_files(root: str, make_includes: list | None = None,
             full = os.path.join(directory, name)
             if name == "CMakeLists.txt" or name.endswith(".cmake"):
                 cmake.append(full)
-            elif name in MAKEFILES or name.endswith(".mk"):
+            elif is_makefile_name(name) or name.endswith(".mk"):
                 make.append(full)
             elif make_includes is not None and _SWITCH_EXTRA_FILES.search(name):
                 make_includes.append(full)
@@ -691,7 +692,10 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
     return commands, blocks, functions
 
 
-_FOUND_CUDA = lazy_re(r"(CUDA|CUDATOOLKIT|CUDAToolkit)_FOUND", re.I)
+# Packages found only where NVIDIA's toolkit is: the toolkit itself, and NVIDIA-only libraries an optional
+# feature is built on (Horovod's `if(NVTX_FOUND)` / `add_definitions(-DHAVE_NVTX=1)`).
+_FOUND_CUDA = lazy_re(r"(CUDA|CUDATOOLKIT)_FOUND", re.I)
+_FOUND_NVIDIA_LIBRARY = lazy_re(r"(NVTX3?|CUPTI|NVML|CUDNN|NCCL|CUTLASS|TENSORRT|NVSHMEM|CUSPARSELT)_FOUND", re.I)
 _FOUND_AMD = lazy_re(r"(?:HIP|ROC)\w*_FOUND")  # HIP_FOUND, hipblas_FOUND, rocsolver_FOUND (upper-cased)
 _HIP_PLATFORM_VARIABLES = frozenset({"HIP_PLATFORM", "CMAKE_HIP_PLATFORM", "HIP_COMPILER_PLATFORM"})
 
@@ -752,6 +756,11 @@ def _branch_scope(words: list[str], context_text: bytes, project_words: frozense
             and any(_FOUND_AMD.fullmatch(w) for w in project_words):
         # `if(CUDAToolkit_FOUND)` beside `if(HIP_FOUND)`: the backend the build found (SLATE's `auto`)
         return None if negated else "cuda"
+    if len(parts) == 1 and _FOUND_NVIDIA_LIBRARY.fullmatch(parts[0].upper()) and not negated \
+            and any(names_amd(w) for w in project_words):
+        # `if(NVTX_FOUND)` / `add_definitions(-DHAVE_NVTX=1)` in a project with an AMD build (Horovod's
+        # HOROVOD_GPU=ROCM): an optional feature on an NVIDIA-only library, found only where NVIDIA's is.
+        return "cuda"
     if not _is_build_switch(parts[0]):
         return None  # `if(CMAKE_HIP_COMPILER) ... else() message(FATAL_ERROR ...)`: a check, not a choice
     if names_amd(parts[0]) and len(parts) <= 2:

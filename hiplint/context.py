@@ -6,6 +6,7 @@ import re
 from tree_sitter import Node
 
 from hiplint.cparse import FUNCTION_TYPES, FunctionSpans, Unit, path_to
+from hiplint.cudaversions import newer_cuda_only
 from hiplint.model import Applicability, Edit, Finding, Fix, RelatedLocation, Severity
 from hiplint.source import Source
 from hiplint.lazy import lazy_re
@@ -279,6 +280,11 @@ class FileContext:
                     and self.build_facts.builds_for_amd and self.platform.off_on_amd(start):
                 # A project that already builds for AMD skips this branch there by its own choice
                 # (`#if CUDART_VERSION >= 12020` with no HIP test): its AMD build never compiles it.
+                return True
+            if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") \
+                    and self.language == "cuda" and newer_cuda_only(self.source.data, start):
+                # `#if (CUDA_VERSION / 1000) >= 13`: code for toolkits newer than the CUDA 12 API HIP
+                # follows. AMD skips it as a CUDA 12 build does, and goes the CUDA 12 way (ARC001).
                 return True
             if rule.nvidia_feature and not self.settings.report_nvidia_branches and self.platform.off_on_amd(start):
                 # PTX in a lone `#if __CUDA_ARCH__ >= 700`: AMD's compiler never sees it, and ARC001

@@ -139,7 +139,8 @@ def _read(path: str) -> bytes | None:
 
 
 # C++ or CUDA syntax of a header's own: such a header is not compiled as C, whoever includes it.
-_CXX_MARKS = re.compile(rb"\btemplate\s*<|\bnamespace\s*\w*\s*\{|\bclass\s+\w+\s*[:{]|::|\b__(?:device|global|host)__\b|"
+# `::` only before a name: an asm statement's empty operand list (`:: "r"(lock)`) is C too.
+_CXX_MARKS = re.compile(rb"\btemplate\s*<|\bnamespace\s*\w*\s*\{|\bclass\s+\w+\s*[:{]|::\s*[A-Za-z_~]|\b__(?:device|global|host)__\b|"
                         rb"\bnullptr\b|\bconstexpr\b|\b(?:static|reinterpret|const|dynamic)_cast\s*<")
 
 

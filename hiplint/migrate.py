@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from hiplint import amdbuild, buildport
 from hiplint.cparse import error_ranges, iter_nodes, new_parser, parse_file
 from hiplint.fix import fix_bytes, is_read_only, replace_file, write_atomic
-from hiplint.languages import language_of
+from hiplint.languages import is_makefile_name, language_of
 from hiplint.model import Applicability, Finding, Fix
 from hiplint.headers import platform_map
 from hiplint.preproc import HIP_MACROS
@@ -319,7 +319,7 @@ def protected_texts(data: bytes) -> list[bytes]:
 
 def is_build_file(rel: str) -> bool:
     name = os.path.basename(rel)
-    return name in BUILD_FILE_NAMES or os.path.splitext(name)[1] in BUILD_FILE_EXTENSIONS or name.startswith("Makefile")
+    return name in BUILD_FILE_NAMES or os.path.splitext(name)[1] in BUILD_FILE_EXTENSIONS or is_makefile_name(name)
 
 
 def output_name(rel: str, hip_extension: bool) -> str:

@@ -111,7 +111,7 @@ PTX_MARKERS = lazy_re(
     r"cluster\w*|dynamic_smem_size|total_smem_size|pm\d|envreg\d+)\b"
     r"|(^|[\s;{])\.(reg|shared|global|local|const|param)\s+\.(align|pred|v[248]|[bsuf]\d+|bf16\w*|f16x2|e\dm\d)\b"
     r"|(^|[\s;{])\.(reg|pred)\b"
-    r"|(^|[\s;{}])@!?%?\w+\s"
+    r"|(^|[\s;{}])@!?%?\w+[ \t]+[a-z]"  # a guard and its instruction (`@p bra L;`), not ARM's `@ comment`
     r"|(^|[\s;{}])(?P<op>mov|ld|st|cvt|cvta|prmt|bfe|bfi|shf|lop3|vote|shfl|atom|red|fence|membar|ldmatrix|stmatrix|"
     r"mma|wmma|wgmma|cp|mbarrier|bar|barrier|trap|brkpt|exit|nanosleep|setp|selp|add|sub|mul|mad|fma|min|max|"
     r"and|or|xor|not|shl|shr|brev|popc|clz|bfind|dp4a|dp2a|tex|suld|sust|isspacep|griddepcontrol|elect|"

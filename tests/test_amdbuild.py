@@ -353,7 +353,7 @@ def test_code_a_dual_target_project_keeps_from_amd_is_quiet_there_only(tmp_path)
     # In the project, a toolkit test whose other branch the AMD build takes, the code it skips, a branch for
     # HIP over nvcc and an include behind a definition only the NVIDIA build's CMake module makes are
     # quiet; only the toolkit test whose AMD branch is `#error` is reported. The same file outside any
-    # project reports the skipped branch and what it holds (the HIP-over-nvcc branch stays quiet anywhere).
+    # project reports the rest (the HIP-over-nvcc branch stays quiet anywhere).
     src = SWITCHES / "src"
     assert scan(ROOT, "fixtures/dualtarget_switches/src/toolkit_paths.cpp") == [
         ("fixtures/dualtarget_switches/src/toolkit_paths.cpp", 26, "ARC001"),
@@ -361,8 +361,8 @@ def test_code_a_dual_target_project_keeps_from_amd_is_quiet_there_only(tmp_path)
     for name in ("toolkit_paths.cpp", "gpu.h"):
         (tmp_path / name).write_bytes((src / name).read_bytes())
     assert scan(tmp_path, "toolkit_paths.cpp") == [
-        ("toolkit_paths.cpp", 7, "LIB007"), ("toolkit_paths.cpp", 14, "ARC001"), ("toolkit_paths.cpp", 16, "API006"),
-        ("toolkit_paths.cpp", 16, "MEM005"), ("toolkit_paths.cpp", 26, "ARC001"), ("toolkit_paths.cpp", 34, "ARC001")]
+        # `CUDART_VERSION >= 13000` and what it holds are quiet anywhere: AMD and CUDA 12 skip it (ARC001).
+        ("toolkit_paths.cpp", 7, "LIB007"), ("toolkit_paths.cpp", 26, "ARC001"), ("toolkit_paths.cpp", 34, "ARC001")]
     build = amdbuild.read(str(SWITCHES))
     assert "SIMX_NVTX_RANGES" in build.nvidia_defines  # target_compile_definitions in SimxSetupCUDA.cmake
 
@@ -1001,3 +1001,56 @@ def test_a_project_header_named_like_a_library_header_is_the_projects(tmp_path):
         "set_source_files_properties(src/own.cu src/vendor.cu PROPERTIES LANGUAGE HIP)\n"
         "add_library(p src/own.cu src/vendor.cu)\n")
     assert [p for p, _, c in scan(tmp_path, "--select", "LIB006")] == ["src/vendor.cu"]
+
+
+def test_a_makefile_kept_per_vendor_is_read_as_the_amd_build(tmp_path):
+    # GPUMD's layout: `src/makefile` runs nvcc, `src/makefile.hip` runs hipcc over the same sources.
+    # `makefile.hip` is a Makefile (not a HIP source), and it makes the project dual-target.
+    from hiplint.languages import is_makefile_name, language_of
+
+    assert language_of("src/makefile.hip") == "make" and language_of("Makefile.cuda") == "make"
+    assert not is_makefile_name("Makefile.am") and not is_makefile_name("Makefile.expected")
+    assert language_of("kernel.hip") == "cuda"
+    (tmp_path / ".git").mkdir()
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text("__global__ void k(float* x) { x[threadIdx.x] = 1.f; }\n")
+    (src / "makefile").write_text("CC = nvcc\nCFLAGS = -O3 -arch=sm_60\nLIBS = -lcublas\n"
+                                  "k: k.cu\n\t$(CC) $(CFLAGS) k.cu -o k $(LIBS)\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(p LANGUAGES CXX CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 80)\nadd_executable(k src/k.cu)\n")
+    (src / "makefile.hip").write_text("CC = hipcc\nCFLAGS = -O3 --offload-arch=gfx90a -DUSE_HIP\n"
+                                      "LIBS = -lhipblas\nSOURCES = $(wildcard *.cu)\n"
+                                      "k: $(SOURCES)\n\t$(CC) $(CFLAGS) $(SOURCES) -o k $(LIBS)\n")
+    assert scan(tmp_path, "--select", "BLD") == []
+    assert str(src / "k.cu") in amdbuild.read(str(tmp_path)).amd_sources
+    (src / "makefile.hip").unlink()
+    amdbuild._BY_ROOT.clear()
+    assert {c for _, _, c in scan(tmp_path, "--select", "BLD")} >= {"BLD001", "BLD006", "BLD007"}
+
+
+def test_cuda_probes_and_macros_of_the_nvidia_branch_beside_a_rocm_branch(tmp_path):
+    # Horovod's CMake: `check_language(CUDA)` then `if(CMAKE_CUDA_COMPILER) enable_language(CUDA)`, an
+    # optional `find_package(CUDAToolkit)`, a macro called only in the CUDA branch of a chain whose other
+    # branch is ROCm's, and a definition made only when NVIDIA's NVTX was found.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "ops.cc").write_text("#if HAVE_NVTX\n#include <nvToolsExt.h>\n#endif\nint f() { return 0; }\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(p CXX)\ninclude(CheckLanguage)\ncheck_language(CUDA)\n"
+        "if(NOT CMAKE_CUDA_COMPILER)\n  find_package(CUDAToolkit)\nendif()\n"
+        "if(CMAKE_CUDA_COMPILER)\n  enable_language(CUDA)\nendif()\n"
+        "macro(ADD_CUDA)\n  find_package(CUDAToolkit REQUIRED)\n  add_definitions(-DHAVE_CUDA=1)\nendmacro()\n"
+        "if(NOT DEFINED P_GPU OR P_GPU STREQUAL \"CUDA\")\n  add_cuda()\n"
+        "elseif(P_GPU STREQUAL \"ROCM\")\n  find_package(ROCM REQUIRED)\n  add_definitions(-DHAVE_ROCM=1)\n"
+        "  enable_language(HIP)\n  set_source_files_properties(ops.cc PROPERTIES LANGUAGE HIP)\nendif()\n"
+        "find_package(NVTX)\nif(NVTX_FOUND)\n  add_definitions(-DHAVE_NVTX=1)\nendif()\n"
+        "add_library(p ops.cc)\n")
+    assert scan(tmp_path) == []
+    assert "HAVE_NVTX" in amdbuild.read(str(tmp_path)).nvidia_defines
+    # Without the ROCm branch the same file is a CUDA-only build: the toolkit and the language are reported.
+    text = (tmp_path / "CMakeLists.txt").read_text()
+    (tmp_path / "CMakeLists.txt").write_text(
+        text.replace('elseif(P_GPU STREQUAL "ROCM")\n  find_package(ROCM REQUIRED)\n  add_definitions(-DHAVE_ROCM=1)\n'
+                     '  enable_language(HIP)\n  set_source_files_properties(ops.cc PROPERTIES LANGUAGE HIP)\n', ""))
+    amdbuild._BY_ROOT.clear()
+    assert {code for _, _, code in scan(tmp_path)} >= {"BLD001", "BLD003"}

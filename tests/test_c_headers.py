@@ -38,3 +38,22 @@ def test_a_header_with_cpp_syntax_or_no_includer_is_reported(tmp_path):
     (tmp_path / "tmpl.h").write_text(C_HEADER + "template <int N> struct T { int v = N; };\n")
     (tmp_path / "lib.c").write_text('#include "tmpl.h"\n')
     assert scan(tmp_path, ".") == [("alone.h", 2), ("alone.h", 3), ("tmpl.h", 2), ("tmpl.h", 3)]
+
+
+def test_asm_operand_colons_are_c_and_its_assembly_is_the_cpus(tmp_path):
+    # libatomic_ops in PAPI: C headers whose inline assembly has an empty output list (`:: "r"(x)`), and
+    # ARM assembly whose `@` starts a comment. Only C sources include them: no NV008, no NV001.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "arm.h").write_text(
+        "static inline void store(volatile int* a, int v) {\n"
+        "  register int flag;\n"
+        '  __asm__ __volatile__("@store\\n" "1: ldrex %0, [%2]\\n" : "=&r"(flag) : "r"(a), "r"(v));\n'
+        '  __asm__ __volatile__("" :: "r"(a) : "memory");\n}\n')
+    (tmp_path / "lock.h").write_text('#include "arm.h"\nstatic inline void lock(int* l) { __asm__ ("" :: "r"(l)); }\n')
+    (tmp_path / "lib.c").write_text('#include "lock.h"\n')
+    proc = run_cli("scan", ".", "--no-cache", "--select", "NV008,NV001", "--output-format", "json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
+    assert json.loads(proc.stdout) == []
+    # The same header reached by a CUDA source is compiled as C++: `register` is reported there.
+    (tmp_path / "kernel.cu").write_text('#include "lock.h"\n__global__ void k(int* o) { lock(o); }\n')
+    assert scan(tmp_path, ".") == [("arm.h", 2)]

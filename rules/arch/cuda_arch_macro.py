@@ -2,6 +2,7 @@ import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes, respell_operators, strip_c_comments
+from hiplint.cudaversions import NEWEST_NVIDIA, as_on_cuda_12, value
 from hiplint.headers import amd_macros
 from hiplint.preproc import NVIDIA_BUILD_MARK, masked_on_amd, HIP, condition_truth, amd_truth, is_hip_macro
 from hiplint.lazy import lazy_re
@@ -59,17 +60,6 @@ SPLIT = lazy_re(r"^\s*(!\s*)?(defined\s*\(\s*__CUDA_ARCH__\s*\)|defined\s+__CUDA
 DEVICE_PASS = "(defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__))"
 
 
-# A future NVIDIA GPU and toolkit: a branch on these macros alone that AMD (where none is defined)
-# takes as this build would, AMD takes as every current NVIDIA build does. Nothing differs silently.
-NEWEST_NVIDIA = {"__CUDA_ARCH__": 10 ** 6, "CUDART_VERSION": 10 ** 6, "CUDA_VERSION": 10 ** 6,
-                 "__CUDACC_VER_MAJOR__": 10 ** 3, "__CUDACC_VER_MINOR__": 0, "__CUDACC_VER_BUILD__": 0}
-_BINARY = {"&&": lambda a, b: int(bool(a) and bool(b)), "||": lambda a, b: int(bool(a) or bool(b)),
-           "<": lambda a, b: int(a < b), "<=": lambda a, b: int(a <= b), ">": lambda a, b: int(a > b),
-           ">=": lambda a, b: int(a >= b), "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
-           "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-           "/": lambda a, b: a // b if b else None, "%": lambda a, b: a % b if b else None}
-
-
 SYNC_WARP_CALL = lazy_re(r"\b__(shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all)_sync\s*\(")
 
 
@@ -100,45 +90,10 @@ def _arch_only_in_host_disjunctions(text: str) -> bool:
     return rest != text and "__CUDA_ARCH__" not in rest
 
 
-def _value(node, data: bytes, env: dict):
-    """The integer a `#if` expression has with the macros `env` defines (all others undefined), or None
-    when it names anything else or uses what this small evaluator does not know."""
-    t = node.type
-    if t == "number_literal":
-        try:
-            return int(data[node.start_byte:node.end_byte].decode().rstrip("uUlL"), 0)
-        except ValueError:
-            return None
-    if t == "identifier":
-        name = data[node.start_byte:node.end_byte].decode("utf-8", "replace")
-        return env.get(name, 0) if name in NEWEST_NVIDIA else None
-    if t == "preproc_defined":
-        ids = [c for c in node.named_children if c.type == "identifier"]
-        name = data[ids[0].start_byte:ids[0].end_byte].decode("utf-8", "replace") if ids else ""
-        return int(name in env) if name in NEWEST_NVIDIA else None
-    if t == "parenthesized_expression":
-        inner = node.named_children
-        return _value(inner[0], data, env) if len(inner) == 1 else None
-    if t == "unary_expression":
-        op, arg = node.child_by_field_name("operator"), node.child_by_field_name("argument")
-        v = _value(arg, data, env) if arg is not None else None
-        if v is None or op is None:
-            return None
-        return {"!": lambda x: int(not x), "-": lambda x: -x, "+": lambda x: x}.get(op.type, lambda x: None)(v)
-    if t == "binary_expression":
-        op = node.child_by_field_name("operator")
-        fn = _BINARY.get(op.type if op is not None else "")
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        a = _value(left, data, env) if left is not None else None
-        b = _value(right, data, env) if right is not None else None
-        return None if fn is None or a is None or b is None else fn(a, b)
-    return None
-
-
 def _taken_as_on_newest_nvidia(cond, data: bytes) -> bool:
     """Does AMD, where no CUDA macro is defined, take this branch as the newest NVIDIA build does?
     (Both skipping is no such comfort: `__CUDA_ARCH__ == 900` compiles a kernel body out on AMD.)"""
-    on_amd, on_nvidia = _value(cond, data, {}), _value(cond, data, NEWEST_NVIDIA)
+    on_amd, on_nvidia = value(cond, data, {}), value(cond, data, NEWEST_NVIDIA)
     return bool(on_amd) and bool(on_nvidia)
 
 
@@ -187,7 +142,7 @@ def _skipped_as_on_newest_nvidia(cond, data: bytes) -> bool:
     """Do AMD and the newest NVIDIA toolkit both skip this branch (a workaround for old toolkits,
     `defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ < 12`)? For version tests AMD then goes
     where every current CUDA build goes."""
-    on_amd, on_nvidia = _value(cond, data, {}), _value(cond, data, NEWEST_NVIDIA)
+    on_amd, on_nvidia = value(cond, data, {}), value(cond, data, NEWEST_NVIDIA)
     return on_amd == 0 and on_nvidia == 0
 
 
@@ -255,6 +210,62 @@ def _same_work_either_way(ctx, node, device_branch: bool) -> bool:
     return bool(device.strip()) and _GPU_ONLY.search(device) is None and _STD_USINGS.fullmatch(host) is not None
 
 
+# What in the device branch has an effect beyond computing a value: memory shared between threads,
+# atomics, synchronisation, thread indices, warp collectives, assembly, textures.
+_GPU_EFFECTS = re.compile(r"\b(?:threadIdx|blockIdx|blockDim|gridDim|warpSize|atomic\w*|__shared__|__sync\w*|"
+                          r"__threadfence\w*|asm\b|__asm__|tex[123]D\w*|surf[123]D\w*|cooperative_groups|"
+                          r"__activemask|__ballot\w*|__shfl\w*|__any\w*|__all\w*|__match\w*|__reduce\w*|clock64?)\b")
+# The host branch: local declarations, `if (...)` and `return` of arithmetic, calls to clang's
+# `__builtin_*` and the standard math only (AMD's device code has them: `__builtin_ctz`, `std::isnan`).
+# `std::isnan(x)`: HIP's device headers (__clang_hip_cmath.h) give device code the standard math too.
+_CALL = re.compile(r"(?<![\w:])((?:::)?(?:std::)?[A-Za-z_]\w*)\s*\(")
+_PURE_CALLS = re.compile(r"__builtin_\w+|sizeof|alignof|if|return|static_cast|decltype|noexcept|"
+                         r"std::(?:isnan|isinf|isfinite|signbit|abs|fabs|sqrt|cbrt|exp|exp2|log|log2|log10|pow|"
+                         r"floor|ceil|trunc|round|fmin|fmax|min|max|copysign|fma|sin|cos|tan|tanh|erf)")
+_KEYWORDS = frozenset({"return", "if", "else", "const", "constexpr", "sizeof", "auto", "int", "unsigned", "long",
+                       "float", "double", "bool", "char", "short", "signed", "static_cast", "std"})
+_DECLARATION = re.compile(r"^(?:const\s+|constexpr\s+)*[A-Za-z_][\w:<>, ]*[\s*&]+[A-Za-z_]\w*\s*=[^=].*$", re.S)
+
+
+def _host_side_computes_on_gpu(ctx, node, device_branch: bool) -> bool:
+    """`#ifdef __CUDA_ARCH__ return __ffs(x) - 1; #else return __builtin_ctz(x); #endif`: both sides
+    compute a value from the arguments, and the host side uses only arithmetic and clang builtins, which
+    AMD's device code runs with the same result (SPH-EXA's `countTrailingZeros`). A device side with an
+    effect (an `atomicOr` beside a plain `|=`) is still reported."""
+    if node.type not in ("preproc_if", "preproc_ifdef"):
+        return False
+    alternative = node.child_by_field_name("alternative")
+    if alternative is None or alternative.type != "preproc_else":
+        return False
+    head = node.child_by_field_name("condition") or node.child_by_field_name("name")
+    if head is None:
+        return False
+    data = ctx.unit.data
+    first = strip_c_comments(data[head.end_byte:alternative.start_byte].decode("utf-8", "replace"))
+    other_start = alternative.child(0).end_byte if alternative.child(0) is not None else alternative.start_byte
+    second = strip_c_comments(data[other_start:alternative.end_byte].decode("utf-8", "replace"))
+    second = re.sub(r"#\s*endif\s*$", "", second.rstrip())
+    device, host = (first, second) if device_branch else (second, first)
+    if _NESTED_BRANCH.search(device) or _NESTED_BRANCH.search(host) or "return" not in device \
+            or "return" not in host or _GPU_EFFECTS.search(device) or _GPU_EFFECTS.search(host):
+        return False
+    calls = [m.group(1) for m in _CALL.finditer(host)]
+    if any(not _PURE_CALLS.fullmatch(c) for c in calls):
+        return False
+    if not any(c.startswith(("__builtin_", "std::")) for c in calls) and not any(
+            _DECLARATION.match(st.strip()) for st in host.split(";")):
+        return False  # `return *p;`, `return 0;`: nothing computed that needs the GPU's intrinsic
+    words = lambda text: set(re.findall(r"\b[a-z_]\w*\b", text)) - _KEYWORDS
+    if not words(device) & words(host):
+        return False  # the sides share no argument: not the same computation (`return 64;`)
+    for statement in (st.strip() for st in host.split(";")):
+        if not statement or statement.startswith("return ") or re.match(r"if\s*\(.*\)\s*return\b", statement, re.S):
+            continue
+        if not _DECLARATION.match(statement) or re.search(r"[-+*/%&|^]=|\+\+|--", statement):
+            return False
+    return True
+
+
 # In a function's head: what may make it device code (`__device__`, `constexpr`, which hip-clang and
 # nvcc's relaxed constexpr let device code call) or a project macro that may expand to it (KOKKOS_FUNCTION).
 _DEVICE_HEAD = re.compile(r"__device__|__global__|\bconstexpr\b|\bconsteval\b|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
@@ -303,6 +314,9 @@ class CudaArchMacro(CudaRule):
       !defined(__clang__) && !defined(__CUDA_ARCH__)`);
     - a branch written for a build without the CUDA toolkit (`#ifndef CUDART_VERSION`,
       `!defined(CUDA_VERSION) || ...`), which AMD's build is;
+    - a test AMD decides as a CUDA 12.0 build does (`(CUDA_VERSION / 1000) >= 13`, `CUDART_VERSION >=
+      12080`): AMD compiles the CUDA 12 code, whose runtime API HIP follows (`hipMemPrefetchAsync` and
+      `hipMemAdvise` take a device, as before CUDA 13's `cudaMemLocation`);
     - a workaround for particular CUDA releases, which AMD skips (`__CUDACC_VER_MAJOR__ == 11 &&
       __CUDACC_VER_MINOR__ == 2`, `CUDA_VERSION >= 12020 && CUDA_VERSION < 12051`), or for old
       toolkits, skipped by AMD as by the newest CUDA (`defined(__CUDACC_VER_MAJOR__) &&
@@ -334,6 +348,10 @@ class CudaArchMacro(CudaRule):
       both sides do the same work: C math wrappers that use nothing only a GPU runs beside `#else
       using std::exp;` (AMD's device code has the standard math), or `#ifndef __CUDA_ARCH__` around
       checks alone (`assert(pos < size);`, a project's `X_ASSERT(...)`), which AMD's device code runs;
+    - anywhere, a host/device split whose sides both return a value computed from the arguments, the
+      host side with arithmetic and clang's `__builtin_*` alone (`__ffs(x) - 1` beside
+      `__builtin_ctz(x)`, `::abs(a)` beside a two's-complement mask): AMD's device code runs the host
+      side with the same result. A device side with an effect (`atomicOr` beside `|=`) is reported;
     - in such a project, also a conjunction that first makes sure of the CUDA toolkit
       or compiler (`defined(CUDA_VERSION) && CUDA_VERSION >= 13000`, `defined(__CUDACC__) &&
       defined(__CUDA_ARCH__)`) or tests the project's NVIDIA-build switch
@@ -496,6 +514,8 @@ class CudaArchMacro(CudaRule):
                     if device_branch else "AMD's device pass takes this host-only branch")
             if dual and _same_work_either_way(ctx, node, device_branch):
                 return  # `::expf(x)` on NVIDIA's GPU, `using std::exp;` on AMD's: the same work, built already
+            if _host_side_computes_on_gpu(ctx, node, device_branch):
+                return  # `__ffs(x) - 1` on NVIDIA's GPU, `__builtin_ctz(x)` on AMD's: the same value
             if dual:
                 # The AMD build compiles and runs this already: which code AMD's GPU runs is a choice to
                 # check (often speed alone), not a break.
@@ -548,6 +568,9 @@ class CudaArchMacro(CudaRule):
         if kind == "CUDA version" and node.type == "preproc_if" and ctx.unit.delta == 0 \
                 and _skipped_as_on_newest_nvidia(cond, ctx.source.data):
             return  # only old toolkits take it (`__CUDACC_VER_MAJOR__ < 12 || ...`): AMD skips it as CUDA 13 does
+        if kind == "CUDA version" and node.type in ("preproc_if", "preproc_elif") and ctx.unit.delta == 0 \
+                and "__CUDA_ARCH" not in text and as_on_cuda_12(cond, ctx.source.data):
+            return  # only CUDA 13 and later take it (`(CUDA_VERSION / 1000) >= 13`): AMD goes CUDA 12's way
         if kind == "CUDA version" and on_amd is False and "||" not in text and (
                 EXACT_RELEASE.search(text) or (LOWER_BOUND.search(text) and UPPER_BOUND.search(text))):
             return  # a workaround for particular CUDA releases, which AMD rightly skips

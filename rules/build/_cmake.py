@@ -44,6 +44,7 @@ class Command:
     end: int
     args: list = field(default_factory=list)  # [Token] one per argument (quotes removed)
     aware: bool = False
+    nvidia_branch: bool = False  # inside a branch only the NVIDIA build takes (`if(X STREQUAL "CUDA")`)
 
     def tokens(self) -> list[Token]:
         out = []
@@ -154,9 +155,10 @@ def _argument(node, data: bytes) -> Token:
 def parse(data: bytes) -> list[Command]:
     tree = _parser().parse(data)
     commands: list[Command] = []
-    stack = [(tree.root_node, False)]
+    defs: list = []  # (name, start, end) of each function and macro the file defines
+    stack = [(tree.root_node, False, False)]
     while stack:
-        node, aware = stack.pop()
+        node, aware, nvidia = stack.pop()
         if node.type in ("if_condition", "function_def", "macro_def"):
             heads = [c for c in node.children if c.type in ("if_command", "elseif_command", "function_command",
                                                               "macro_command")]
@@ -165,7 +167,7 @@ def parse(data: bytes) -> list[Command]:
         if node.type in ("normal_command", "if_command", "elseif_command"):
             ident = node.children[0] if node.children else None
             name = data[ident.start_byte:ident.end_byte].decode("utf-8", "replace").lower() if ident else ""
-            cmd = Command(name, node.start_byte, node.end_byte, aware=aware)
+            cmd = Command(name, node.start_byte, node.end_byte, aware=aware, nvidia_branch=nvidia)
             for c in node.children:
                 if c.type == "argument_list":
                     cmd.args = [_argument(a, data) for a in c.children if a.type == "argument"]
@@ -175,19 +177,45 @@ def parse(data: bytes) -> list[Command]:
                 # both vendors' libraries, each used where it is found.
                 cmd.aware = True
             commands.append(cmd)
-        if node.type == "if_condition" and not aware:
+        if node.type == "if_condition":
             # `if(GPU_RUNTIME STREQUAL "CUDA")`: that branch is the NVIDIA build by its own test.
-            branch_aware, children = False, []
+            branch_nvidia, children = False, []
             for c in node.children:
                 if c.type in ("if_command", "elseif_command", "else_command"):
-                    branch_aware = _tests_for_cuda(c, data)
-                children.append((c, branch_aware and c.type == "body"))
+                    branch_nvidia = _tests_for_cuda(c, data)
+                inside = branch_nvidia and c.type == "body"
+                children.append((c, aware or inside, nvidia or inside))
             stack.extend(reversed(children))
             continue
+        if node.type in ("function_def", "macro_def") and not aware:
+            head = next((c for c in node.children if c.type in ("function_command", "macro_command")), None)
+            args = [c for c in head.children if c.type == "argument_list"] if head is not None else []
+            first = next((a for a in args[0].children if a.type == "argument"), None) if args else None
+            if first is not None:
+                defs.append((data[first.start_byte:first.end_byte].decode("utf-8", "replace").lower(),
+                             node.start_byte, node.end_byte))
         for c in reversed(node.children):
-            stack.append((c, aware))
+            stack.append((c, aware, nvidia))
     commands.sort(key=lambda c: c.start)
+    _aware_when_only_called_aware(commands, defs)
     return commands
+
+
+def _aware_when_only_called_aware(commands: list[Command], defs: list) -> None:
+    """A macro or function called only inside branches the NVIDIA build alone takes (Horovod's
+    `add_cuda()`, called in `if(NOT DEFINED HOROVOD_GPU OR HOROVOD_GPU STREQUAL "CUDA")`): its body
+    belongs to that build. One also called in the HIP build's branch is reported as usual."""
+    for _ in range(3):  # a macro called only from such a macro's body is one too
+        changed = False
+        for name, start, end in defs:
+            calls = [c for c in commands if c.name == name and not (start <= c.start < end)]
+            if not calls or not all(c.nvidia_branch for c in calls):
+                continue
+            for c in commands:
+                if start <= c.start < end and not c.nvidia_branch:
+                    c.aware = c.nvidia_branch = changed = True
+        if not changed:
+            return
 
 
 def _tests_for_cuda(head, data: bytes) -> bool:
@@ -199,6 +227,19 @@ def _tests_for_cuda(head, data: bytes) -> bool:
     words = [data[a.start_byte:a.end_byte].decode("utf-8", "replace").strip('"').strip("@").upper()
              for a in (args[0].children if args else ()) if a.type == "argument"]
     words = [w[2:-1] if w.startswith("${") and w.endswith("}") else w for w in words]
+    if "OR" in words and "AND" not in words:
+        # if(NOT DEFINED GPU OR GPU STREQUAL "CUDA"): CUDA when the choice is left unset, and the AMD build
+        # sets it (`elseif(GPU STREQUAL "ROCM")`).
+        parts, current = [], []
+        for w in words + ["OR"]:
+            if w == "OR":
+                parts.append(current)
+                current = []
+            else:
+                current.append(w)
+        chosen = {p[0] for p in parts if len(p) == 3 and _condition_for_cuda(p, data)}
+        return bool(chosen) and all(_condition_for_cuda(p, data) or (len(p) == 3 and p[:2] == ["NOT", "DEFINED"]
+                                                                     and p[2] in chosen) for p in parts)
     if "AND" in words:
         # if(NVCC_THREADS AND GPU_LANG STREQUAL "CUDA"): one conjunct for the CUDA build is enough.
         parts, current = [], []
@@ -214,8 +255,10 @@ def _tests_for_cuda(head, data: bytes) -> bool:
 
 def _condition_for_cuda(words: list[str], data: bytes) -> bool:
     if len(words) == 1:
-        # if(C_COMPILER_FAMILY_IS_PGI), if(PROJECT_COMPILER_IS_NVCC), if(FFTLIB_ENABLE_CUDA) beside _ROCM
-        return names_nvidia_compiler(words[0]) or _has_amd_twin(words[0], data)
+        # if(C_COMPILER_FAMILY_IS_PGI), if(PROJECT_COMPILER_IS_NVCC), if(FFTLIB_ENABLE_CUDA) beside _ROCM;
+        # if(CMAKE_CUDA_COMPILER) after check_language(CUDA), if(CUDAToolkit_FOUND): set only where CUDA is.
+        return names_nvidia_compiler(words[0]) or _has_amd_twin(words[0], data) or \
+            (words[0] in CUDA_FOUND_VARIABLES and _AMD_PATH.search(data) is not None)
     if len(words) == 2:
         return words[0] == "TARGET" and words[1].startswith("CUDA::")  # the CUDA toolkit's imported targets
     if len(words) != 3:
@@ -223,6 +266,16 @@ def _condition_for_cuda(words: list[str], data: bytes) -> bool:
     if words[1] == "MATCHES":
         return "NVCC" in words[2]
     return words[1] == "STREQUAL" and (words[0] in NVIDIA_BACKENDS or words[2] in NVIDIA_BACKENDS)
+
+
+# A file with a path of its own for AMD: it finds ROCm packages, enables HIP or picks the ROCm backend.
+_AMD_PATH = re.compile(rb"(?i)find_package\s*\(\s*(?:hip|rocm|roc[a-z]+|hip[a-z]+)\b|enable_language\s*\([^)]*\bHIP\b|"
+                       rb"STREQUAL\s+\"?(?:ROCM|HIP|AMD)\"?\s*\)")
+# Variables CMake sets only on a machine with the CUDA toolkit or nvcc (uppercased, as the words are); in
+# a file with an AMD path, a branch on them is the NVIDIA build's. In code never ported it is how the
+# GPU part gets silently left out on AMD, and stays reported.
+CUDA_FOUND_VARIABLES = frozenset({"CMAKE_CUDA_COMPILER", "CMAKE_CUDA_COMPILER_LOADED", "CUDATOOLKIT_FOUND",
+                                  "CUDA_FOUND"})
 
 
 def _has_amd_twin(switch: str, data: bytes) -> bool:

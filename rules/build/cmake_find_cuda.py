@@ -1,7 +1,10 @@
+import re
+
 from hiplint import FileRule, Impact, Severity
 
 from . import _cmake
 
+AMD_PACKAGE = re.compile(r"(?i)^(hip|roc|rocm$|amd)")
 CUDA_PACKAGES = {"CUDA": "the CUDA toolkit through the FindCUDA module (deprecated since CMake 3.10)",
                  "CUDAToolkit": "the CUDA toolkit"}
 FINDCUDA_COMMANDS = ("cuda_add_executable", "cuda_add_library", "cuda_compile", "cuda_wrap_srcs",
@@ -16,7 +19,9 @@ class CMakeFindCuda(FileRule):
     (`cuda_add_executable`, `cuda_add_library`, `cuda_compile`, ...). Not reported inside an `if()`
     chain whose condition names HIP or ROCm, in a branch whose own test keeps it to the CUDA build
     (`if(GPU_RUNTIME STREQUAL "CUDA")`; a backend switch `if(FFTLIB_ENABLE_CUDA)` in a file that also
-    tests `FFTLIB_ENABLE_ROCM`), or in a file that also calls `find_package(hip)`.
+    tests `FFTLIB_ENABLE_ROCM`), or in a file that also calls `find_package(hip)`, nor a probe without
+    `REQUIRED` in a file that also finds an AMD package (`find_package(ROCM REQUIRED)` in the branch for
+    an AMD build): on a ROCm machine the probe fails quietly and the AMD path runs.
     One finding per file for CUDA packages and one for FindCUDA macros; the other places are
     listed with them as related locations.
     `hiplint migrate` ports it (docs/migrate.md): `find_package(hip)` plus one `find_package` per
@@ -67,10 +72,15 @@ class CMakeFindCuda(FileRule):
         commands = _cmake.get(ctx)
         if any(c.name == "find_package" and c.args and c.args[0].text.lower() == "hip" for c in commands):
             return
+        # A file that also finds an AMD package (`find_package(ROCM REQUIRED)` under HOROVOD_GPU=ROCM) and
+        # probes for CUDA without REQUIRED: the probe fails quietly on a ROCm machine and the AMD path runs.
+        finds_amd = any(c.name == "find_package" and c.args and AMD_PACKAGE.match(c.args[0].text) for c in commands)
         for cmd in commands:
             if cmd.aware:
                 continue
             if cmd.name == "find_package" and cmd.args and cmd.args[0].text in CUDA_PACKAGES:
+                if finds_amd and "REQUIRED" not in cmd.arg_texts()[1:]:
+                    continue
                 arg = cmd.args[0]
                 ctx.report_range(arg.start, arg.end,
                                  f"`find_package({arg.text})` looks for {CUDA_PACKAGES[arg.text]}, which a ROCm "

@@ -1,9 +1,12 @@
+import os
 import re
 
 from hiplint import CudaRule, Impact, Severity
+from hiplint.includers import c_only_header
 from hiplint.lazy import lazy_re
 from .._cuda import asm_template, is_ptx, ptx_category
 from .async_copy import PTX_ADDRESS_HELPERS
+from .register_storage import C_EXTENSIONS
 
 # PTX -> what HIP offers instead (HIP headers: amd_device_functions.h, amd_warp_functions.h).
 PTX_HINTS = (
@@ -107,6 +110,8 @@ class InlinePtx(CudaRule):
     query = "(gnu_asm_expression) @asm"
 
     def check(self, ctx, captures):
+        if os.path.splitext(ctx.path)[1].lower() in C_EXTENSIONS or (ctx.fs_path and c_only_header(ctx.fs_path)):
+            return  # compiled as C for the host: its assembly is the CPU's, whatever it looks like
         for asm in captures.get("asm", ()):
             template = asm_template(ctx, asm)
             if not is_ptx(template) or ptx_category(template) != "general":

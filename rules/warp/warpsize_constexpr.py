@@ -73,6 +73,8 @@ class WarpSizeNotConstexpr(CudaRule):
             return
         if _declared_here(ctx, node):
             return  # a template or function parameter named warpSize: a constant of the code's own
+        if _qualified_member(node) or _class_member(ctx, node):
+            return  # `GpuConfig::warpSize`, or a class's own `static constexpr int warpSize` (SPH-EXA)
         message = None
         n = node.parent
         while n is not None and n.type not in ("compound_statement", "translation_unit", "function_definition"):
@@ -113,6 +115,28 @@ def _declared_here(ctx, node) -> bool:
 
 
 SCOPES = frozenset({"compound_statement", "translation_unit", "declaration_list"})
+
+
+def _qualified_member(node) -> bool:
+    """`Config::warpSize`: a name of the scope it is qualified with, not HIP's variable (`::warpSize` is)."""
+    parent = node.parent
+    return parent is not None and parent.type == "qualified_identifier" and \
+        parent.child_by_field_name("name") == node and parent.child_by_field_name("scope") is not None
+
+
+def _class_member(ctx, node) -> bool:
+    """A `warpSize` inside a class or struct that declares a member of that name (`static constexpr int
+    warpSize = 64;`): the member hides HIP's variable in the whole class body, before or after it."""
+    for anc in _ancestors(node):
+        if anc.type != "field_declaration_list":
+            continue
+        for decl in iter_nodes(anc, {"field_declaration"}):
+            if next((a for a in _ancestors(decl) if a.type == "field_declaration_list"), None) != anc:
+                continue
+            for d in decl.children_by_field_name("declarator"):
+                if d.type in ("field_identifier", "identifier") and ctx.text(d) == "warpSize":
+                    return True
+    return False
 
 
 def _names_own_variable(ctx, node) -> bool:
