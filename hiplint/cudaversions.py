@@ -2,6 +2,8 @@
 macro is defined), the newest NVIDIA toolkit, or CUDA 12 (whose runtime API HIP follows) would take."""
 from __future__ import annotations
 
+import re
+
 from hiplint.preproc import _groups_of, _parse_condition
 
 # A future NVIDIA GPU and toolkit: a branch on these macros alone that AMD (where none is defined)
@@ -93,3 +95,58 @@ def newer_cuda_only(data: bytes, offset: int) -> bool:
             if on_amd:
                 break  # an earlier branch is taken by both
     return False
+
+
+_DIRECTIVE_LINE = re.compile(rb"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+
+
+def compiled_text(text: bytes, env: dict) -> bytes | None:
+    """The lines of `text` (a whole `#if ... #endif` chain) that a build with the macros `env` compiles,
+    comments and blank space dropped; None when a condition names anything but the CUDA version and
+    architecture macros."""
+    from hiplint.cparse import strip_c_comments
+
+    text = re.sub(rb"\\\r?\n", b" ", strip_c_comments(text.decode("utf-8", "replace")).encode())
+    out: list[bytes] = []
+    stack: list[list[bool]] = []  # per open #if: [this branch active, some branch taken, parent active]
+    for line in text.splitlines():
+        m = _DIRECTIVE_LINE.match(line)
+        active = not stack or stack[-1][0]
+        if m is None:
+            if active and line.strip():
+                out.append(b" ".join(line.split()))
+            continue
+        kind, rest = m.group(1), m.group(2).strip()
+        if kind in (b"if", b"ifdef", b"ifndef", b"elif"):
+            if kind == b"elif":
+                if not stack:
+                    return None
+                _, taken, parent = stack.pop()
+            else:
+                taken, parent = False, active
+            cond = rest if kind in (b"if", b"elif") else b"defined(" + rest + b")"
+            if kind == b"ifndef":
+                cond = b"!" + cond
+            truth = False
+            if parent and not taken:
+                node, snippet = _parse_condition(cond)
+                v = value(node, snippet, env) if node is not None else None
+                if v is None:
+                    return None
+                truth = bool(v)
+            stack.append([parent and not taken and truth, taken or truth, parent])
+        elif kind == b"else":
+            if not stack:
+                return None
+            _, taken, parent = stack.pop()
+            stack.append([parent and not taken, True, parent])
+        elif stack:
+            stack.pop()
+    return b"\n".join(out)
+
+
+def same_code_as_cuda_12(text: bytes) -> bool:
+    """Does AMD compile, from this `#if` chain, the very code a CUDA 12.0 build compiles (xgboost's
+    `#if defined(__CUDACC_VER_MAJOR__)` / CUDA 11.0 workaround / `#else` the same call as CUDA 12)?"""
+    on_amd, on_12 = compiled_text(text, {}), compiled_text(text, HIP_API_MODEL)
+    return on_amd is not None and on_amd == on_12

@@ -2,7 +2,7 @@ import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes, respell_operators, strip_c_comments
-from hiplint.cudaversions import NEWEST_NVIDIA, as_on_cuda_12, value
+from hiplint.cudaversions import NEWEST_NVIDIA, as_on_cuda_12, same_code_as_cuda_12, value
 from hiplint.headers import amd_macros
 from hiplint.preproc import NVIDIA_BUILD_MARK, masked_on_amd, HIP, condition_truth, amd_truth, is_hip_macro
 from hiplint.lazy import lazy_re
@@ -315,8 +315,11 @@ class CudaArchMacro(CudaRule):
     - a branch written for a build without the CUDA toolkit (`#ifndef CUDART_VERSION`,
       `!defined(CUDA_VERSION) || ...`), which AMD's build is;
     - a test AMD decides as a CUDA 12.0 build does (`(CUDA_VERSION / 1000) >= 13`, `CUDART_VERSION >=
-      12080`): AMD compiles the CUDA 12 code, whose runtime API HIP follows (`hipMemPrefetchAsync` and
-      `hipMemAdvise` take a device, as before CUDA 13's `cudaMemLocation`);
+      12080`), or a chain from which AMD compiles the very code a CUDA 12.0 build compiles (`#if
+      defined(__CUDACC_VER_MAJOR__)` around a CUDA 11.0 workaround, `#else` the CUDA 12 call): AMD
+      compiles the CUDA 12 code, whose runtime API HIP follows (`hipMemPrefetchAsync` and
+      `hipMemAdvise` take a device, as before CUDA 13's `cudaMemLocation`). What only newer toolkits
+      compile is not reported by any rule;
     - a workaround for particular CUDA releases, which AMD skips (`__CUDACC_VER_MAJOR__ == 11 &&
       __CUDACC_VER_MINOR__ == 2`, `CUDA_VERSION >= 12020 && CUDA_VERSION < 12051`), or for old
       toolkits, skipped by AMD as by the newest CUDA (`defined(__CUDACC_VER_MAJOR__) &&
@@ -571,6 +574,9 @@ class CudaArchMacro(CudaRule):
         if kind == "CUDA version" and node.type in ("preproc_if", "preproc_elif") and ctx.unit.delta == 0 \
                 and "__CUDA_ARCH" not in text and as_on_cuda_12(cond, ctx.source.data):
             return  # only CUDA 13 and later take it (`(CUDA_VERSION / 1000) >= 13`): AMD goes CUDA 12's way
+        if kind == "CUDA version" and node.type in ("preproc_if", "preproc_ifdef", "preproc_ifndef") \
+                and ctx.unit.delta == 0 and same_code_as_cuda_12(ctx.unit.data[node.start_byte:node.end_byte]):
+            return  # the branch AMD takes holds the very code CUDA 12 compiles (a workaround for CUDA 11.0 only)
         if kind == "CUDA version" and on_amd is False and "||" not in text and (
                 EXACT_RELEASE.search(text) or (LOWER_BOUND.search(text) and UPPER_BOUND.search(text))):
             return  # a workaround for particular CUDA releases, which AMD rightly skips

@@ -101,7 +101,9 @@ class VisibleDevicesEnv(FileRule):
       and never mentions `HIP_VISIBLE_DEVICES` or `ROCR_VISIBLE_DEVICES`: each read is reported.
     Setting only `CUDA_VISIBLE_DEVICES` is fine (HIP honours it) and is not reported; neither is code
     inside a condition that names HIP/ROCm, a dict literal that is only compared (`assert env ==
-    {...}`), or a read inside a test assertion (`self.assertEqual(os.environ[...], "5,6")`).
+    {...}`), a read inside a test assertion (`self.assertEqual(os.environ[...], "5,6")`), or a read in
+    a function that sets `os.environ["CUDA_VISIBLE_DEVICES"]` itself (a fixture that saves the value,
+    sets its own and restores it).
 
     ## Why it breaks on AMD
     On AMD GPUs three layers filter devices: `ROCR_VISIBLE_DEVICES` (the ROCm runtime, applied
@@ -160,6 +162,10 @@ class VisibleDevicesEnv(FileRule):
         mentioned = {v for v, _, _ in uses}
         # Which environment each write goes to: the process's own, or one dict / variable for a child.
         rocr_groups = {env_group(py, node) for v, a, node in uses if a == "write" and v == ROCR_VAR}
+        # Functions that set `CUDA_VISIBLE_DEVICES` in the process themselves (a test fixture saving the old
+        # value, setting "0,1,2,3" and restoring it): their reads see the value they set.
+        own_setters = {_function_of(py, node) for v, a, node in uses
+                       if a == "write" and v == CUDA_VAR and env_group(py, node) == PROCESS_ENV}
         for var, access, node in uses:
             if handles_rocm(py, node, cuda_build_guard=False):
                 continue
@@ -170,10 +176,15 @@ class VisibleDevicesEnv(FileRule):
                                  "only the GPUs ROCR left, so the same physical ids select the wrong GPU or none; "
                                  "set one of them")
             elif access == "read" and var == CUDA_VAR and not ({HIP_VAR, ROCR_VAR} & mentioned) \
-                    and not _checked_by_a_test(py, node):
+                    and not _checked_by_a_test(py, node) and _function_of(py, node) not in own_setters:
                 ctx.report_range(start, end,
                                  f"reads only `{CUDA_VAR}`: on ROCm the GPUs are often chosen with `{ROCR_VAR}` "
                                  f"(AMD's recommendation on Linux) or `{HIP_VAR}`, leaving it unset; read those too")
+
+
+def _function_of(py, node):
+    """The innermost function around `node` (None at module level)."""
+    return next((anc for anc in py.ancestors(node) if isinstance(anc, cst.FunctionDef)), None)
 
 
 def _checked_by_a_test(py, node) -> bool:
