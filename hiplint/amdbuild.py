@@ -213,6 +213,7 @@ class AmdBuild:
     autotools_nvidia_dirs: set = field(default_factory=set)  # autotools_nvidia_dirs()
     autotools_nvidia_files: set = field(default_factory=set)  # listed only in a Makefile.am's NVIDIA blocks
     python_nvidia_files: set = field(default_factory=set)  # python_nvidia_sources(): a Python build's CUDA branch
+    preset_nvidia_files: set = field(default_factory=set)  # backend_presets(): cache presets that pick CUDA
     python_nvidia_dirs: set = field(default_factory=set)  # directories holding only those
     vendored_dirs: set = field(default_factory=set)  # vendored projects (_build_files): not read as the build
     removed_names_defined: frozenset = frozenset()  # removed_names_defined()
@@ -283,11 +284,12 @@ class AmdBuild:
 
     def facts_for(self, path: str) -> FileFacts:
         if not self.known:
-            if not (self.nvidia_switches or self.python_amd):
+            if not (self.nvidia_switches or self.python_amd or self.preset_nvidia_files):
                 return FileFacts(removed_names_defined=self.removed_names_defined) if self.removed_names_defined \
                     else NOTHING
             full = os.path.abspath(path)
             return FileFacts(nvidia_switches=self.nvidia_switches, project_builds_for_amd=True,
+                             nvidia_build_file=full in self.preset_nvidia_files,
                              nvidia_source=full in self.autotools_nvidia_files
                              or any(full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs)
                              or any(full.startswith(d + os.sep) for d in self.nvidia_subdirs)
@@ -678,6 +680,11 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
                     branch_scope = tested or scope
                     branch_condition = ()
                 elif c.type == "body":
+                    if branch_scope is None and _enables_cuda_alone(data[c.start_byte:c.end_byte]) \
+                            and any(names_amd(w) for w in project_words):
+                        # `if(USE_VLLM) enable_language(CUDA) ... add_library(vllm_objs ...)` in a project
+                        # with an AMD build (TVM): a feature the block builds with nvcc alone.
+                        branch_scope = "cuda"
                     if branch_scope == "cuda" and scope != "cuda":
                         blocks.append((c.start_byte, c.end_byte))
                 if c.type == "body":
@@ -690,6 +697,18 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
             stack.append((c, scope, condition))
     commands.sort(key=lambda c: c.start)
     return commands, blocks, functions
+
+
+_ENABLES_CUDA = lazy_re(rb"(?i)\benable_language\s*\(\s*CUDA\b")
+_NAMES_AMD = lazy_re(rb"(?i)\b(hip|rocm|amdgpu|hipcc)\b|\bHIP_|_HIP\b|ROCM_|_ROCM\b")
+# CMake's own commands: a project command whose first argument is GLOB is a `file(GLOB)` wrapper.
+_KNOWN_COMMANDS = frozenset({"set", "list", "string", "message", "add_library", "add_executable", "target_sources",
+                             "install", "foreach", "option", "if", "elseif", "include", "find_package"})
+
+
+def _enables_cuda_alone(body: bytes) -> bool:
+    """A block that enables the CUDA language and names nothing of AMD's."""
+    return _ENABLES_CUDA.search(body) is not None and _NAMES_AMD.search(body) is None
 
 
 # Packages found only where NVIDIA's toolkit is: the toolkit itself, and NVIDIA-only libraries an optional
@@ -1039,6 +1058,35 @@ def removed_names_defined(root: str, project_words: frozenset) -> frozenset:
             data = _read_bytes(path) or b""
             found.update(n for n in REMOVED_PLATFORM_NAMES if n.encode() in data)
     return frozenset(found)
+
+
+_PRESET = lazy_re(rb"(?im)^\s*set\s*\(\s*([A-Za-z_]\w*)\s+\"?(CUDA|NVIDIA|HIP|ROCM|AMD)\"?\s+CACHE\b")
+
+
+def backend_presets(cmake_files: list[str]) -> set:
+    """Initial-cache presets (`cmake -C cmake/summit.cmake`) of a project that picks its GPU backend with
+    one variable: `set(AMReX_GPU_BACKEND CUDA CACHE STRING "")` in some `.cmake` files and `... HIP
+    CACHE ...` in others (Quokka's per-machine host files). The project builds for AMD with the HIP
+    presets; the files that pick CUDA and name nothing of AMD's are the NVIDIA machines' settings."""
+    picks: dict[str, dict[str, set]] = {}
+    for path in cmake_files:
+        if os.path.basename(path) == "CMakeLists.txt":
+            continue
+        data = _read_bytes(path)
+        if data is None:
+            continue
+        for m in _PRESET.finditer(data):
+            vendor = "cuda" if m.group(2).upper() in (b"CUDA", b"NVIDIA") else "hip"
+            picks.setdefault(m.group(1).decode().upper(), {}).setdefault(vendor, set()).add(path)
+    out = set()
+    for by_vendor in picks.values():
+        if "cuda" in by_vendor and "hip" in by_vendor:
+            out |= {p for p in by_vendor["cuda"] if not names_amd_text(_read_bytes(p) or b"")}
+    return out
+
+
+def names_amd_text(data: bytes) -> bool:
+    return re.search(rb"(?i)\b(hip\w*|rocm\w*|amdgpu|gfx\d+)\b", data) is not None
 
 
 def nvidia_switches(project_words: frozenset) -> frozenset:
@@ -1405,9 +1453,19 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
     hip_files: set[str] = set()
     order = sorted(files, key=lambda p: (p.count(os.sep), p))
     variables_of_dir: dict[str, tuple] = {}
+
+    def source_dir(path: str, seen=()) -> str:
+        """CMAKE_CURRENT_SOURCE_DIR while `path` runs: a module's includer's (TVM's `cmake/modules/CUDA.cmake`,
+        included from the top CMakeLists.txt, globs `src/runtime/...` from the top)."""
+        if os.path.basename(path) == "CMakeLists.txt" or path in seen:
+            return os.path.dirname(path)
+        readers = {p for p, _ in reached.get(path, ()) if p != path}
+        return source_dir(readers.pop(), seen + (path,)) if len(readers) == 1 else os.path.dirname(path)
+
     for path in order:
         f = files[path]
         here = os.path.dirname(path)
+        src = source_dir(path)  # where relative source paths and globs start
         parent_vars = ({}, {})
         d = here
         while d.startswith(root) and d != os.path.dirname(d):
@@ -1463,22 +1521,24 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                 gone = set(removed) | set(_files(removed, here))
                 amd_variables[args[1]] = [x for x in amd_variables.get(args[1], []) if x not in gone
                                           and os.path.normpath(os.path.join(here, x)) not in gone]
-            elif c.name == "file" and len(args) >= 3 and args[0].upper() in ("GLOB", "GLOB_RECURSE"):
+            elif (c.name == "file" or c.name not in _KNOWN_COMMANDS) and len(args) >= 3 \
+                    and args[0].upper() in ("GLOB", "GLOB_RECURSE"):
+                # `file(GLOB ...)`, or a project's wrapper called the same way (TVM's `tvm_file_glob(GLOB V ...)`)
                 rest = [a for a in args[2:] if a.upper() not in ("CONFIGURE_DEPENDS", "LIST_DIRECTORIES")]
                 if rest and rest[0].upper() == "RELATIVE":
                     rest = rest[2:]
                 for v in views:
-                    patterns = sum((_expand(a, v, here, root) for a in rest), [])
-                    v[args[1]] = _glob(patterns, here, args[0].upper() == "GLOB_RECURSE", root) \
+                    patterns = sum((_expand(a, v, src, root) for a in rest), [])
+                    v[args[1]] = _glob(patterns, src, args[0].upper() == "GLOB_RECURSE", root) \
                         if not _VAR_REF.search(" ".join(rest)) or patterns_known(rest, v) else []
             elif c.name in _TARGET_COMMANDS and args:
                 if any(a.upper() in ("IMPORTED", "ALIAS") for a in args[1:]):
                     continue
                 tscope = _TARGET_COMMANDS[c.name] or scope
-                items = sum((_expand(a, variables if tscope == "cuda" else amd_variables, here, root) for a in args[1:]
+                items = sum((_expand(a, variables if tscope == "cuda" else amd_variables, src, root) for a in args[1:]
                              if a.upper() not in _TARGET_KEYWORDS), [])
                 targets.setdefault(args[0], []).append({"scope": tscope, "file": path,
-                                                        "sources": _files(items, here), "defines": set()})
+                                                        "sources": _files(items, src), "defines": set()})
             elif c.name == "target_sources" and args and args[0] in targets:
                 items = sum((_expand(a, variables if scope == "cuda" else amd_variables, here, root) for a in args[1:]
                              if a.upper() not in ("PRIVATE", "PUBLIC", "INTERFACE")), [])
@@ -1849,6 +1909,8 @@ def read(root: str) -> AmdBuild:
         build.nvidia_subdirs = kept
         build.amd_defines.clear()
         build.nvidia_defines.clear()
+    build.preset_nvidia_files = backend_presets(cmake)
+    build.nvidia_build_files |= build.preset_nvidia_files
     build.amd_defines -= build.nvidia_defines & build.amd_defines
     build.amd_dirs = {os.path.dirname(s) for s in build.amd_sources}
     if build.known and not any(os.path.exists(os.path.join(root, n)) for n in _OTHER_BUILD_SYSTEMS):

@@ -1,6 +1,7 @@
 """The project's own AMD build (hiplint.amdbuild): sources it compiles as HIP, its definitions, and the
 build files only the NVIDIA build reads."""
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -1054,3 +1055,60 @@ def test_cuda_probes_and_macros_of_the_nvidia_branch_beside_a_rocm_branch(tmp_pa
                      '  enable_language(HIP)\n  set_source_files_properties(ops.cc PROPERTIES LANGUAGE HIP)\n', ""))
     amdbuild._BY_ROOT.clear()
     assert {code for _, _, code in scan(tmp_path)} >= {"BLD001", "BLD003"}
+
+
+def test_initial_cache_presets_that_pick_the_backend(tmp_path):
+    # Quokka: AMReX picks the GPU backend; per-machine presets for `cmake -C` set AMReX_GPU_BACKEND to CUDA
+    # on NVIDIA machines and to HIP on AMD ones. The project builds for AMD; the CUDA presets are NVIDIA's.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "cmake").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(q CXX)\nif(AMReX_GPU_BACKEND MATCHES \"CUDA\")\n  enable_language(CUDA)\n"
+        "  set(CMAKE_CUDA_ARCHITECTURES 70 80 CACHE STRING \"\")\nendif()\nadd_executable(q main.cpp)\n")
+    (tmp_path / "main.cpp").write_text("int main() { return 0; }\n")
+    (tmp_path / "cmake" / "summit.cmake").write_text(
+        'set(CMAKE_CUDA_COMPILER "nvcc" CACHE PATH "")\nset(AMReX_GPU_BACKEND CUDA CACHE STRING "")\n'
+        'set(CMAKE_CUDA_ARCHITECTURES 70 CACHE STRING "")\n')
+    (tmp_path / "cmake" / "crusher.cmake").write_text(
+        'set(CMAKE_CXX_COMPILER "hipcc" CACHE PATH "")\nset(AMReX_GPU_BACKEND HIP CACHE STRING "")\n'
+        'set(AMReX_AMD_ARCH gfx90a CACHE STRING "")\n')
+    assert scan(tmp_path) == []
+    assert amdbuild.read(str(tmp_path)).preset_nvidia_files == {str(tmp_path / "cmake" / "summit.cmake")}
+    # Without an AMD preset nothing says the project builds for AMD: the CUDA preset is reported.
+    (tmp_path / "cmake" / "crusher.cmake").unlink()
+    amdbuild._BY_ROOT.clear()
+    assert ("cmake/summit.cmake", 3, "BLD002") in scan(tmp_path)
+
+
+def test_modules_included_from_the_top_glob_from_the_top_through_a_wrapper(tmp_path):
+    # TVM: `cmake/modules/CUDA.cmake`, included from the top CMakeLists.txt, globs `src/contrib/cublas/*.cc`
+    # (relative to the top) through the project's `tvm_file_glob(GLOB ...)` under `if(USE_CUDA AND
+    # USE_CUBLAS)`; `if(USE_VLLM)` enables CUDA for its kernels. The ROCm module builds other sources.
+    (tmp_path / ".git").mkdir()
+    for d in ("cmake/modules", "cmake/utils", "src/contrib/cublas", "src/contrib/vllm", "src/rocm"):
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(t CXX)\noption(USE_CUDA OFF)\noption(USE_ROCM OFF)\ninclude(cmake/utils/Utils.cmake)\n"
+        "include(cmake/modules/CUDA.cmake)\ninclude(cmake/modules/ROCM.cmake)\ninclude(cmake/modules/vllm.cmake)\n")
+    (tmp_path / "cmake/utils/Utils.cmake").write_text(
+        "macro(tvm_file_glob glob variable)\n  file(${glob} ${variable} CONFIGURE_DEPENDS ${ARGN})\nendmacro()\n")
+    (tmp_path / "cmake/modules/CUDA.cmake").write_text(
+        "if(USE_CUDA AND USE_CUBLAS)\n  tvm_file_glob(GLOB CUBLAS_SRCS src/contrib/cublas/*.cc)\n"
+        "  add_library(cublas_objs OBJECT ${CUBLAS_SRCS})\nendif()\n")
+    (tmp_path / "cmake/modules/ROCM.cmake").write_text(
+        "if(USE_ROCM)\n  enable_language(HIP)\n  tvm_file_glob(GLOB ROCM_SRCS src/rocm/*.cc)\n"
+        "  set_source_files_properties(${ROCM_SRCS} PROPERTIES LANGUAGE HIP)\n  add_library(rocm_objs OBJECT ${ROCM_SRCS})\n"
+        "endif()\n")
+    (tmp_path / "cmake/modules/vllm.cmake").write_text(
+        "if(USE_VLLM)\n  enable_language(CUDA)\n  tvm_file_glob(GLOB VLLM_SRCS src/contrib/vllm/*.cu)\n"
+        "  add_library(vllm_objs OBJECT ${VLLM_SRCS})\nendif()\n")
+    (tmp_path / "src/contrib/cublas/gemm.cc").write_text(
+        "#include <cublas_v2.h>\nint v(cublasHandle_t h) { int x; cublasGetVersion(h, &x); return x; }\n")
+    (tmp_path / "src/contrib/vllm/attn.cu").write_text(
+        "#define WARP_SIZE 32\n__global__ void k(float* o) { o[0] = __shfl_sync(0xffffffff, o[1], 0); }\n")
+    (tmp_path / "src/rocm/device.cc").write_text("#include <hip/hip_runtime.h>\nint n() { return 0; }\n")
+    build = amdbuild.read(str(tmp_path))
+    assert {os.path.relpath(p, tmp_path) for p in build.nvidia_sources} == {
+        "src/contrib/cublas/gemm.cc", "src/contrib/vllm/attn.cu"}
+    assert str(tmp_path / "src/rocm/device.cc") in build.amd_sources
+    assert scan(tmp_path) == []

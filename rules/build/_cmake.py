@@ -264,7 +264,8 @@ def _condition_for_cuda(words: list[str], data: bytes) -> bool:
     if len(words) != 3:
         return False
     if words[1] == "MATCHES":
-        return "NVCC" in words[2]
+        # `if(CMAKE_CUDA_COMPILER MATCHES "nvcc$")`, `if(AMReX_GPU_BACKEND MATCHES "CUDA")`
+        return "NVCC" in words[2] or words[2] in NVIDIA_BACKENDS
     return words[1] == "STREQUAL" and (words[0] in NVIDIA_BACKENDS or words[2] in NVIDIA_BACKENDS)
 
 

@@ -140,6 +140,8 @@ class LaneMask32Bit(CudaRule):
         in_mask = _in_mask_context(ctx, shl, scope)
         if not (_lane_like(ctx, shift) or in_mask):
             return
+        if _strided_loop_index(ctx, shift, shl):
+            return  # `for (i = lane; i < n; i += WARP_SIZE)`: an index that runs past the wave, not a lane
         below_32 = _below_32(ctx, shift, scope)
         if below_32 and not in_mask:
             return  # `lane = threadIdx.x & 31` selecting a bit of a data word: defined, and not a lane mask
@@ -383,3 +385,20 @@ def _used_as_sync_mask(ctx, name: str) -> bool:
                     uses.add(unit.text(args.named_children[0]).strip())
         ctx.cache["wrp_sync_mask_args"] = uses
     return name in uses
+
+
+def _strided_loop_index(ctx, shift, at) -> bool:
+    """Is `shift` the variable of an enclosing `for` loop that steps it by a stride (`i += WARP_SIZE`,
+    `i = i + n`)? MGARD's `for (bitplane = lane; bitplane < planes; bitplane += WARP_SIZE)` builds a
+    mask of the value's low bit planes from it (`(1 << bitplane) - 1`), not a mask of lanes."""
+    if shift.type != "identifier":
+        return False
+    name = ctx.text(shift)
+    loop = ctx.enclosing(at, {"for_statement"})
+    while loop is not None:
+        update = loop.child_by_field_name("update")
+        text = ctx.text(update) if update is not None else ""
+        if re.fullmatch(rf"\s*{re.escape(name)}\s*(\+=\s*\S.*|=\s*{re.escape(name)}\s*\+\s*\S.*)", text, re.S):
+            return True
+        loop = ctx.enclosing(loop, {"for_statement"})
+    return False
