@@ -457,6 +457,31 @@ class _CudaOffEval(_Eval):
         return value
 
 
+# An include of an AMD library's header, and of its NVIDIA counterpart's.
+_AMD_LIBRARY_INCLUDE = re.compile(rb"(?m)^[ \t]*#[ \t]*include[ \t]*[<\"](?:hip/|rccl/|rccl\.h|hipblas|hipblaslt|hipfft|"
+                                  rb"hiprand|hipsparse|hipsolver|hipcub/|rocblas|rocprim/|rocrand|rocsparse|rocsolver|"
+                                  rb"rocfft|roctracer/|roctx|miopen/|rocm_smi/|amd_smi/)")
+_NVIDIA_LIBRARY_INCLUDE = re.compile(rb"(?m)^[ \t]*#[ \t]*include[ \t]*[<\"](?:cuda|nccl\.h|cublas|cufft|curand|"
+                                     rb"cusparse|cusolver|cub/|cudnn|nvtx|nvToolsExt|nvml\.h)")
+
+
+def _settle_by_library_headers(chain: list, data: bytes) -> list:
+    """A chain whose branches include one vendor's library headers each (TVM's `#if TVM_NCCL_RCCL_SWITCH
+    == 0` / `#include <nccl.h>` / `#else` / `#include <rccl/rccl.h>`): the build picks the vendor with a
+    switch of its own, so a branch that AMD may take but that includes only NVIDIA's headers is NVIDIA's."""
+    if len(chain) < 2:
+        return chain
+    kinds = []
+    for start, end, _, _ in chain:
+        body = data[start:end]
+        amd, nvidia = _AMD_LIBRARY_INCLUDE.search(body) is not None, _NVIDIA_LIBRARY_INCLUDE.search(body) is not None
+        kinds.append("amd" if amd and not nvidia else "nvidia" if nvidia and not amd else None)
+    if "amd" not in kinds or "nvidia" not in kinds:
+        return chain
+    return [(start, end, {**cond, HIP: False}, tests_hip) if kind == "nvidia" and cond[HIP] is not True
+            else (start, end, cond, tests_hip) for (start, end, cond, tests_hip), kind in zip(chain, kinds)]
+
+
 def _settle_cuda_branches(chain: list, hip_truth_without_cuda) -> list:
     """In a chain with a HIP branch, a branch before it that tests the project's CUDA-build macro is
     not taken on AMD. `hip_truth_without_cuda(i)` evaluates branch i with those macros undefined."""
@@ -1011,6 +1036,7 @@ class PlatformMap:
                 branch = branch.child_by_field_name("alternative")
             if any(entry[3] for entry in chain[1:]):
                 chain = _settle_cuda_branches(chain, lambda i: _tree_truth(cuda_off, *conditions[i]))
+            chain = _settle_by_library_headers(chain, data)
             regions.extend(_chain_regions(chain, amd_off, switch_starts, branches))
         # `#if 0` and `#ifdef __CLION_IDE__`: no compiler at all takes it (the plain C++ #else of an
         # nvcc/hipcc chain is a host compiler's, so "neither world" is not enough).

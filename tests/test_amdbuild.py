@@ -1112,3 +1112,15 @@ def test_modules_included_from_the_top_glob_from_the_top_through_a_wrapper(tmp_p
         "src/contrib/cublas/gemm.cc", "src/contrib/vllm/attn.cu"}
     assert str(tmp_path / "src/rocm/device.cc") in build.amd_sources
     assert scan(tmp_path) == []
+
+
+def test_a_makefile_branch_for_macos_is_not_the_rocm_build(tmp_path):
+    # darknet: `ifeq ($(OS),Darwin)` links from /usr/local/cuda/lib on macOS, `else` on Linux. ROCm runs
+    # on Linux alone: only the Linux line is the port's.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "Makefile").write_text(
+        "OS := $(shell uname)\nifeq ($(OS),Darwin)\nLDFLAGS+= -L/usr/local/cuda/lib -lcudart -lcublas\n"
+        "else\nLDFLAGS+= -L/usr/local/cuda/lib64 -lcudart -lcublas\nendif\n"
+        "app: main.o\n\t$(CC) main.o -o app $(LDFLAGS)\n")
+    found = scan(tmp_path, "--select", "BLD004")
+    assert found and {line for _, line, _ in found} == {5}

@@ -240,7 +240,8 @@ IFDEF_NAME = lazy_re(r"^\s*(?:else\s+)?ifdef\s+([A-Za-z_]\w*)\s*$")
 
 
 def _tests_for_cuda(text: str, file_text: str = "") -> bool:
-    """`ifeq ($(GPU_RUNTIME),CUDA)` / `ifeq "$(BACKEND)" "cuda"`: true only in the CUDA build. So is a
+    """`ifeq ($(GPU_RUNTIME),CUDA)` / `ifeq "$(BACKEND)" "cuda"`: true only in the CUDA build (or, as
+    `ifeq ($(OS),Darwin)`, only on macOS, where no ROCm build runs). So is a
     test of the project's CUDA switch whose HIP twin the Makefile names too (`ifeq (YES,$(X_USE_CUDA))`
     or `ifdef X_USE_CUDA` beside `X_USE_HIP`): the project picks one backend per build."""
     m = IFEQ_OPERANDS.match(text)
@@ -248,6 +249,8 @@ def _tests_for_cuda(text: str, file_text: str = "") -> bool:
         operands = [w for w in re.split(r"[\s,()\"']+", VARIABLE_REF.sub(" ", m.group(1))) if w]
         if any(w.upper() in NVIDIA_BACKENDS for w in operands):
             return True
+        if any(w.upper() in ("DARWIN", "MACOS", "OSX") for w in operands):
+            return True  # `ifeq ($(OS),Darwin)`: macOS, which ROCm does not run on, links its own way
         names = re.findall(r"\$[({]([A-Za-z_]\w*)[)}]", m.group(1))
         if len(names) == 1 and len(operands) == 1 and operands[0].upper() in TRUTHY:
             return _switch_with_twin(names[0], file_text)

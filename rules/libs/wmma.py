@@ -21,6 +21,8 @@ class WmmaToRocwmma(CudaRule):
     index `i` of `frag.x[i]` as a coordinate elsewhere (`bias[i % 8]`); element-wise code that treats
     every element alike (`acc.x[i] *= alpha`) is layout-independent and not reported. Only `mma.h`
     itself counts: CUTLASS's and CuTe's own `arch/mma.h` are not WMMA (LIB010 reports CUTLASS).
+    Not reported in a branch AMD surely skips (`#if __CUDA_ARCH__ >= 730`, whose `#else` is the
+    fallback AMD compiles): ARC001 reports that branch itself.
 
     ## Why it breaks on AMD
     HIP's kernel language does not support the warp matrix types and functions, and hipify leaves
@@ -59,6 +61,7 @@ class WmmaToRocwmma(CudaRule):
     """
 
     code = "LIB002"
+    nvidia_feature = True
     # check_unit reports a file that includes or names WMMA, or uses a `wmma::` namespace.
     triggers = (*Library.from_table("wmma", _table()["libraries"]["wmma"]).triggers(), "wmma")
     name = "wmma-to-rocwmma"

@@ -125,6 +125,10 @@ class SyncMaskNot64Bit(CudaRule):
         if includers_define(ctx, fn):
             return  # every includer defines its own first (a compat header included before this one)
         if mask.type in ("identifier", "qualified_identifier"):
+            if ctx.platform_kind(ctx.file_range(call)[0]) == "nvidia" and not ctx.settings.report_nvidia_branches:
+                # The call is NVIDIA's (`#if CUDART_VERSION >= 9000` beside `#else __ballot(p)`): its mask,
+                # reported where it is declared, would not be silenced there with it (AMGX's `ballot()`).
+                return
             name = ctx.text(mask).split("::")[-1].strip()
             decl = file_constant_name_node(ctx, name) if name not in declared_types(ctx, scope) else None
             if decl is not None:
