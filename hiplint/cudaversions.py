@@ -150,3 +150,32 @@ def same_code_as_cuda_12(text: bytes) -> bool:
     `#if defined(__CUDACC_VER_MAJOR__)` / CUDA 11.0 workaround / `#else` the same call as CUDA 12)?"""
     on_amd, on_12 = compiled_text(text, {}), compiled_text(text, HIP_API_MODEL)
     return on_amd is not None and on_amd == on_12
+
+
+def skipped_by_version_test(data: bytes, offset: int) -> bool:
+    """Is byte `offset` in a branch that AMD, with no CUDA macro defined, surely skips because of a CUDA
+    version test (`#if CUDART_VERSION >= 9000` beside the pre-CUDA-9 `#else`)? Tests of other macros
+    (`#ifndef __HIP_PLATFORM_HCC__`, which ROCm 6 no longer defines) do not count."""
+    best = None
+    for group in _groups_of(data):
+        if not group[0][3] <= offset < group[-1][4]:
+            continue
+        if any(start <= offset < end for _, _, _, start, end in group):
+            if best is None or group[0][3] >= best[0][3]:
+                best = group  # the innermost group holding the offset
+    if best is None:
+        return False
+    for kind, cond, _, start, end in best:
+        if kind not in ("if", "elif"):
+            return False
+        if not any(name.encode() in cond for name in VERSION_NAMES) or b"__CUDA_ARCH" in cond:
+            return False
+        node, snippet = _parse_condition(cond)
+        v = value(node, snippet, {}) if node is not None else None
+        if v is None:
+            return False
+        if start <= offset < end:
+            return v == 0
+        if v:
+            return True  # an earlier branch is taken instead
+    return False

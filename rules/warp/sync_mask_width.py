@@ -2,6 +2,7 @@ import re
 
 from hiplint import CudaRule, Fix, Impact, Severity
 from hiplint.cparse import iter_nodes
+from hiplint.cudaversions import skipped_by_version_test
 from hiplint.headers import amd_macros, includers_define
 from hiplint.model import Edit
 
@@ -125,9 +126,11 @@ class SyncMaskNot64Bit(CudaRule):
         if includers_define(ctx, fn):
             return  # every includer defines its own first (a compat header included before this one)
         if mask.type in ("identifier", "qualified_identifier"):
-            if ctx.platform_kind(ctx.file_range(call)[0]) == "nvidia" and not ctx.settings.report_nvidia_branches:
-                # The call is NVIDIA's (`#if CUDART_VERSION >= 9000` beside `#else __ballot(p)`): its mask,
-                # reported where it is declared, would not be silenced there with it (AMGX's `ballot()`).
+            if not ctx.settings.report_nvidia_branches and skipped_by_version_test(ctx.source.data,
+                                                                                 ctx.file_range(call)[0]):
+                # The call is for CUDA 9 and later (`#if CUDART_VERSION >= 9000` beside `#else __ballot(p)`),
+                # which AMD skips: its mask, reported where it is declared, would not be silenced with it
+                # (AMGX's `ballot()`). A branch kept from AMD by a removed HIP macro still counts.
                 return
             name = ctx.text(mask).split("::")[-1].strip()
             decl = file_constant_name_node(ctx, name) if name not in declared_types(ctx, scope) else None
