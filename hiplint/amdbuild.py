@@ -38,7 +38,6 @@ from hiplint.lazy import lazy_re
 NVIDIA_BUILD_MARK = "!"  # in a file's hip-macro set, "!X": X is defined by the NVIDIA build only
 C_FAMILY = frozenset({".cu", ".cuh", ".hip", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cuinl", ".inl"})
 HEADERS = frozenset({".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".cuinl", ".ipp", ".tpp"})
-MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
 MAX_DIRS = 40000  # directories walked per repository
 MAX_BUILD_FILES = 4000
@@ -1060,6 +1059,7 @@ def removed_names_defined(root: str, project_words: frozenset) -> frozenset:
     return frozenset(found)
 
 
+_AMD_WORD = lazy_re(rb"(?i)\b(hip\w*|rocm\w*|amdgpu|gfx\d+)\b")  # hipcc, ROCM_PATH, gfx90a
 _PRESET = lazy_re(rb"(?im)^\s*set\s*\(\s*([A-Za-z_]\w*)\s+\"?(CUDA|NVIDIA|HIP|ROCM|AMD)\"?\s+CACHE\b")
 
 
@@ -1081,12 +1081,8 @@ def backend_presets(cmake_files: list[str]) -> set:
     out = set()
     for by_vendor in picks.values():
         if "cuda" in by_vendor and "hip" in by_vendor:
-            out |= {p for p in by_vendor["cuda"] if not names_amd_text(_read_bytes(p) or b"")}
+            out |= {p for p in by_vendor["cuda"] if _AMD_WORD.search(_read_bytes(p) or b"") is None}
     return out
-
-
-def names_amd_text(data: bytes) -> bool:
-    return re.search(rb"(?i)\b(hip\w*|rocm\w*|amdgpu|gfx\d+)\b", data) is not None
 
 
 def nvidia_switches(project_words: frozenset) -> frozenset:
