@@ -27,8 +27,9 @@ class CublasComputeTypesAndMathModes(CudaRule):
     rocBLAS, hipBLAS's AMD backend, has no TF32: `HIPBLAS_COMPUTE_32F_FAST_TF32` returns
     `HIPBLAS_STATUS_NOT_SUPPORTED` there, and the tensor-op math modes have no hipBLAS equivalent
     (hipify warns and leaves them), so a `cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH)` port
-    either fails to compile or silently computes in full FP32 (different speed and rounding than the
-    NVIDIA run). The GEMM-Ex compute type moved from `hipblasDatatype_t` to `hipblasComputeType_t`:
+    either fails to compile or asks hipBLAS for a mode its header marks "not supported in rocBLAS"
+    (expect `HIPBLAS_STATUS_NOT_SUPPORTED`, which a checked call turns into a stop); code that ignores
+    the status runs its GEMMs in full FP32 (different speed and rounding than the NVIDIA run). The GEMM-Ex compute type moved from `hipblasDatatype_t` to `hipblasComputeType_t`:
     hipBLAS 2.x (ROCm 6.x) needs `-DHIPBLAS_V2` for the new form, and hipBLAS 3.0 (ROCm 7.0) removed
     the old one, so code compiles on one ROCm line and not on the other. All targets.
 
