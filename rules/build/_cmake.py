@@ -230,27 +230,27 @@ def _tests_for_cuda(head, data: bytes) -> bool:
     if "OR" in words and "AND" not in words:
         # if(NOT DEFINED GPU OR GPU STREQUAL "CUDA"): CUDA when the choice is left unset, and the AMD build
         # sets it (`elseif(GPU STREQUAL "ROCM")`).
-        parts, current = [], []
-        for w in words + ["OR"]:
-            if w == "OR":
-                parts.append(current)
-                current = []
-            else:
-                current.append(w)
+        parts = _split(words, "OR")
         chosen = {p[0] for p in parts if len(p) == 3 and _condition_for_cuda(p, data)}
         return bool(chosen) and all(_condition_for_cuda(p, data) or (len(p) == 3 and p[:2] == ["NOT", "DEFINED"]
                                                                      and p[2] in chosen) for p in parts)
     if "AND" in words:
         # if(NVCC_THREADS AND GPU_LANG STREQUAL "CUDA"): one conjunct for the CUDA build is enough.
-        parts, current = [], []
-        for w in words + ["AND"]:
-            if w == "AND":
-                parts.append(current)
-                current = []
-            else:
-                current.append(w)
+        parts = _split(words, "AND")
         return "OR" not in words and any(_condition_for_cuda(p, data) for p in parts if p)
     return _condition_for_cuda(words, data)
+
+
+def _split(words: list[str], operator: str) -> list[list[str]]:
+    """The operands of a condition's `AND`s or `OR`s, each a list of words."""
+    parts, current = [], []
+    for w in words + [operator]:
+        if w == operator:
+            parts.append(current)
+            current = []
+        else:
+            current.append(w)
+    return parts
 
 
 def _condition_for_cuda(words: list[str], data: bytes) -> bool:
