@@ -823,18 +823,57 @@ def _shuffle_32_wide(ctx, call, name: str) -> bool:
 
 
 def _constant_at_most(ctx, text: str, limit: int) -> bool:
-    """`text` is an integer literal (or a short chain of the file's macros to one) of at most `limit`.
-    A macro the file defines more than one way (32 for NVIDIA, 64 for AMD) is no constant."""
-    for _ in range(4):
-        text = text.strip().strip("()").strip()
-        lit = int_literal(text)
-        if lit is not None:
-            return 0 < lit[0] <= limit
-        values = set(_macro_definitions(ctx).get(text, ()))
-        if len(values) != 1 or None in values:
-            return False
-        text = values.pop()
-    return False
+    """`text` is an integer constant of at most `limit`: a literal, a short chain of macros to one (the
+    file's, else one project header's), or such a constant halved (`WARP_SIZE / 2`, `WS >> 1`). A macro
+    defined more than one way (32 for NVIDIA, 64 for AMD) is no constant."""
+    value = _constant_value(ctx, text, 4)
+    return value is not None and 0 < value <= limit
+
+
+_HALVED = lazy_re(r"^(.+?)\s*(/|>>)\s*(\w+)$")
+
+
+def _constant_value(ctx, text: str, depth: int) -> int | None:
+    text = text.strip()
+    while text.startswith("(") and text.endswith(")") and depth > 0:
+        text, depth = text[1:-1].strip(), depth - 1
+    lit = int_literal(text)
+    if lit is not None:
+        return lit[0]
+    if depth <= 0:
+        return None
+    halved = _HALVED.match(text)
+    if halved is not None:
+        left = _constant_value(ctx, halved.group(1), depth - 1)
+        right = _constant_value(ctx, halved.group(3), depth - 1)
+        if left is None or right is None or right < 0 or (halved.group(2) == "/" and right == 0):
+            return None
+        return left // right if halved.group(2) == "/" else left >> right
+    if not re.fullmatch(r"[A-Za-z_]\w*", text):
+        return None
+    values = set(_macro_definitions(ctx).get(text, ()))
+    if not values:
+        values = set(_header_macro_values(ctx, text))
+    if len(values) != 1 or None in values:
+        return None
+    return _constant_value(ctx, values.pop(), depth - 1)
+
+
+def _header_macro_values(ctx, name: str) -> list:
+    """Every body the project headers the file includes give object-like macro `name` (as
+    hiplint.headers follows them; a define only in an NVIDIA-only branch does not count)."""
+    from hiplint.headers import amd_macros, project_headers
+
+    found = amd_macros(ctx).get(name)
+    if found is None or found.header is None or ctx.unit.is_macro:
+        return []
+    pattern = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+" + re.escape(name.encode()) + rb"(?:[ \t]+([^\n]*))?$", re.M)
+    bodies = []
+    for _, data in project_headers(ctx):
+        for m in pattern.finditer(data):
+            body = m.group(1).decode("utf-8", "replace") if m.group(1) is not None else ""
+            bodies.append(macro_value(body) or None)
+    return bodies
 
 
 def _written_in(ctx, body, name: str) -> bool:
