@@ -137,13 +137,18 @@ def _twin_stems(name: str) -> set[str]:
     """Lower-case stems (or whole names) a HIP twin of file `name` has in the same directory, whatever
     its extension: CUDA words read as HIP (`Fetch_Add_CUDA.hpp` -> `Fetch_Add_HIP.hpp`,
     `cuda_kernel_utils.cuh` -> `hip_kernel_utils.h`) and, for a `.cu`/`.cuh` file, the stem with a HIP
-    word added (GROMACS `pme_gather.cu` beside `pme_gather_hip.cpp`) or `stem.hip`."""
+    word added (GROMACS `pme_gather.cu` beside `pme_gather_hip.cpp`) or `stem.hip`; a middle extension
+    read as HIP (`Profiling.cuda.cc` -> `Profiling.hip.cc`)."""
     stem = name.split(".")[0]
     words = _WORDS.split(stem)
     stems = set()
     if "cuda" in stem.lower():
         spellings = [_amd_word(w) if w not in "_.-" else [w] for w in words]
         stems = {"".join(choice) for choice in itertools.product(*spellings)} - {stem.lower()}
+    # `Profiling.cuda.cc` beside `Profiling.hip.cc` (Celeritas): the backend named in a middle extension.
+    parts = name.split(".")
+    if len(parts) >= 3 and "cuda" in parts[1].lower():
+        stems |= {f"{stem.lower()}.{amd}" for amd in _amd_word(parts[1])}
     # `.hip` too: what `hiplint migrate --hip-extension` makes of such a `.cu` keeps its twin (idempotence).
     if name.lower().endswith((".cu", ".cuh", ".hip")):
         low = stem.lower()
