@@ -731,9 +731,32 @@ def _branch_scope(words: list[str], context_text: bytes, project_words: frozense
     `if(NOT X_USE_CUDA)` is neither: a CPU-only build takes it too."""
     words = [w.strip('"') for w in words]
     words = [w[2:-1] if w.startswith("${") and w.endswith("}") else w for w in words]
-    if not words or "OR" in [w.upper() for w in words]:
-        return None
     upper = [w.upper() for w in words]
+    if not words:
+        return None
+    if "OR" in upper:
+        # `if(X_USE_CUDA OR X_HIP_TARGET STREQUAL "CUDA")`, `if(WITH_DEVICE_CUDA OR WITH_DEVICE_OPTIX)`: every
+        # alternative the NVIDIA build's. Mixed with AND or NOT, the grouping is not read.
+        if "AND" in upper or "NOT" in upper:
+            return None
+        alternatives, current = [], []
+        for w in words + ["OR"]:
+            if w.upper() == "OR":
+                alternatives.append(current)
+                current = []
+            else:
+                current.append(w)
+        if any(not a for a in alternatives):
+            return None
+        scopes = {_branch_scope(a, context_text, project_words, library_switches, nvidia_flags, numbered)
+                  for a in alternatives}
+        return "cuda" if scopes == {"cuda"} else None
+    for i in range(len(upper) - 1):
+        # `if(TARGET CUDA::nvToolsExt AND REALM_ENABLE_CUDA)`: the CUDA toolkit's imported target exists
+        # only where CUDA is found.
+        if upper[i] == "TARGET" and upper[i + 1].startswith("CUDA::") and (i == 0 or upper[i - 1] == "AND") \
+                and not negated_conjunct(upper, i):
+            return "cuda"
     for i in range(len(upper) - 2):
         # `if(ENABLE_HIP AND HIP_PLATFORM STREQUAL "nvcc")`: HIP over nvcc is an NVIDIA build, whatever
         # else the condition says; `HIP_PLATFORM STREQUAL "amd"` (or hcc) is the AMD one.
@@ -1120,8 +1143,10 @@ _VALUE_WORDS = frozenset({"ARCH", "ARCHS", "ARCHITECTURE", "ARCHITECTURES", "PAT
 
 # NVIDIA libraries with no AMD library under the same API, and the words of the AMD libraries a project
 # would name if it used one in their place.
+# OptiX (ray tracing) has none: AMD's HIPRT is another API behind its own switch (Cycles' WITH_CYCLES_DEVICE_HIPRT).
 NVIDIA_ONLY_LIBRARIES = {"NVSHMEM": ("ROCSHMEM",), "CUDNN": ("MIOPEN",), "CUTLASS": ("CK", "COMPOSABLE_KERNEL"),
-                         "TENSORRT": ("MIGRAPHX",), "CUFFTMP": (), "CUDSS": (), "CUTENSOR": ("HIPTENSOR",)}
+                         "TENSORRT": ("MIGRAPHX",), "CUFFTMP": (), "CUDSS": (), "CUTENSOR": ("HIPTENSOR",),
+                         "OPTIX": ()}
 
 
 def nvidia_library_switches(project_words: frozenset) -> frozenset:
@@ -1153,7 +1178,7 @@ ONE_GPU_BACKEND_CUDA_MACROS = frozenset({
     "AMREX_USE_CUDA", "KOKKOS_ENABLE_CUDA", "RAJA_ENABLE_CUDA", "CAMP_HAVE_CUDA", "UMPIRE_ENABLE_CUDA",
     "MFEM_USE_CUDA", "HYPRE_USING_CUDA"})
 _CUDA_LIBRARIES = frozenset({"CUBLAS", "CUBLASLT", "CUSPARSE", "CUSOLVER", "CUSOLVERSP", "CUFFT", "CURAND",
-                             "CUDNN", "NVSHMEM", "CUTLASS", "TENSORRT", "CUFFTMP", "CUDSS", "CUTENSOR"})
+                             "CUDNN", "NVSHMEM", "CUTLASS", "TENSORRT", "CUFFTMP", "CUDSS", "CUTENSOR", "OPTIX"})
 
 
 def cuda_variant_switches(project_words: frozenset, switches: frozenset) -> frozenset:
@@ -1265,6 +1290,7 @@ def _glob(patterns: list[str], here: str, recurse: bool, root: str) -> list[str]
 
 
 _TRUE = frozenset({"TRUE", "ON", "YES", "1"})
+_VAR_COPY = lazy_re(r"\$\{\w+\}")
 # Commands whose arguments are no file the build uses (a message naming one, a condition).
 _NVCC_FLAG_VARIABLE = lazy_re(r"^(CUDA_NVCC_FLAGS|CMAKE_CUDA_FLAGS)(_[A-Z]+)?$")
 _NOT_FILE_USERS = frozenset({"message", "if", "elseif", "else", "endif", "option", "mark_as_advanced"})
@@ -1273,12 +1299,14 @@ _SCRIPT_OR_SOURCE = frozenset({".py", ".sh"}) | C_FAMILY
 
 def _nvidia_flags(files) -> frozenset:
     """Variables set true only inside NVIDIA blocks (`if(ENABLE_HIP AND HIP_PLATFORM STREQUAL "nvcc")` /
-    `set(CUSOLVER_AVAILABLE TRUE)`) and never true elsewhere: `if(CUSOLVER_AVAILABLE)` is an NVIDIA block.
-    Upper-cased."""
+    `set(CUSOLVER_AVAILABLE TRUE)`, or a copy of another variable) and never so set elsewhere:
+    `if(CUSOLVER_AVAILABLE)` is an NVIDIA block. Upper-cased."""
     nvidia, elsewhere, refused = set(), set(), set()
     for f in files:
         for c in f.commands:
-            if c.name == "set" and len(c.args) >= 2 and c.args[1].upper() in _TRUE:
+            if c.name == "set" and len(c.args) >= 2 and (c.args[1].upper() in _TRUE or _VAR_COPY.fullmatch(c.args[1])):
+                # `set(REALM_USE_NVTX ${Legion_USE_NVTX})` in the CUDA block (Legion): a user's choice that
+                # only the NVIDIA build passes on
                 (nvidia if c.scope == "cuda" else elsewhere).add(c.args[0].upper())
             elif c.name == "option" and c.args:
                 elsewhere.add(c.args[0].upper())  # a user's choice, whichever build
@@ -1476,7 +1504,9 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
         fscope = f.scope if f.scope in ("hip", "cuda") else None
         enables_hip = False
         for c in f.commands:
-            scope = c.scope or fscope
+            # A file only the NVIDIA build reads (Legion's `if(REALM_USE_CUDA) add_subdirectory(cuda_interop)`)
+            # is NVIDIA's throughout, its own `elseif(... ROCM) hip_add_executable(...)` included: no AMD build gets there.
+            scope = "cuda" if fscope == "cuda" else c.scope or fscope
             args = c.args
             views = (variables,) if scope == "cuda" else (variables, amd_variables)
             if c.name == "enable_language" and any(a.upper() == "HIP" for a in args):
@@ -1530,7 +1560,7 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
             elif c.name in _TARGET_COMMANDS and args:
                 if any(a.upper() in ("IMPORTED", "ALIAS") for a in args[1:]):
                     continue
-                tscope = _TARGET_COMMANDS[c.name] or scope
+                tscope = scope if fscope == "cuda" else _TARGET_COMMANDS[c.name] or scope
                 items = sum((_expand(a, variables if tscope == "cuda" else amd_variables, src, root) for a in args[1:]
                              if a.upper() not in _TARGET_KEYWORDS), [])
                 targets.setdefault(args[0], []).append({"scope": tscope, "file": path,
@@ -1922,6 +1952,8 @@ _OTHER_BUILD_SYSTEMS = ("meson.build", "SConstruct", "BUILD", "BUILD.bazel", "WO
 _BUILD_SCRIPT = lazy_re(r"\.(?:sh|bash|pl|in)$")
 _FILE_TOKEN = lazy_re(rb"[A-Za-z0-9_.+\-/${}*?\[\]]+")
 _UNBUILT_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".cu", ".hip"})
+# A `#` comment to the end of its line: at the line's start or after a blank (not `$#`, `"#define"`).
+_BUILD_COMMENT = lazy_re(rb"(?m)(?:^|(?<=[ \t]))#(?![a-z]+\s*<)[^\n\"']*$")
 
 
 def _named_sources(paths: list[str]) -> tuple[frozenset, tuple]:
@@ -1933,6 +1965,9 @@ def _named_sources(paths: list[str]) -> tuple[frozenset, tuple]:
         data = _read_bytes(path)
         if not data:
             continue
+        # A name in a comment builds nothing (Legion's `# set(HIPSRC_cuda_arrays cuda_arrays_gpu.cu)`, left
+        # out of the HIP build until a bug is fixed). CMake, Make, shell and Python all comment with `#`.
+        data = _BUILD_COMMENT.sub(b"", data)
         for m in _FILE_TOKEN.finditer(data):
             base = m.group(0).decode("utf-8", "replace").rstrip(")}\"',").rsplit("/", 1)[-1]
             if not base:

@@ -58,6 +58,10 @@ def _message(shown: str, lib: str) -> str:
     return f"`{shown}` links the CUDA library {lib}, which ROCm does not have: find its HIP/ROCm counterpart (HIPIFY's tables list them)"
 
 
+# Generator expressions that name a target only where it exists: empty on a machine without CUDA.
+_IF_TARGET_EXISTS = re.compile(r"\bTARGET_NAME_IF_EXISTS\b|\bTARGET_EXISTS\b")
+
+
 class CudaLinkLibraries(FileRule):
     """Links against CUDA toolkit libraries.
 
@@ -69,7 +73,9 @@ class CudaLinkLibraries(FileRule):
     `libcudart.so` / `libcublas_static.a` paths. cuRAND and cuSOLVER are reported by the RND and SLV
     rules. Lines inside a Makefile conditional or CMake `if()` chain that names HIP or ROCm, or in a
     branch kept to the CUDA build (see BLD003), are not reported, nor `if()` conditions themselves
-    (`if(TARGET CUDA::cufft)` tests for the library; it links nothing).
+    (`if(TARGET CUDA::cufft)` tests for the library; it links nothing). Neither is a target named in
+    `$<TARGET_NAME_IF_EXISTS:CUDA::cuda_driver>` or `$<$<TARGET_EXISTS:CUDA::cudart>:...>`: without the CUDA
+    toolkit those expand to nothing, and the ROCm build links what it names beside them.
     One finding per CUDA library and file; the library's other link places are listed with it as
     related locations.
     `hiplint migrate` ports the libraries `rules/build/_port.py` maps (`CUDA::cublas` ->
@@ -121,6 +127,8 @@ class CudaLinkLibraries(FileRule):
                 for tok in cmd.tokens():
                     if _cmake.genex_for_nvidia(tok.genex, ctx.source.data):
                         continue  # `$<$<BOOL:${X_WITH_CUDA}>:CUDA::cublas>` beside the X_WITH_HIP one
+                    if _IF_TARGET_EXISTS.search(tok.genex):
+                        continue  # `$<TARGET_NAME_IF_EXISTS:CUDA::cuda_driver>`: nothing where CUDA is absent
                     self._check_token(ctx, tok.text, tok.start, tok.end, bare=cmd.name in LINK_COMMANDS)
         else:
             for line in _make.get(ctx):
