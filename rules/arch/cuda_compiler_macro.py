@@ -39,6 +39,8 @@ class CudaCompilerMacroTest(CudaRule):
     name `AMREX_USE_HIP`: hiplint.amdbuild), or a CUDA switch whose HIP twin the same file tests
     (`defined(CAMP_ENABLE_CUDA) && defined(__CUDACC__)` beside a `CAMP_ENABLE_HIP` block), which keeps
     the branch to the NVIDIA build on purpose.
+    Nor when the block stands beside one of its own for AMD that holds the HIP twins of its names
+    (`#ifdef __CUDACC__` defining `apply_cuda`, then `#ifdef __HIPCC__` defining `apply_hip`).
     Nor when another branch of the chain is written for AMD: it uses HIP or ROCm APIs
     (`rocblas_double_complex`, `hipStream_t`, `__builtin_amdgcn_*`) or its comment says so ("For HIP,
     ..."); nor when the branch calls nvcc's own builtins (`__nv_is_extended_host_device_lambda_closure_type`).
@@ -134,6 +136,9 @@ class CudaCompilerMacroTest(CudaRule):
             if any(n not in MACROS and is_cuda_build_macro(n, hip) and _names_amd_twin(ctx.source.data, n)
                    for n in names):
                 return  # `defined(CAMP_ENABLE_CUDA) && ...` in a file that also tests `CAMP_ENABLE_HIP`: the HIP block is its own
+        if any(_tests_hip(ctx, sibling) and _twin_names(ctx, top, sibling)
+               for sibling in (top.prev_named_sibling, top.next_named_sibling)):
+            return  # `#ifdef __CUDACC__ apply_cuda() #endif` beside `#ifdef __HIPCC__ apply_hip() #endif`
         code = strip_c_comments(_STRING.sub('""', ctx.text(top)))
         if not GPU_CODE.search(code):
             return  # `#ifdef __NVCC__ / #pragma nv_diag_suppress`: about the compiler, not the GPU build
@@ -162,6 +167,33 @@ class CudaCompilerMacroTest(CudaRule):
                          f"__HIPCC__), so a HIP build {'takes' if negated else 'skips'} this branch meant for "
                          f"{'host compilers' if negated else 'the GPU compiler'}; test `__HIPCC__` too",
                    fix=fix)
+
+
+def _tests_hip(ctx, node) -> bool:
+    """Is `node` an `#if`/`#ifdef` whose own test names a HIP macro (`#ifdef __HIPCC__`)?"""
+    if node is None or node.type not in ("preproc_if", "preproc_ifdef"):
+        return False
+    test = node.child_by_field_name("condition") or node.child_by_field_name("name")
+    if test is None or ctx.text(node).startswith("#ifndef"):
+        return False
+    names = [ctx.text(i) for i in [*iter_nodes(test, {"identifier"}), *_self(test)]]
+    return any(is_hip_macro(n, ctx.hip_macros) for n in names)
+
+
+_CUDA_NAMED = lazy_re(r"\b\w*(?:cuda|Cuda|CUDA)\w*\b")
+
+
+def _twin_names(ctx, cuda_block, hip_block) -> bool:
+    """Does the HIP block name a twin of a CUDA-named identifier of the CUDA block (`apply_cuda` ->
+    `apply_hip`)? Then each block holds its own compiler's version of the same functions."""
+    hip_text = ctx.text(hip_block)
+    body = strip_c_comments(ctx.text(cuda_block)).split("\n", 1)[-1]  # not the test's own `__CUDACC__`
+    for name in set(_CUDA_NAMED.findall(body)) - set(MACROS):
+        for cuda, amd in (("cuda", "hip"), ("Cuda", "Hip"), ("CUDA", "HIP")):
+            twin = name.replace(cuda, amd)
+            if twin != name and re.search(rf"\b{re.escape(twin)}\b", hip_text):
+                return True
+    return False
 
 
 def _self(node):
