@@ -74,7 +74,7 @@ def hip_twin(path: str, whole_directory: bool = False) -> str | None:
     `atomics/cuda/` beside `Fetch_Op_CUDA.hpp` and `Fetch_Op_HIP.hpp`): a HIP file there is returned."""
     full = os.path.abspath(path)
     low = full.lower()
-    if "cuda" not in low and "nvshmem" not in low and not low.endswith((".cu", ".cuh", ".hip")):
+    if "cuda" not in low and "nvshmem" not in low and "optix" not in low and not low.endswith((".cu", ".cuh", ".hip")):
         return None  # no CUDA name word, `cuda` directory or CUDA extension: asked for every file, so first
     directory, name = os.path.split(full)
     stems = _twin_stems(name)
@@ -84,7 +84,7 @@ def hip_twin(path: str, whole_directory: bool = False) -> str | None:
             for real in by_stem.get(stem, ()):
                 if real.lower() != name.lower() and not _generated_by_hipify(os.path.join(directory, real)):
                     return os.path.join(directory, real)
-    if "cuda" not in os.path.dirname(low) and "nvshmem" not in os.path.dirname(low):
+    if not any(w in os.path.dirname(low) for w in ("cuda", "nvshmem", "optix")):
         return None
     current, below = directory, []
     for _ in range(MAX_LEVELS):
@@ -92,13 +92,15 @@ def hip_twin(path: str, whole_directory: bool = False) -> str | None:
             break  # not above the repository: `~/src/cuda/` beside `~/src/hip/` are two checkouts
         parent, base = os.path.split(current)
         words = _WORDS.split(base.lower())
-        if any("cuda" in w or "nvshmem" in w for w in words):
+        if any("cuda" in w or "nvshmem" in w or w == "optix" for w in words):
             # `cuda/` beside `hip/`; also `cuda-ref/` beside `hip-ref/` (libCEED's backends), `seqcuda/`
             # beside `seqhip/` (PETSc's matrix implementations) and `nvshmemspace/` beside `rocshmemspace/`
-            # (Kokkos Remote Spaces' backends)
+            # (Kokkos Remote Spaces' backends); `optix/` beside `hiprt/` (Cycles: NVIDIA's ray-tracing engine
+            # and AMD's, one kernel directory each)
             entries = _entries(parent)
             for amd in AMD_NAMES:
-                twin = "".join(w.replace("cuda", amd).replace("nvshmem", "rocshmem") for w in words)
+                twin = "".join("hiprt" if w == "optix" else w.replace("cuda", amd).replace("nvshmem", "rocshmem")
+                               for w in words)
                 twin_dir = os.path.join(parent, entries[twin]) if twin in entries else None
                 if twin_dir and os.path.isdir(twin_dir) and not _generated_by_hipify(twin_dir):
                     found = _counterpart(twin_dir, below, name)

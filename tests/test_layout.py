@@ -29,6 +29,8 @@ def test_twins_of_the_fixtures():
     assert hip_twin(str(FIXTURES / "backends" / "cuda" / "src" / "CudaTimer.cpp")) == \
         str(FIXTURES / "backends" / "hip" / "src" / "HipTimer.cpp")
     assert hip_twin(str(FIXTURES / "suffixed" / "pme_spread_hip.cpp")) is None
+    # NVIDIA's ray-tracing kernels beside AMD's.
+    assert hip_twin(str(FIXTURES / "raytracing" / "optix" / "compat.h")) == str(FIXTURES / "raytracing" / "hiprt" / "compat.h")
     # The backend named in a middle extension.
     assert hip_twin(str(FIXTURES / "suffixed" / "Profiling.cuda.cc")) == str(FIXTURES / "suffixed" / "Profiling.hip.cc")
     # A backend directory named with a CUDA word (`cuda-ref/` beside `hip-ref/`).
