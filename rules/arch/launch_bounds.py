@@ -109,7 +109,8 @@ class LaunchBoundsMinBlocks(CudaRule):
             ctx.report(args[2], "`__launch_bounds__` with three arguments (max cluster size) does not compile with HIP",
                        severity=Severity.ERROR)
         if len(args) >= 2:
-            t, b = ctx.text(args[0]).strip().rstrip(",").strip(), ctx.text(args[1]).strip().rstrip(",").strip()
+            # One line of text for the message: a macro body's continuation lines and indentation collapsed.
+            t, b = (" ".join(ctx.text(a).replace("\\\n", " ").strip().rstrip(",").split()) for a in args[:2])
             if b.strip() in DEFAULT_MIN:
                 return  # 1 asks for nothing on either vendor: HIP's default is 1 wave per EU
             if AMD_MEANING.search(b.lower().replace("_", "")) or written_for_amd(ctx):
