@@ -593,6 +593,45 @@ def _build_files(root: str, make_includes: list | None = None,
     return cmake, make
 
 
+# Where a build names the AMD architectures it compiles for: CMake's and the project's target variables
+# (`CMAKE_HIP_ARCHITECTURES`, `AMDGPU_TARGETS`, `GPU_TARGETS`, Cycles' `CYCLES_HIP_BINARIES_ARCH`, a
+# Makefile's `HIP_ARCH ?= gfx90a`) and clang's option (`--offload-arch=gfx942`). A gfx name elsewhere
+# (`if(arch MATCHES gfx90a)` picking a flag) is no target list.
+_TARGET_VARIABLE = lazy_re(r"(?i)^\w*(?:HIP|AMD|ROCM|GPU|OFFLOAD)\w*(?:ARCH|ARCHS|ARCHITECTURES|TARGETS?)$")
+_CMAKE_SET = lazy_re(rb"(?im)^[ \t]*set\s*\(\s*(\w+)([^)]*)\)")
+_MAKE_TARGET_ASSIGN = lazy_re(rb"(?m)^[ \t]*(?:export[ \t]+|override[ \t]+)?(\w+)[ \t]*[:?+]?=([^\n]*)")
+_OFFLOAD_ARCH = lazy_re(rb"--(?:offload-arch|amdgpu-target)[= ]\s*([\w:+\-,;]+)")
+_GFX = lazy_re(r"\bgfx[0-9a-f]{3,4}\b")
+
+
+def declared_targets(root: str) -> tuple[tuple[str, ...], str]:
+    """The AMD architectures the project's build files list (in hiplint's order of KNOWN_TARGETS), and
+    the first `file:line` that lists one; ((), "") where none does. Names hiplint does not know are
+    left out (a typo in a build file is not hiplint's to report)."""
+    from hiplint.config import KNOWN_TARGETS
+
+    cmake, make = _build_files(root)
+    found: set[str] = set()
+    where = ""
+    for path in cmake + make:
+        data = _read_bytes(path)
+        if not data or b"gfx" not in data:
+            continue
+        data = _BUILD_COMMENT.sub(b"", data)
+        pattern = _CMAKE_SET if path in cmake else _MAKE_TARGET_ASSIGN
+        # `set(X_HIP_ARCH "" CACHE STRING "e.g. gfx906,gfx908")`: the value is what comes before CACHE
+        spans = [(m.start(2), re.split(rb"\bCACHE\b", m.group(2))[0]) for m in pattern.finditer(data)
+                 if _TARGET_VARIABLE.match(m.group(1).decode("ascii", "replace"))]
+        spans += [(m.start(1), m.group(1)) for m in _OFFLOAD_ARCH.finditer(data)]
+        for start, text in sorted(spans):
+            names = [n for n in _GFX.findall(text.decode("utf-8", "replace")) if n in KNOWN_TARGETS]
+            if names and not where:
+                line = data.count(b"\n", 0, start) + 1
+                where = f"{os.path.relpath(path, root)}:{line}"
+            found.update(names)
+    return tuple(t for t in KNOWN_TARGETS if t in found), where
+
+
 def _read_bytes(path: str) -> bytes | None:
     try:
         if os.path.getsize(path) > MAX_BUILD_BYTES:

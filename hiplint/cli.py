@@ -102,6 +102,7 @@ def build_settings(paths, kw) -> Settings:
         over["extend_exclude"] = settings.extend_exclude + _split(kw["extend_exclude"])
     if kw.get("targets"):
         over["targets"] = _targets(list(_split(kw["targets"])))
+        over["targets_source"] = "--target"
     if kw.get("rocm_version"):
         over["rocm_version"] = parse_version(kw["rocm_version"])
     for key in ("force_exclude", "respect_gitignore", "report_nvidia_branches", "fix", "unsafe_fixes", "jobs"):
@@ -116,7 +117,18 @@ def build_settings(paths, kw) -> Settings:
         if kw["output_format"] not in emit.EMITTERS:
             raise ConfigError(f"--output-format: {kw['output_format']!r} is not one of {', '.join(sorted(emit.EMITTERS))}")
         over["output_format"] = kw["output_format"]
-    return settings.with_overrides(**over)
+    settings = settings.with_overrides(**over)
+    if settings.targets_source == "default":
+        # Like ruff's `requires-python`: with no targets configured, the architectures the project's own
+        # AMD build lists are the ones its findings speak of.
+        from hiplint.amdbuild import declared_targets, root_of
+
+        roots = {root_of(p) for p in paths if p != "-"} if paths else {root_of(".")}
+        if len(roots) == 1:
+            declared, where = declared_targets(roots.pop())
+            if declared:
+                settings = settings.with_overrides(targets=declared, targets_source=where)
+    return settings
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -330,7 +342,8 @@ def _settings_text(settings: Settings, rules) -> str:
         ("ignore", value(settings.ignore)),
         ("per-file-ignores", value(settings.per_file_ignores)),
         ("severity", value(settings.severity)),
-        ("targets", value(settings.targets)),
+        ("targets", value(settings.targets) + ("" if settings.targets_source in ("default", "configuration")
+                                               else f"  # from {settings.targets_source}")),
         ("wave-sizes", value(settings.wave_sizes)),
         ("rocm-version", value(".".join(map(str, settings.rocm_version)))),
         ("report-nvidia-branches", value(settings.report_nvidia_branches)),

@@ -70,6 +70,9 @@ class Settings:
     force_exclude: bool = False
     severity: dict[str, Severity] = field(default_factory=dict)
     targets: tuple[str, ...] = DEFAULT_TARGETS
+    # Where `targets` comes from: "default", "configuration", "--target", or the build file that lists
+    # the project's AMD architectures (hiplint.amdbuild.declared_targets).
+    targets_source: str = "default"
     rocm_version: tuple[int, int] = parse_version(DEFAULT_ROCM)
     hip_macros: frozenset[str] = HIP_MACROS
     report_nvidia_branches: bool = False
@@ -226,6 +229,8 @@ def apply_table(settings: Settings, table: dict, source: str) -> Settings:
             if close:
                 raise ConfigError(f"{source}: unknown key `{key}` in hiplint settings; did you mean `{close[0]}`?")
             raise ConfigError(f"{source}: unknown key `{key}` in hiplint settings (known keys: {', '.join(names)})")
+    if "targets" in kw:
+        kw["targets_source"] = "configuration"
     if "extend-include" in table and "include" in table:
         kw["include"] = _strs("include", table["include"]) + _strs("extend-include", table["extend-include"])
     return replace(settings, extra=extra, **kw)

@@ -1124,3 +1124,38 @@ def test_a_makefile_branch_for_macos_is_not_the_rocm_build(tmp_path):
         "app: main.o\n\t$(CC) main.o -o app $(LDFLAGS)\n")
     found = scan(tmp_path, "--select", "BLD004")
     assert found and {line for _, line, _ in found} == {5}
+
+
+WAVE64_TREE = "__device__ float s(float v) {\n    for (int o = 16; o > 0; o /= 2) v += __shfl_down(v, o);\n    return v;\n}\n"
+
+
+def test_the_targets_the_build_lists_are_the_targets_without_configuration(tmp_path):
+    # The project's HIP build lists RDNA GPUs only: a 32-lane shuffle tree is right on all of them, so
+    # the wave64 finding goes; --target (or `targets` in a configuration file) wins over the build.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "k.cu").write_text(WAVE64_TREE)
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(p LANGUAGES CXX HIP)\n"
+        'set(APP_HIP_ARCH "" CACHE STRING "architectures, e.g. gfx942")\n'
+        "set(CMAKE_HIP_ARCHITECTURES gfx1100 gfx1101 CACHE STRING \"AMD GPUs\")\n"
+        "add_executable(p k.cu)\nset_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\n")
+    shown = run_cli("scan", "--show-settings", cwd=tmp_path).stdout.decode()
+    assert 'targets                = ["gfx1100", "gfx1101"]  # from CMakeLists.txt:3' in shown
+    assert "wave-sizes             = [32]" in shown
+    assert [c for _, _, c in scan(tmp_path, "--select", "WRP003")] == []
+    assert [c for _, _, c in scan(tmp_path, "--select", "WRP003", "--target", "gfx942")] == ["WRP003"]
+    (tmp_path / "pyproject.toml").write_text('[tool.hiplint]\ntargets = ["gfx90a"]\n')
+    assert [c for _, _, c in scan(tmp_path, "--select", "WRP003")] == ["WRP003"]
+
+
+def test_gfx_names_outside_a_target_list_are_no_targets(tmp_path):
+    # A flag picked for one architecture, a comment and a cache variable's help text name gfx GPUs
+    # without making them the build's targets; clang's --offload-arch does.
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(p LANGUAGES CXX HIP)\n"
+        "# tested on gfx90a\n"
+        'if(ARCH MATCHES "gfx942")\n  add_compile_options(-munsafe-fp-atomics)\nendif()\n'
+        'set(X_HIP_ARCH "" CACHE STRING "e.g. gfx906,gfx908")\n')
+    assert amdbuild.declared_targets(str(tmp_path)) == ((), "")
+    (tmp_path / "Makefile").write_text("HIPFLAGS += --offload-arch=gfx942\nGPU_TARGETS ?= gfx90a:xnack+\n")
+    assert amdbuild.declared_targets(str(tmp_path)) == (("gfx90a", "gfx942"), "Makefile:1")
