@@ -85,7 +85,8 @@ class MissingRuntimeOverload(CudaRule):
       compat_hgemm`, outside branches the AMD build skips).
 
     Not reported: a kernel argument that is already a `void*` (a cast, a `void*`/`const void*`
-    variable), a `void*`'s address, member and other expressions whose type the file does not show,
+    variable), a name a member function uses that the file declares nowhere (a class member, maybe a
+    `void*`), a `void*`'s address, member and other expressions whose type the file does not show,
     a file that defines or declares the function itself (a project's shim), and the calls HIP
     overloads as CUDA does (`hipMalloc(&typed, n)`, `hipHostMalloc`, `hipHostAlloc`,
     `hipMallocManaged`, `hipMallocPitch`, `hipMallocAsync`, the symbol copies,
@@ -267,9 +268,24 @@ def _is_kernel(ctx, arg, scope) -> bool:
         return name is not None and name.type in ("identifier", "template_function")
     if arg.type == "identifier":
         kind = _declared(ctx, scope, ctx.text(arg))
+        if kind is None and _is_method(ctx, scope):
+            return False  # in a member function, a name declared nowhere here may be a `void*` member
         # a function, a function pointer; or a name the file does not declare (a kernel from a header)
         return kind is None or kind[0] in ("function", "function pointer")
     return False
+
+
+def _is_method(ctx, scope) -> bool:
+    """Is `scope` a member function: defined in its class, or out of it (`void Stream::launch() {...}`)?"""
+    if scope is None or scope.type != "function_definition":
+        return False
+    if ctx.enclosing(scope, {"class_specifier", "struct_specifier"}) is not None:
+        return True
+    declarator = scope.child_by_field_name("declarator")
+    while declarator is not None and declarator.type not in ("function_declarator",):
+        declarator = declarator.child_by_field_name("declarator")
+    name = declarator.child_by_field_name("declarator") if declarator is not None else None
+    return name is not None and name.type == "qualified_identifier"
 
 
 def _typed_pointer_address(ctx, arg, scope):
