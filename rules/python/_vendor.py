@@ -9,6 +9,7 @@ assignment of which is such a marker counts as one (`use_cuda = torch.version.cu
 """
 from __future__ import annotations
 
+import re
 from functools import cache
 
 from hiplint.lazy import libcst as cst
@@ -152,7 +153,8 @@ def handles_rocm(py: PyModule, node: cst.CSTNode, cuda_build_guard: bool = True)
     for anc in py.ancestors(node):
         # The guard is the part that does not contain the node: the test of an `if` around it, the
         # other operand of an `and`/`or` it belongs to.
-        if isinstance(anc, _tested()) and anc.test is not child and mentions_hip(py, anc.test, also):
+        if isinstance(anc, _tested()) and anc.test is not child and (
+                mentions_hip(py, anc.test, also) or tests_cuda_switch(py, anc.test)):
             return True
         if isinstance(anc, cst.BooleanOperation):
             other = anc.right if anc.left is child else anc.left
@@ -169,6 +171,25 @@ def handles_rocm(py: PyModule, node: cst.CSTNode, cuda_build_guard: bool = True)
                 if isinstance(stmt, cst.If) and mentions_hip(py, stmt.test) and _leaves_early(stmt.body):
                     return True
         child = anc
+    return False
+
+
+def tests_cuda_switch(py: PyModule, test: cst.CSTNode) -> bool:
+    """`if env['USE_CUDA'] == '1':`, `if args.with_cuda:`: a test that a CUDA build switch is on, in a file
+    that also names the switch's HIP twin (`USE_HIP`): the project picks one backend per run, and this
+    branch is the NVIDIA one. Not a negated test (`!= '1'`, `not`), which a ROCm run takes."""
+    from hiplint.amdbuild import _twins
+    from hiplint.preproc import is_cuda_build_macro
+
+    code = py.code(test)
+    if re.search(r"\bor\b", code):
+        return False  # an alternative may be the HIP build's
+    for conjunct in re.split(r"\band\b", code):
+        if re.search(r"!=|^\s*\(?\s*not\b|==\s*['\"]?(?:0|OFF|off|False|false)\b", conjunct):
+            continue  # negated: a ROCm run takes it
+        for word in set(re.findall(r"[A-Za-z_]\w*", conjunct)):
+            if is_cuda_build_macro(word.upper()) and any(file_mentions(py, (t,)) for t in _twins(word)):
+                return True
     return False
 
 

@@ -51,7 +51,8 @@ class NvmlAndNvidiaSmi(FileRule):
     `subprocess` / `os.system` / `os.popen` (as a string or as the first element of an argument
     list), `shutil.which("nvidia-smi")` used as a GPU probe, and reads of `/proc/driver/nvidia`.
     Not reported in a file that already uses AMD's tools (`amdsmi`, `amd-smi`, `rocm-smi`) or inside a
-    condition that names HIP/ROCm or `torch.version.cuda`. An import inside `try` ... `except
+    condition that names HIP/ROCm or `torch.version.cuda`, or that tests a CUDA switch whose HIP twin
+    the file names too (`if env["USE_CUDA"] == "1":` beside `env["USE_HIP"]`: one backend per run). An import inside `try` ... `except
     ImportError`, or a run inside `try` ... `except FileNotFoundError` / `OSError` / `Exception`, is an
     info note: nothing fails on ROCm, but the fallback runs and what the code queried is lost.
 
