@@ -14,7 +14,7 @@ from dataclasses import replace
 import click
 
 from hiplint import __version__
-from hiplint.config import ConfigError, Settings, available_cores, load_settings, parse_version, _targets
+from hiplint.config import BUILD_TARGETS, ConfigError, Settings, available_cores, load_settings, parse_version, _targets
 from hiplint.languages import language_of
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -48,7 +48,7 @@ def scan_options(fn):
         click.option("--extend-exclude", multiple=True, help="Globs to exclude on top of the configured list."),
         click.option("--force-exclude/--no-force-exclude", default=None, help="Apply exclusions to files named on the command line too."),
         click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files that .gitignore ignores (default: yes)."),
-        click.option("--target", "targets", multiple=True, help="AMD architectures to port to (e.g. gfx942,gfx1100)."),
+        click.option("--target", "targets", multiple=True, help="AMD architectures to port to (e.g. gfx942,gfx1100), or `build`: those the project's build lists."),
         click.option("--rocm-version", help="Oldest ROCm version the port must support (e.g. 6.2)."),
         click.option("--report-nvidia-branches", is_flag=True, default=None, help="Also report code that only compiles for NVIDIA: #if branches, and CUDA back-end files with a HIP twin."),
         click.option("--config", "config_path", type=click.Path(), help="Use this configuration file."),
@@ -103,6 +103,8 @@ def build_settings(paths, kw) -> Settings:
     if kw.get("targets"):
         over["targets"] = _targets(list(_split(kw["targets"])))
         over["targets_source"] = "--target"
+        if over["targets"] == (BUILD_TARGETS,):
+            over["targets"], over["targets_source"] = settings.targets, BUILD_TARGETS
     if kw.get("rocm_version"):
         over["rocm_version"] = parse_version(kw["rocm_version"])
     for key in ("force_exclude", "respect_gitignore", "report_nvidia_branches", "fix", "unsafe_fixes", "jobs"):
@@ -118,16 +120,16 @@ def build_settings(paths, kw) -> Settings:
             raise ConfigError(f"--output-format: {kw['output_format']!r} is not one of {', '.join(sorted(emit.EMITTERS))}")
         over["output_format"] = kw["output_format"]
     settings = settings.with_overrides(**over)
-    if settings.targets_source == "default":
-        # Like ruff's `requires-python`: with no targets configured, the architectures the project's own
-        # AMD build lists are the ones its findings speak of.
+    if settings.targets_source == BUILD_TARGETS:
+        # `targets = "build"`: the architectures the project's own AMD build lists. Not the default: a
+        # build's list is often a fallback for a user's choice (RELION builds gfx906 when HIP_ARCH is
+        # unset), and narrowing to it would hide what breaks on the GPUs people actually use.
         from hiplint.amdbuild import declared_targets, root_of
 
         roots = {root_of(p) for p in paths if p != "-"} if paths else {root_of(".")}
-        if len(roots) == 1:
-            declared, where = declared_targets(roots.pop())
-            if declared:
-                settings = settings.with_overrides(targets=declared, targets_source=where)
+        declared, where = declared_targets(roots.pop()) if len(roots) == 1 else ((), "")
+        settings = settings.with_overrides(targets=declared or settings.targets,
+                                           targets_source=where or "default: the build lists no AMD architectures")
     return settings
 
 
@@ -342,7 +344,8 @@ def _settings_text(settings: Settings, rules) -> str:
         ("ignore", value(settings.ignore)),
         ("per-file-ignores", value(settings.per_file_ignores)),
         ("severity", value(settings.severity)),
-        ("targets", value(settings.targets) + ("" if settings.targets_source in ("default", "configuration")
+        ("targets", value(settings.targets) + ("" if settings.targets_source in ("default", "configuration", "--target")
+                                               else f"  # {settings.targets_source}" if settings.targets_source.startswith("default")
                                                else f"  # from {settings.targets_source}")),
         ("wave-sizes", value(settings.wave_sizes)),
         ("rocm-version", value(".".join(map(str, settings.rocm_version)))),
@@ -598,7 +601,7 @@ def rules_cmd(output_format):
 @click.option("--no-fix", "no_fix", is_flag=True, help="Rename only; do not apply the rules' safe fixes.")
 @click.option("--unsafe-fixes", "unsafe_fixes", is_flag=True,
               help="Apply the unsafe fixes too (they change behaviour or a signature: review the result).")
-@click.option("--target", "targets", multiple=True, help="AMD architectures to port to (e.g. gfx942,gfx1100).")
+@click.option("--target", "targets", multiple=True, help="AMD architectures to port to (e.g. gfx942,gfx1100), or `build`: those the project's build lists.")
 @click.option("--rocm-version", help="Oldest ROCm version the port must support (e.g. 6.2).")
 @click.option("--config", "config_path", type=click.Path(), help="Use this configuration file.")
 @click.option("--isolated", is_flag=True, help="Ignore all configuration files.")

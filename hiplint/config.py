@@ -70,8 +70,8 @@ class Settings:
     force_exclude: bool = False
     severity: dict[str, Severity] = field(default_factory=dict)
     targets: tuple[str, ...] = DEFAULT_TARGETS
-    # Where `targets` comes from: "default", "configuration", "--target", or the build file that lists
-    # the project's AMD architectures (hiplint.amdbuild.declared_targets).
+    # Where `targets` comes from: "default", "configuration", "--target", BUILD_TARGETS (asked for, not
+    # yet read), or the build file that lists the project's AMD architectures (amdbuild.declared_targets).
     targets_source: str = "default"
     rocm_version: tuple[int, int] = parse_version(DEFAULT_ROCM)
     hip_macros: frozenset[str] = HIP_MACROS
@@ -121,8 +121,14 @@ def _bool(key: str, value) -> bool:
     return value
 
 
+# `targets = "build"` / `--target build`: the architectures the project's own build lists.
+BUILD_TARGETS = "build"
+
+
 def _targets(value) -> tuple[str, ...]:
     archs = _strs("targets", value)
+    if archs == (BUILD_TARGETS,):
+        return archs
     for a in archs:
         base = a.split(":")[0]  # target features (`gfx90a:xnack+`) do not change the wave size
         if base not in KNOWN_TARGETS:
@@ -230,7 +236,10 @@ def apply_table(settings: Settings, table: dict, source: str) -> Settings:
                 raise ConfigError(f"{source}: unknown key `{key}` in hiplint settings; did you mean `{close[0]}`?")
             raise ConfigError(f"{source}: unknown key `{key}` in hiplint settings (known keys: {', '.join(names)})")
     if "targets" in kw:
-        kw["targets_source"] = "configuration"
+        if kw["targets"] == (BUILD_TARGETS,):
+            kw["targets"], kw["targets_source"] = settings.targets, BUILD_TARGETS
+        else:
+            kw["targets_source"] = "configuration"
     if "extend-include" in table and "include" in table:
         kw["include"] = _strs("include", table["include"]) + _strs("extend-include", table["extend-include"])
     return replace(settings, extra=extra, **kw)

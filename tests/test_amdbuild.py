@@ -1129,9 +1129,10 @@ def test_a_makefile_branch_for_macos_is_not_the_rocm_build(tmp_path):
 WAVE64_TREE = "__device__ float s(float v) {\n    for (int o = 16; o > 0; o /= 2) v += __shfl_down(v, o);\n    return v;\n}\n"
 
 
-def test_the_targets_the_build_lists_are_the_targets_without_configuration(tmp_path):
-    # The project's HIP build lists RDNA GPUs only: a 32-lane shuffle tree is right on all of them, so
-    # the wave64 finding goes; --target (or `targets` in a configuration file) wins over the build.
+def test_the_targets_the_build_lists_are_the_targets_when_asked(tmp_path):
+    # The project's HIP build lists RDNA GPUs only. By default the targets stay hiplint's own (a build's
+    # list is often a fallback for a user's choice); `targets = "build"` or `--target build` takes the
+    # build's list, and a 32-lane shuffle tree is then right on every target: the wave64 finding goes.
     (tmp_path / ".git").mkdir()
     (tmp_path / "k.cu").write_text(WAVE64_TREE)
     (tmp_path / "CMakeLists.txt").write_text(
@@ -1139,13 +1140,18 @@ def test_the_targets_the_build_lists_are_the_targets_without_configuration(tmp_p
         'set(APP_HIP_ARCH "" CACHE STRING "architectures, e.g. gfx942")\n'
         "set(CMAKE_HIP_ARCHITECTURES gfx1100 gfx1101 CACHE STRING \"AMD GPUs\")\n"
         "add_executable(p k.cu)\nset_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\n")
-    shown = run_cli("scan", "--show-settings", cwd=tmp_path).stdout.decode()
+    assert [c for _, _, c in scan(tmp_path, "--select", "WRP003")] == ["WRP003"]
+    shown = run_cli("scan", "--show-settings", "--target", "build", cwd=tmp_path).stdout.decode()
     assert 'targets                = ["gfx1100", "gfx1101"]  # from CMakeLists.txt:3' in shown
     assert "wave-sizes             = [32]" in shown
+    assert [c for _, _, c in scan(tmp_path, "--select", "WRP003", "--target", "build")] == []
+    (tmp_path / "pyproject.toml").write_text('[tool.hiplint]\ntargets = "build"\n')
     assert [c for _, _, c in scan(tmp_path, "--select", "WRP003")] == []
     assert [c for _, _, c in scan(tmp_path, "--select", "WRP003", "--target", "gfx942")] == ["WRP003"]
-    (tmp_path / "pyproject.toml").write_text('[tool.hiplint]\ntargets = ["gfx90a"]\n')
-    assert [c for _, _, c in scan(tmp_path, "--select", "WRP003")] == ["WRP003"]
+    # A build that lists none keeps the default targets, and says so.
+    (tmp_path / "CMakeLists.txt").write_text("project(p LANGUAGES CXX HIP)\nadd_executable(p k.cu)\n")
+    shown = run_cli("scan", "--show-settings", cwd=tmp_path).stdout.decode()
+    assert 'targets                = ["gfx90a", "gfx942", "gfx1100"]  # default: the build lists no AMD architectures' in shown
 
 
 def test_gfx_names_outside_a_target_list_are_no_targets(tmp_path):
