@@ -903,7 +903,7 @@ def _xor_offset_below_32(ctx, call, offset) -> bool:
         return True
     if offset.type != "identifier":
         return False
-    loop = ctx.enclosing(call, {"for_statement"})
+    loop = _enclosing_loop(ctx, call)
     while loop is not None:
         init = loop.child_by_field_name("initializer")
         update = loop.child_by_field_name("update")
@@ -925,6 +925,27 @@ def _xor_offset_below_32(ctx, call, offset) -> bool:
             return False
         loop = ctx.enclosing(loop, {"for_statement"})
     return False
+
+
+def _enclosing_loop(ctx, node):
+    """The `for` around `node`; also one whose body is an `#if` chain (`for (...)` / `#if CUDART_VERSION >=
+    9000` / `v += __shfl_xor_sync(...);` / `#else` / `v += __shfl_xor(...);` / `#endif`), which the grammar
+    reads as a `for` with an empty body followed by the `#if`."""
+    loop = ctx.enclosing(node, {"for_statement"})
+    if loop is not None:
+        return loop
+    top = ctx.enclosing(node, {"preproc_if", "preproc_ifdef"})
+    while top is not None and top.parent is not None and top.parent.type in (
+            "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif"):
+        top = ctx.enclosing(top, {"preproc_if", "preproc_ifdef"}) or top.parent
+    before = top.prev_named_sibling if top is not None else None
+    while before is not None and before.type == "comment":
+        before = before.prev_named_sibling
+    if before is not None and before.type == "for_statement":
+        body = before.child_by_field_name("body")
+        if body is None or not ctx.text(body).strip(" \t\r\n;"):
+            return before
+    return None
 
 
 _TILE = lazy_re(r"\btiled_partition\s*(?:<\s*([^<>]*?)\s*>|\()")
