@@ -88,3 +88,11 @@ def test_a_backend_directory_with_cuda_inside_its_name(tmp_path):
     assert hip_twin(str(tmp_path / "sell" / "seqcuda" / "sellcuda.cu")) == str(tmp_path / "sell" / "seqhip" / "sellhip.hip.cxx")
     assert hip_twin(str(tmp_path / "sell" / "seqcuda" / "extra.cu")) is None
     assert hip_twin(str(tmp_path / "sell" / "seqcuda" / "extra.cu"), whole_directory=True) == str(tmp_path / "sell" / "seqhip")
+
+
+def test_a_rocr_file_twins_a_cuda_one(tmp_path):
+    # libfabric's per-vendor memory back ends: `hmem_cuda.c` beside `hmem_rocr.c` (ROCr, AMD's runtime).
+    for name in ("hmem_cuda.c", "hmem_rocr.c", "hmem_ze.c"):
+        (tmp_path / name).write_text("// x\n")
+    assert hip_twin(str(tmp_path / "hmem_cuda.c")) == str(tmp_path / "hmem_rocr.c")
+    assert hip_twin(str(tmp_path / "hmem_ze.c")) is None
