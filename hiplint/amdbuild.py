@@ -172,6 +172,9 @@ class AmdBuild:
     python_amd: bool = False  # a Python build that builds for ROCm too (python_builds_for_amd)
     torch_extension: bool = False  # ... through torch.utils.cpp_extension (CUDAExtension, BuildExtension)
     source_names: frozenset = frozenset()  # file names and stems the build files write (unbuilt())
+    # Directories whose CMakeLists.txt nothing reaches and that no reached build file names (GauXC's
+    # `attic/`): the project's build never configures them (unbuilt()).
+    unreached_dirs: set = field(default_factory=set)
     source_globs: tuple = ()  # and their glob patterns' name parts
 
     def unbuilt(self, full: str) -> bool:
@@ -181,6 +184,12 @@ class AmdBuild:
         (the directory's sources are listed one by one), and no file of the project includes it.
         SuperLU_DIST's `sSchCompUdt-cuda.c`, MAGMA's `testing/fortran2.cpp`."""
         name = os.path.basename(full)
+        if self.unreached_dirs and any(full.startswith(d + os.sep) for d in self.unreached_dirs):
+            from hiplint.includers import includers
+            # Sources there, and headers only they include (a reached source including one builds it,
+            # unless its include finds a namesake of its own: `attic/cuda/ext.hpp` beside `src/cuda/ext.hpp`).
+            return all(any(p.startswith(d + os.sep) for d in self.unreached_dirs) or _includes_namesake(p, at, full)
+                       for p, at in includers(full))
         if not self.source_names or os.path.splitext(name)[1].lower() not in _UNBUILT_SUFFIXES:
             return False
         if {name, os.path.splitext(name)[0], name.split(".", 1)[0]} & self.source_names:
@@ -357,6 +366,7 @@ class AmdBuild:
                     ("nvidia-only-directories", sorted(map(rel, self.nvidia_subdirs | self.autotools_nvidia_dirs))),
                     ("nvidia-only-blocks", [f"{rel(p)}:{_lines(p, s, e)}"
                                             for p, spans in sorted(self.nvidia_ranges.items()) for s, e in spans]),
+                    ("unbuilt-directories", sorted(map(rel, self.unreached_dirs))),
                     switches] + ([vendored] if vendored[1] else [])
         for name, values in sections:
             lines.append(f"{name} = [" + ("" if not values else "\n" + "".join(f"  {v!r},\n" for v in values)) + "]")
@@ -630,6 +640,17 @@ def declared_targets(root: str) -> tuple[tuple[str, ...], str]:
                 where = f"{os.path.relpath(path, root)}:{line}"
             found.update(names)
     return tuple(t for t in KNOWN_TARGETS if t in found), where
+
+
+def _includes_namesake(includer: str, at: int, header: str) -> bool:
+    """Does the quoted include at byte `at` of `includer` resolve (beside it, then in its parents) to a file
+    other than `header`?"""
+    from hiplint.headers import resolve
+
+    data = _read_bytes(includer) or b""
+    m = re.match(rb'\s*#\s*include\s*"([^"]+)"', data[at:at + 512])
+    found = resolve(m.group(1).decode("utf-8", "replace"), os.path.dirname(includer)) if m else None
+    return found is not None and os.path.abspath(found) != header
 
 
 def _read_bytes(path: str) -> bytes | None:
@@ -1464,6 +1485,8 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                     t = found[0]
                 reached.setdefault(t, set()).add((f.path, c.scope))
 
+    build.unreached_dirs = _unreached_dirs(root, files, texts, reached)
+
     def file_scope(path: str, seen=()) -> str | None:
         f = files.get(path)
         if f is None:
@@ -1737,6 +1760,38 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                 build.nvidia_build_files.add(path)
         elif f.nvidia_blocks:
             build.nvidia_ranges[path] = f.nvidia_blocks
+
+
+_SOURCE_DIRS = frozenset({"PROJECT_SOURCE_DIR", "CMAKE_SOURCE_DIR", "CMAKE_CURRENT_SOURCE_DIR", "CMAKE_CURRENT_LIST_DIR"})
+
+
+def _unreached_dirs(root: str, files: dict, texts: dict, reached: dict) -> set:
+    """Top directories of CMakeLists.txt files that no add_subdirectory reaches (GauXC's `attic/src/
+    integrator/CMakeLists.txt`, kept from an old layout): the highest directory above one, below a
+    directory whose own CMakeLists.txt is read, whose name no reached build file writes. Only where the
+    project's top CMakeLists.txt starts a project and every add_subdirectory names its directory outright
+    (a `${VAR}` one may reach anything)."""
+    top = os.path.join(root, "CMakeLists.txt")
+    if top not in files or _CMAKE_PROJECT.search(texts.get(top, b"")) is None:
+        return set()
+    for f in files.values():
+        for c in f.commands:
+            if c.name == "add_subdirectory" and (not c.args or not _SOURCE_DIRS.issuperset(_VAR_REF.findall(c.args[0]))):
+                return set()
+    lists = {os.path.dirname(p) for p in files if os.path.basename(p) == "CMakeLists.txt"}
+    unreached = {p for p in files if os.path.basename(p) == "CMakeLists.txt" and p != top and not reached.get(p)}
+    live_texts = [texts[p] for p in files if p not in unreached and p in texts]
+    out = set()
+    for path in unreached:
+        d = os.path.dirname(path)
+        while os.path.dirname(d) not in lists and os.path.dirname(d).startswith(root + os.sep):
+            d = os.path.dirname(d)
+        if d in lists and d != os.path.dirname(path):
+            continue  # a directory with a CMakeLists.txt of its own that is reached: not this one
+        word = re.compile(rb"(?<![\w.\-])" + re.escape(os.path.basename(d).encode()) + rb"(?![\w\-])")
+        if not any(word.search(t) for t in live_texts):
+            out.add(d)
+    return {d for d in out if not any(d.startswith(o + os.sep) for o in out)}
 
 
 def _nvidia_only_variables(files: dict) -> None:

@@ -71,6 +71,7 @@ nvidia-only-directories = [
 nvidia-only-blocks = [
   'CMakeLists.txt:9',
 ]
+unbuilt-directories = []
 nvidia-only-switches = [
   'PROJ_CUDA',
   'PROJ_USE_CUDA',
@@ -1165,3 +1166,32 @@ def test_gfx_names_outside_a_target_list_are_no_targets(tmp_path):
     assert amdbuild.declared_targets(str(tmp_path)) == ((), "")
     (tmp_path / "Makefile").write_text("HIPFLAGS += --offload-arch=gfx942\nGPU_TARGETS ?= gfx90a:xnack+\n")
     assert amdbuild.declared_targets(str(tmp_path)) == (("gfx90a", "gfx942"), "Makefile:1")
+
+
+def test_a_directory_no_cmake_file_reaches_is_unbuilt(tmp_path):
+    # GauXC's `attic/`: old CMakeLists.txt files nothing adds. Its sources and the headers only they
+    # include are quiet; a header of the same name that the live tree includes is its own file.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text("project(p LANGUAGES CXX HIP)\nadd_subdirectory(src)\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "CMakeLists.txt").write_text("add_library(k k.hip)\n")
+    (tmp_path / "src" / "k.hip").write_text('#include "ext.hpp"\n')
+    (tmp_path / "src" / "ext.hpp").write_text("// the live helper\n")
+    old = tmp_path / "attic" / "integrator"
+    old.mkdir(parents=True)
+    (old / "CMakeLists.txt").write_text("add_library(old k.cu)\n")
+    (old / "k.cu").write_text('#include "ext.hpp"\n' + KERNEL)
+    (old / "ext.hpp").write_text(KERNEL.replace("void k(", "void e("))
+    build = amdbuild.read(str(tmp_path))
+    assert build.unreached_dirs == {str(tmp_path / "attic")}
+    assert scan(tmp_path, "--select", "WRP006") == []
+    assert "unbuilt-directories = [\n  'attic',\n]" in run_cli("scan", "--show-build", cwd=tmp_path).stdout.decode()
+    # Named by a build file that is read (`add_subdirectory(attic/integrator)`): built after all.
+    (tmp_path / "CMakeLists.txt").write_text("project(p LANGUAGES CXX HIP)\nadd_subdirectory(src)\n"
+                                             "add_subdirectory(attic/integrator)\n")
+    assert amdbuild.read(str(tmp_path)).unreached_dirs == set()
+    assert len(scan(tmp_path, "--select", "WRP006")) == 2
+    # An add_subdirectory hiplint cannot resolve may reach anything: nothing is taken for unbuilt.
+    (tmp_path / "CMakeLists.txt").write_text("project(p LANGUAGES CXX HIP)\nadd_subdirectory(src)\n"
+                                             "add_subdirectory(${EXTRA_DIR})\n")
+    assert amdbuild.read(str(tmp_path)).unreached_dirs == set()
