@@ -26,7 +26,10 @@ class CubLogicalWarpWidth(CudaRule):
     given above 32 (`hipcub::WarpReduce<float, 64>`, written for CDNA's 64-lane waves): rocPRIM requires
     a logical warp to fit the hardware wave, and the build fails for that target (an error). Not reported when the surrounding function computes
     its warp indices from `warpSize` (and nowhere in 32s): the default width then matches the
-    indexing on both vendors.
+    indexing on both vendors. Nor a `hipcub::` spelling in a project that builds for AMD (not through
+    hipify at build time) where the function numbers nothing in 32s: the author wrote it for hipCUB,
+    whose default is the wave (GauXC sizes its storage with its own AMD warp size; WRP012 reports a
+    warp size of 64 that wave32 targets break).
 
     ## Why it breaks on AMD
     In CUB the default logical warp is 32 threads (`CUB_PTX_WARP_THREADS`). hipify renames `cub::` to
@@ -168,6 +171,9 @@ class CubLogicalWarpWidth(CudaRule):
             return
         if self._wave_sized(ctx, tmpl):
             return
+        if ns == "hipcub" and ctx.build_facts.builds_for_amd and not self._thirty_two_based(ctx, tmpl) \
+                and not ctx.build_facts.hipified_at_build:
+            return  # hipCUB written for AMD by a project that builds for it: its default width is the author's choice
         if not args or 64 not in ctx.settings.wave_sizes:
             return  # not a use we understand; or wave32 targets alone, where both defaults are 32
         additions = []
