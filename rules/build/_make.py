@@ -162,7 +162,14 @@ def _mark_conditionals(lines: list[MakeLine], file_text: str = "", per_backend: 
     if not per_backend:
         return
     has_hip = _builds_for_both(lines, file_text)
+    hip_rules = has_hip and runs_hip_compiler(lines)
     for ml in lines:
+        if hip_rules and ml.recipe and not ml.aware and any(
+                os.path.basename(w.lstrip("@-+")) == "nvcc" or w in ("$(NVCC)", "${NVCC}") for w in ml.words()):
+            # LIKWID's test Makefile: `streamCU:` runs nvcc, `test-rocmon-triad:` runs $(HIPCC): one target
+            # per vendor, and the nvcc one's options are nvcc's.
+            ml.aware = True
+            continue
         if not ml.variable or ml.aware:
             continue
         value = ml.value_tokens()

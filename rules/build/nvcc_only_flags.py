@@ -15,7 +15,8 @@ class NvccOnlyFlags(FileRule):
     The message names what hipcc does with the option and the HIP counterpart. Not reported inside
     a conditional that names HIP/ROCm or whose own test keeps it to the CUDA build or an NVIDIA
     compiler (`if(GPU_RUNTIME STREQUAL "CUDA")`, `if(CMAKE_CUDA_COMPILER MATCHES "nvcc$")`,
-    `if(C_COMPILER_FAMILY_IS_PGI)`), nor
+    `if(C_COMPILER_FAMILY_IS_PGI)`), nor on an nvcc recipe line of a Makefile whose other rules run
+    hipcc (one target per vendor: `stream_cuda:` runs nvcc, `stream_hip:` runs `$(HIPCC)`), nor
     (in CMake) options that only reach the CUDA language (`$<COMPILE_LANGUAGE:CUDA>`, also when the
     expression spans several arguments; `CMAKE_CUDA_FLAGS`) when the project also compiles HIP (the HIP
     language, `-xhip` through the C++ compiler, or an AMD build of the project that hiplint.amdbuild
