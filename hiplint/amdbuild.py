@@ -1768,7 +1768,8 @@ _SOURCE_DIRS = frozenset({"PROJECT_SOURCE_DIR", "CMAKE_SOURCE_DIR", "CMAKE_CURRE
 def _unreached_dirs(root: str, files: dict, texts: dict, reached: dict) -> set:
     """Top directories of CMakeLists.txt files that no add_subdirectory reaches (GauXC's `attic/src/
     integrator/CMakeLists.txt`, kept from an old layout): the highest directory above one, below a
-    directory whose own CMakeLists.txt is read, whose name no reached build file writes. Only where the
+    directory whose own CMakeLists.txt is read, whose name no reached build file writes, and which starts
+    no project of its own (`project()`: a subproject built on its own). Only where the
     project's top CMakeLists.txt starts a project and every add_subdirectory names its directory outright
     (a `${VAR}` one may reach anything)."""
     top = os.path.join(root, "CMakeLists.txt")
@@ -1779,7 +1780,9 @@ def _unreached_dirs(root: str, files: dict, texts: dict, reached: dict) -> set:
             if c.name == "add_subdirectory" and (not c.args or not _SOURCE_DIRS.issuperset(_VAR_REF.findall(c.args[0]))):
                 return set()
     lists = {os.path.dirname(p) for p in files if os.path.basename(p) == "CMakeLists.txt"}
-    unreached = {p for p in files if os.path.basename(p) == "CMakeLists.txt" and p != top and not reached.get(p)}
+    # One that starts a project of its own (FlexFlow's `triton/`, built on its own) is not dead code.
+    unreached = {p for p in files if os.path.basename(p) == "CMakeLists.txt" and p != top and not reached.get(p)
+                 and _CMAKE_PROJECT.search(texts.get(p, b"")) is None}
     live_texts = [texts[p] for p in files if p not in unreached and p in texts]
     out = set()
     for path in unreached:

@@ -1191,6 +1191,10 @@ def test_a_directory_no_cmake_file_reaches_is_unbuilt(tmp_path):
                                              "add_subdirectory(attic/integrator)\n")
     assert amdbuild.read(str(tmp_path)).unreached_dirs == set()
     assert len(scan(tmp_path, "--select", "WRP006")) == 2
+    # A subproject built on its own (its own project()) is not dead code.
+    (tmp_path / "CMakeLists.txt").write_text("project(p LANGUAGES CXX HIP)\nadd_subdirectory(src)\n")
+    (old / "CMakeLists.txt").write_text("project(old LANGUAGES CXX CUDA)\nadd_library(old k.cu)\n")
+    assert amdbuild.read(str(tmp_path)).unreached_dirs == set()
     # An add_subdirectory hiplint cannot resolve may reach anything: nothing is taken for unbuilt.
     (tmp_path / "CMakeLists.txt").write_text("project(p LANGUAGES CXX HIP)\nadd_subdirectory(src)\n"
                                              "add_subdirectory(${EXTRA_DIR})\n")
