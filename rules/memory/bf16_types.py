@@ -7,8 +7,13 @@ from hiplint.rules.libs._scan import Library, first_use, includes, is_last_unit,
 from ._values import table
 
 
+# HIPIFY PR #1770 (November 2024, in ROCm 6.4's HIPIFY) stopped mapping `__nv_bfloat16` to the legacy
+# `hip_bfloat16`; its synthetic tests expect `__hip_bfloat16`, as PyTorch's hipify maps it.
+HIPIFY_MAPS_MODERN_BF16 = (6, 4)
+
+
 class Bf16TypeMapping(CudaRule):
-    """bf16 types: hipify maps `__nv_bfloat16` to the legacy `hip_bfloat16`, not to `__hip_bfloat16`.
+    """bf16 types: the legacy `hip_bfloat16` mixed with the CUDA-compatible `__hip_bfloat16` API.
 
     ## What it does
     - In HIP code that uses the legacy `hip_bfloat16` (or includes `hip/hip_bfloat16.h`) together with
@@ -16,15 +21,20 @@ class Bf16TypeMapping(CudaRule):
       `hip/hip_bf16.h`, ...), reports each `hip_bfloat16` and the legacy include. A file that only names
       both types (forward declarations, a trait per type, a `HIP_VERSION` switch between them) and calls
       no bf16 intrinsic supports both on purpose and is not reported.
-    - In CUDA code, reports the `cuda_bf16.h` include (info), a checklist note about the mapping, with
-      the file's `__nv_bfloat16`/`__nv_bfloat162` names as related locations.
+    - In CUDA code, when the oldest ROCm to support (`rocm-version`) is below 6.4, reports the
+      `cuda_bf16.h` include (info), a checklist note about the mapping, with the file's
+      `__nv_bfloat16`/`__nv_bfloat162` names as related locations. From ROCm 6.4 on, hipify maps
+      `__nv_bfloat16` to `__hip_bfloat16` (HIPIFY PR #1770), as PyTorch's hipify does, and CUDA code
+      is not reported.
 
     ## Why it breaks on AMD
     HIP has two bf16 types. `hip_bfloat16` (`hip/hip_bfloat16.h`) is the older struct; `__hip_bfloat16`
     (`hip/hip_bf16.h`) "is meant to match cuda_bf16.h", with the same intrinsics. They are distinct
-    types without conversions between them. hipify-perl (ROCm 6.x) renames `__nv_bfloat16` to
-    `hip_bfloat16` but the intrinsics to their `__hip_bfloat16` forms, so ported code mixes the two
-    and fails to compile (or needs casts through `.data`). Every ROCm version with both headers.
+    types without conversions between them. hipify before ROCm 6.4 (hipify-perl and hipify-clang, from
+    HIPIFY PR #1086) renames `__nv_bfloat16` to `hip_bfloat16` but the intrinsics to their
+    `__hip_bfloat16` forms, so code ported with it mixes the two and fails to compile (or needs casts
+    through `.data`); so does code written by hand against the legacy header. Every ROCm version with
+    both headers.
 
     ## Example
     ```cuda
@@ -48,6 +58,7 @@ class Bf16TypeMapping(CudaRule):
     ## References
     - ROCm/legacy-rocm-build#2534 ("hip_bf16.h is meant to match cuda_bf16.h"; the two types do not convert): https://github.com/ROCm/legacy-rocm-build/issues/2534
     - HIPIFY PR #1086 (`__nv_bfloat16` -> `hip_bfloat16`): https://github.com/ROCm/HIPIFY/pull/1086
+    - HIPIFY PR #1770 (`hip_bfloat16` no longer the mapping; synthetic tests expect `__hip_bfloat16`): https://github.com/ROCm/HIPIFY/pull/1770
     - HIP bfloat16 reference (`hip_bf16.h`): https://rocm.docs.amd.com/projects/HIP/en/docs-6.3.3/reference/fp8_numbers.html
     """
 
@@ -89,6 +100,8 @@ class Bf16TypeMapping(CudaRule):
                                                  f"that the bf16 intrinsics here take and return (no conversion between them)",
                                  fix=fix)
             return
+        if ctx.settings.rocm_version >= HIPIFY_MAPS_MODERN_BF16:
+            return  # that ROCm's hipify (and PyTorch's) maps `__nv_bfloat16` to `__hip_bfloat16` already
         # The CUDA-side note goes on the include only: bf16 names spread through every file of a project.
         lib = Library("cuda_bf16", "CUDA bf16", tuple(bf["cuda_headers"]))
         found = first_use(ctx, lib)
