@@ -2039,6 +2039,12 @@ def read(root: str) -> AmdBuild:
     if build.known and not any(os.path.exists(os.path.join(root, n)) for n in _OTHER_BUILD_SYSTEMS):
         build.source_names, build.source_globs = _named_sources(
             cmake + make + fragments + scripts + _python_build_paths(root))
+        # A directory no CMake file reaches may still be built by a Makefile, a script or setup.py.
+        others = [_BUILD_COMMENT.sub(b"", _read_bytes(p) or b"") for p in make + fragments + scripts + _python_build_paths(root)]
+        build.unreached_dirs = {d for d in build.unreached_dirs if not any(
+            re.search(rb"(?<![\w.\-])" + re.escape(os.path.basename(d).encode()) + rb"(?![\w\-])", t) for t in others)}
+    else:
+        build.unreached_dirs = set()  # Meson, Bazel or another build hiplint does not read may build them
     return build
 
 

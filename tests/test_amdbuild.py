@@ -1191,8 +1191,16 @@ def test_a_directory_no_cmake_file_reaches_is_unbuilt(tmp_path):
                                              "add_subdirectory(attic/integrator)\n")
     assert amdbuild.read(str(tmp_path)).unreached_dirs == set()
     assert len(scan(tmp_path, "--select", "WRP006")) == 2
-    # A subproject built on its own (its own project()) is not dead code.
+    # A Python build (or a Makefile, a script) that names the directory builds it; so may Meson.
     (tmp_path / "CMakeLists.txt").write_text("project(p LANGUAGES CXX HIP)\nadd_subdirectory(src)\n")
+    (tmp_path / "setup.py").write_text("sources = ['attic/integrator/k.cu']\n")
+    assert amdbuild.read(str(tmp_path)).unreached_dirs == set()
+    (tmp_path / "setup.py").unlink()
+    (tmp_path / "meson.build").write_text("project('p', 'cpp')\n")
+    assert amdbuild.read(str(tmp_path)).unreached_dirs == set()
+    (tmp_path / "meson.build").unlink()
+    assert amdbuild.read(str(tmp_path)).unreached_dirs == {str(tmp_path / "attic")}
+    # A subproject built on its own (its own project()) is not dead code.
     (old / "CMakeLists.txt").write_text("project(old LANGUAGES CXX CUDA)\nadd_library(old k.cu)\n")
     assert amdbuild.read(str(tmp_path)).unreached_dirs == set()
     # An add_subdirectory hiplint cannot resolve may reach anything: nothing is taken for unbuilt.
