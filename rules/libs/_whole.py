@@ -52,5 +52,27 @@ class WholeLibraryRule(CudaRule):
             return
         where, item = found
         text = item.path if where == "include" else item.text
+        if where != "include" and _project_namespace(ctx, text.split("::")[0].strip(), self.lib()):
+            return  # TileLang's own `tl::cute` in a header of its own: not the library
         finding = ctx.report_range(*span(item), self.message(where, text), fix=self.fix_for(ctx, where, item))
         relate_uses(ctx, finding, self.lib(), f"{self.lib().title} used here")
+
+
+def _project_namespace(ctx, namespace: str, lib: Library) -> bool:
+    """Does a project header the file includes define `namespace <namespace>` itself, with no header of
+    the library included by any of them (a project's own `cute` namespace, not CuTe's)?"""
+    import re
+
+    from hiplint.headers import project_headers
+
+    if not namespace:
+        return False
+    defines = re.compile(rb"\bnamespace\s+" + re.escape(namespace.encode()) + rb"\s*\{")
+    prefixes = [re.split(r"[*?\[]", h)[0] for h in lib.headers]
+    if not prefixes or namespace not in lib.namespaces:
+        return False
+    library_include = re.compile(rb"#\s*include\s*[<\"](?:" + b"|".join(re.escape(p.encode()) for p in prefixes) + rb")")
+    headers = project_headers(ctx)
+    if any(library_include.search(data) for _, data in headers) or library_include.search(ctx.source.data):
+        return False
+    return any(defines.search(data) for _, data in headers)

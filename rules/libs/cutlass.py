@@ -8,7 +8,9 @@ class CutlassCute(WholeLibraryRule):
 
     ## What it does
     Reports the first `cutlass/...` or `cute/...` include of a file, or in a file without one the
-    first `cutlass::` / `cute::` name. Once per file, and once per directory in what is reported: the
+    first `cutlass::` / `cute::` name (not a namespace of that name the project defines itself, in the
+    file or in a project header it includes, where no header includes CUTLASS or CuTe: TileLang's
+    own `tl::cute`). Once per file, and once per directory in what is reported: the
     directory's other files are its related locations (a kernel's headers, one include each).
 
     ## Why it breaks on AMD
