@@ -178,17 +178,21 @@ def tests_cuda_switch(py: PyModule, test: cst.CSTNode) -> bool:
     """`if env['USE_CUDA'] == '1':`, `if args.with_cuda:`: a test that a CUDA build switch is on, in a file
     that also names the switch's HIP twin (`USE_HIP`): the project picks one backend per run, and this
     branch is the NVIDIA one. Not a negated test (`!= '1'`, `not`), which a ROCm run takes."""
-    from hiplint.amdbuild import _twins
+    from hiplint.amdbuild import _is_build_switch, _twins
     from hiplint.preproc import is_cuda_build_macro
 
     code = py.code(test)
+    source = py.code(py.module)
     if re.search(r"\bor\b", code):
         return False  # an alternative may be the HIP build's
     for conjunct in re.split(r"\band\b", code):
         if re.search(r"!=|^\s*\(?\s*not\b|==\s*['\"]?(?:0|OFF|off|False|false)\b", conjunct):
             continue  # negated: a ROCm run takes it
+        # A switch of two words or more (`USE_CUDA`, not `device == "cuda"`, which ROCm's PyTorch also
+        # takes), whose twin the file writes as a word of its own (`USE_HIP`, not inside `relationship`).
         for word in set(re.findall(r"[A-Za-z_]\w*", conjunct)):
-            if is_cuda_build_macro(word.upper()) and any(file_mentions(py, (t,)) for t in _twins(word)):
+            if "_" in word.strip("_") and _is_build_switch(word.upper()) and is_cuda_build_macro(word.upper()) and any(
+                    re.search(r"(?<![\w])" + re.escape(t) + r"(?![\w])", source, re.I) for t in _twins(word)):
                 return True
     return False
 
