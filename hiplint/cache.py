@@ -246,6 +246,7 @@ class Cache:
                 from hiplint.includers import c_only_header
                 h.update(b"c-header\0" if c_only_header(path) else b"\0")
             h.update(b"cuda-backend\0" if hip_twin(path, facts.project_builds_for_amd) else b"\0")
+            h.update(_library_guard_key(path, data))
             h.update(facts.signature() + b"\0")
             if facts.builds_for_amd:
                 # A header included from NVIDIA-only code alone (hiplint.includers): an includer that
@@ -531,3 +532,20 @@ def clean_cache(base: str) -> list[str]:
                 os.unlink(full)
         os.rmdir(base)
     return kept
+
+
+def _library_guard_key(path: str, data: bytes) -> bytes:
+    """Whether other files of the project name the NVIDIA libraries whose include guards the file tests
+    (`#ifdef CUBLAS_API_H_`): API004 is quiet where none does, so a file that starts using cuBLAS
+    must not serve the entries written before."""
+    from hiplint.amdbuild import root_of
+    from hiplint.includers import library_of_header, library_users
+    from hiplint.renames import load_table
+
+    out = []
+    for guard, header in sorted(load_table().header_guards.items()):
+        library = library_of_header(header)
+        if library is not None and guard.encode() in data:
+            used = bool(library_users(root_of(os.path.abspath(path)), library) - {os.path.abspath(path)})
+            out.append(f"{library}={int(used)}")
+    return ("guards:" + ",".join(out) + "\0").encode()

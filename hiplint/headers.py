@@ -423,6 +423,7 @@ def includers(ctx) -> list[tuple[str, bytes]]:
 
 
 _QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+_ANY_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)', re.M)
 # A function defined or declared under `name` (`static __device__ int __dp4a(int a, ...)`), not a call:
 # a type or qualifier word before it on the same declaration, with no `=`, `;`, brace or parenthesis between.
 _DECLARING_WORDS = rb"(?:__device__|__host__|__forceinline__|inline|static|constexpr|int|unsigned|float|double|auto|void)"
@@ -485,11 +486,15 @@ def _defines_before(ctx, path: str, before: bytes, pattern) -> bool:
     with quotes, or one those include (to MAX_DEPTH, MAX_HEADERS files)?"""
     if pattern.search(before):
         return True
+    from hiplint.amdbuild import project_include
+
     queue, seen = [(before, os.path.dirname(path), 0)], {os.path.abspath(path)}
     while queue:
         text, here, level = queue.pop(0)
-        for m in _QUOTED_INCLUDE.finditer(text):
-            found = resolve(m.group(1).decode("utf-8", "replace"), here)
+        for m in _ANY_INCLUDE.finditer(text):
+            include = (m.group(1) or m.group(2)).decode("utf-8", "replace")
+            # `#include <cuda_to_cupla.hpp>`: a project header named with angle brackets counts too.
+            found = resolve(include, here) if m.group(1) else project_include(path, include)
             if found is None or os.path.abspath(found) in seen or len(seen) > MAX_HEADERS:
                 continue
             seen.add(os.path.abspath(found))

@@ -30,10 +30,33 @@ MAX_BYTES = 2_000_000  # per file
 MAX_DEPTH = 4  # headers included only by headers included only by ... NVIDIA code
 
 
+# NVIDIA libraries whose use a helper header tests through their include guard (`#ifdef CUBLAS_API_H_`):
+# any spelling of the library's prefix in a file (`cublas_v2.h`, `cublasHandle_t`, `CURAND_STATUS_*`).
+_LIBRARY_MENTION = re.compile(rb"(?i)\b(cublas|curand|cufft|cusparse|cusolver)")
+
+
 @lru_cache(maxsize=8)
 def _index(root: str) -> dict[str, list[tuple[str, int]]]:
     """Basename of an included file -> [(includer, offset of the directive, included text)] ..."""
+    return _walk(root)[0]
+
+
+def library_of_header(header: str) -> str | None:
+    """`cublas` for `cublas_api.h`: the NVIDIA library a header belongs to, of those library_users knows."""
+    m = _LIBRARY_MENTION.match(header.encode())
+    return m.group(1).decode().lower() if m else None
+
+
+def library_users(root: str, library: str) -> frozenset:
+    """The project's C-family files that name NVIDIA library `library` (`cublas`, `curand`, `cufft`,
+    `cusparse`, `cusolver`) anywhere, by path."""
+    return _walk(root)[1].get(library, frozenset())
+
+
+@lru_cache(maxsize=8)
+def _walk(root: str) -> tuple[dict, dict]:
     by_name: dict[str, list] = {}
+    mentions: dict[str, set] = {}
     count = 0
     for directory, subdirs, files in os.walk(root):
         subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d.lower() not in SKIP_DIRS
@@ -43,7 +66,7 @@ def _index(root: str) -> dict[str, list[tuple[str, int]]]:
                 continue
             count += 1
             if count > MAX_FILES:
-                return by_name
+                return by_name, {k: frozenset(v) for k, v in mentions.items()}
             path = os.path.join(directory, name)
             try:
                 if os.path.getsize(path) > MAX_BYTES:
@@ -52,12 +75,14 @@ def _index(root: str) -> dict[str, list[tuple[str, int]]]:
                     data = fh.read()
             except OSError:
                 continue
+            for m in set(_LIBRARY_MENTION.findall(data)):
+                mentions.setdefault(m.decode().lower(), set()).add(path)
             if b"include" not in data:
                 continue
             for m in _INCLUDE.finditer(data):
                 text = m.group(1).decode("utf-8", "replace").strip()
                 by_name.setdefault(os.path.basename(text), []).append((path, m.start(), text))
-    return by_name
+    return by_name, {k: frozenset(v) for k, v in mentions.items()}
 
 
 def includers(header: str) -> list[tuple[str, int]]:

@@ -1,4 +1,9 @@
+import os
+
 from hiplint import CudaRule, Edit, Fix, Impact, Severity
+from hiplint.amdbuild import root_of
+from hiplint.headers import includers_define, project_defines
+from hiplint.includers import library_of_header, library_users
 from hiplint.cparse import iter_nodes
 from hiplint.preproc import is_hip_macro
 from hiplint.renames import load_table
@@ -20,7 +25,13 @@ class CudaHeaderGuardTest(CudaRule):
     guard of a CUDA header (`__CUDA_RUNTIME_H__`, `__DRIVER_TYPES_H__`, `CUBLAS_API_H_`, `_CUFFT_H_`,
     `CURAND_H_`, `CUSOLVER_COMMON_H_`; the table's `[header_guards]`). Helper headers use the trick to
     define error-checking helpers only when the matching CUDA header was included first. A condition
-    that also tests a HIP macro (`|| defined(__HIP_PLATFORM_AMD__)`) is not reported.
+    that also tests a HIP macro (`|| defined(__HIP_PLATFORM_AMD__)`) is not reported. Nor is a guard the
+    project defines itself (a header that stands in for the CUDA runtime on other back ends, defining
+    `__DRIVER_TYPES_H__`: in the file, a project header it includes, or, for a header, in what every
+    includer the AMD build compiles includes first, angle-bracket project includes too), nor a library's
+    guard (`CUBLAS_API_H_`, `_CUFFT_H_`, `CURAND_H_`, `CUSOLVER_COMMON_H_`) in a project where no other
+    file names that library: the block, typically the error-string helper of a copied `helper_cuda.h`,
+    is dead on NVIDIA as well.
 
     ## Why it breaks on AMD
     A HIP build includes `hip/hip_runtime.h`, `hipblas/hipblas.h`, ... whose guards have other names,
@@ -81,10 +92,26 @@ class CudaHeaderGuardTest(CudaRule):
         for node in captures.get("guard", ()):
             name = ctx.text(node)
             header = guards.get(name)
-            if header is not None and not self._hip_also_tested(ctx, node):
-                ctx.report(node, f"`{name}` is the include guard of CUDA's <{header}>: never defined in a HIP "
-                                 f"build, so this branch is dropped on AMD; test __HIP_PLATFORM_AMD__ too",
-                           fix=self._fix(ctx, node, name, HIP_GUARDS.get(header)))
+            if header is None or self._hip_also_tested(ctx, node):
+                continue
+            if project_defines(ctx, name) or includers_define(ctx, name):
+                continue  # the project defines the guard itself (cupla's own driver_types emulation)
+            if self._library_unused(ctx, header):
+                continue  # `#ifdef CUBLAS_API_H_` in a project that uses no cuBLAS: dead on NVIDIA too
+            ctx.report(node, f"`{name}` is the include guard of CUDA's <{header}>: never defined in a HIP "
+                             f"build, so this branch is dropped on AMD; test __HIP_PLATFORM_AMD__ too",
+                       fix=self._fix(ctx, node, name, HIP_GUARDS.get(header)))
+
+    @staticmethod
+    def _library_unused(ctx, header: str) -> bool:
+        """The guard is a library's (cuBLAS, cuFFT, cuRAND, cuSPARSE, cuSOLVER) and no other file of the
+        project names that library: the block (an error-string helper of a copied `helper_cuda.h`)
+        serves a library the project does not use, and is dead on NVIDIA as on AMD."""
+        library = library_of_header(header)
+        if library is None or not ctx.fs_path:
+            return False
+        full = os.path.abspath(ctx.fs_path)
+        return not (library_users(root_of(full), library) - {full})
 
     @staticmethod
     def _fix(ctx, node, name: str, hip_guard: str | None):
