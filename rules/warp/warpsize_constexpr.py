@@ -17,7 +17,8 @@ class WarpSizeNotConstexpr(CudaRule):
     `case` labels and enumerator values, and any use of the deprecated `__AMDGCN_WAVEFRONT_SIZE`
     macros. A template or function parameter named `warpSize` (`template <int warpSize>`), or a
     variable the code declares under that name (`constexpr int warpSize = 64;`), hides HIP's and is
-    not reported.
+    not reported; nor is a member (`Config::warpSize`) or a variable template of the code's own
+    (`traits::warpSize<Kernel>`: HIP's `warpSize` is no template).
 
     ## Why it breaks on AMD
     Up to ROCm 6.x `warpSize` was `static constexpr int warpSize = __AMDGCN_WAVEFRONT_SIZE`. HIP 7.0
@@ -75,6 +76,9 @@ class WarpSizeNotConstexpr(CudaRule):
             return  # a template or function parameter named warpSize: a constant of the code's own
         if _qualified_member(node) or _class_member(ctx, node):
             return  # `GpuConfig::warpSize`, or a class's own `static constexpr int warpSize` (SPH-EXA)
+        if node.parent is not None and node.parent.type in ("template_function", "template_type") \
+                and node.parent.child_by_field_name("name") == node:
+            return  # `trait::warpSize<Kernel, Acc>`: a variable template of the code's own (alpaka); HIP's is no template
         message = None
         n = node.parent
         while n is not None and n.type not in ("compound_statement", "translation_unit", "function_definition"):
