@@ -210,6 +210,39 @@ def _same_work_either_way(ctx, node, device_branch: bool) -> bool:
     return bool(device.strip()) and _GPU_ONLY.search(device) is None and _STD_USINGS.fullmatch(host) is not None
 
 
+# CPU vector instruction sets a chain of `#elif` may pick a tuning value by (alpaka's vector widths).
+_CPU_ISA_TEST = re.compile(r"\b__(?:AVX\w*|SSE\w*|ARM_NEON\w*|ARM_FEATURE_SVE\w*|ALTIVEC|VSX|MMX|FMA)__\b")
+_BARE_NUMBER = re.compile(r"\s*\(?\s*[0-9][0-9a-fA-FxX.]*[uUlLfF]*\s*\)?\s*[;,]?\s*")
+
+
+def _isa_tuning_value(ctx, node) -> bool:
+    """`#elif defined(__CUDA_ARCH__)` holding a bare number, in a chain that picks the number by CPU vector
+    instruction set (`#if defined(__AVX2__) 32u; #elif defined(__SSE2__) 16u; #elif defined(__CUDA_ARCH__)
+    4u; #else 1u;`): a width per instruction set, where AMD's device pass takes the chain's default like
+    any machine the chain does not name. No code is lost, only a tuning number."""
+    if node.type not in ("preproc_elif", "preproc_elifdef"):
+        return False
+    top = node
+    while top.parent is not None and top.parent.type in ("preproc_elif", "preproc_elifdef", "preproc_if",
+                                                          "preproc_ifdef") and \
+            top.parent.child_by_field_name("alternative") == top:
+        top = top.parent
+    data = ctx.unit.data
+    conditions, arm = [], top
+    while arm is not None and arm.type != "preproc_else":
+        head = arm.child_by_field_name("condition") or arm.child_by_field_name("name")
+        if head is not None:
+            conditions.append(data[head.start_byte:head.end_byte].decode("utf-8", "replace"))
+        arm = arm.child_by_field_name("alternative")
+    if arm is None or not any(_CPU_ISA_TEST.search(c) for c in conditions):
+        return False  # no default for AMD to take, or not a choice by instruction set
+    head = node.child_by_field_name("condition") or node.child_by_field_name("name")
+    alternative = node.child_by_field_name("alternative")
+    end = alternative.start_byte if alternative is not None else node.end_byte
+    body = strip_c_comments(data[head.end_byte:end].decode("utf-8", "replace"))
+    return _BARE_NUMBER.fullmatch(body) is not None
+
+
 # What in the device branch has an effect beyond computing a value: memory shared between threads,
 # atomics, synchronisation, thread indices, warp collectives, assembly, textures.
 _GPU_EFFECTS = re.compile(r"\b(?:threadIdx|blockIdx|blockDim|gridDim|warpSize|atomic\w*|__shared__|__sync\w*|"
@@ -368,7 +401,11 @@ class CudaArchMacro(CudaRule):
       __ldg(p); #else return *p;`): HIP's `__ldg` is an ordinary load on AMD, so nothing is lost;
     - a chain whose later branch every clang takes (`#elif defined(__clang__)`, hip-clang included);
     - a chain that only `#define`s macros the file reads in NVIDIA-only code alone (PTX load strings
-      per architecture, used in the `#else` of `#ifdef USE_ROCM`).
+      per architecture, used in the `#else` of `#ifdef USE_ROCM`);
+    - an `#elif defined(__CUDA_ARCH__)` that holds a bare number in a chain choosing the number by CPU
+      vector instruction set (`__AVX2__`, `__SSE2__`, `__ARM_NEON__`, ...) with an `#else` default: a
+      vector width per instruction set, where AMD's device pass takes the default like any machine the
+      chain does not name.
 
     Still reported: `#ifdef CUDART_VERSION` (AMD skips code its build may need), an unguarded
     `__CUDA_ARCH__ < 700` (AMD's device pass reads 0 and takes the shim), and lower bounds.
@@ -513,6 +550,8 @@ class CudaArchMacro(CudaRule):
                 return  # no device pass compiles the function: both vendors take the host branch
             if device_branch and self._hip_branch_follows(ctx, node):
                 return  # `#elif defined(__CUDA_ARCH__) ... #elif defined(__HIP_DEVICE_COMPILE__)`: AMD's comes next
+            if device_branch and _isa_tuning_value(ctx, node):
+                return  # `#elif defined(__CUDA_ARCH__) 4u;` among `__AVX2__`/`__SSE2__` widths: AMD takes the default
             what = ("the device-code branch is skipped in AMD's device pass (host code compiles for the GPU)"
                     if device_branch else "AMD's device pass takes this host-only branch")
             if dual and _same_work_either_way(ctx, node, device_branch):
