@@ -249,9 +249,27 @@ class HalfIntrinsicGaps(CudaRule):
                     # `auto h = __float22bfloat162_rn(...)`: the outermost cast or call says the type (an
                     # argument's type does not: `__float2half2_rn(__bfloat162float(x))` is a half2).
                     ty += " " + _outer_type(initializer_text(ctx, scope, ctx.text(arg)))
-                if "bfloat16" in ty:
+                if "bfloat16" in ty or "bfloat16" in _alias_target(ctx, ty):
                     return True
         return False
+
+
+def _alias_target(ctx, type_text: str) -> str:
+    """What a project alias names (`using bf16_2 = __hip_bfloat162;`, `typedef __nv_bfloat162 bf16x2;`), in
+    the file or a project header it includes; "" where the type is no alias found there."""
+    words = re.findall(r"[A-Za-z_]\w*", type_text)
+    name = next((w for w in reversed(words) if w not in ("const", "volatile", "struct", "class")), None)
+    if name is None:
+        return ""
+    from hiplint.headers import project_headers
+
+    pattern = re.compile(rb"\busing\s+" + re.escape(name.encode()) + rb"\s*=\s*([^;]+);|\btypedef\s+([^;]+?)\s+"
+                         + re.escape(name.encode()) + rb"\s*;")
+    for data in [ctx.source.data] + [d for _, d in project_headers(ctx)]:
+        m = pattern.search(data)
+        if m:
+            return (m.group(1) or m.group(2)).decode("utf-8", "replace")
+    return ""
 
 
 def _own_overload(ctx, type_name: str) -> bool:

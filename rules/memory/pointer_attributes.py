@@ -21,7 +21,10 @@ def declared_type(ctx, scope, name):
             for d in node.children_by_field_name("declarator"):
                 ident = d
                 while ident is not None and ident.type != "identifier":
-                    ident = ident.child_by_field_name("declarator")
+                    inner = ident.child_by_field_name("declarator")
+                    if inner is None and ident.type == "reference_declarator" and ident.named_children:
+                        inner = ident.named_children[0]  # `const bf16_2 &a`: the grammar names no field here
+                    ident = inner
                 if ident is not None and ctx.text(ident) == name:
                     return " ".join(ctx.text(ty).replace("struct ", "").split())
     return None
