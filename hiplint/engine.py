@@ -291,7 +291,8 @@ class Linter:
     def _parse_document(self, path: str, text: bytes):
         """`text` parsed; with `reuse_trees`, from the tree of the path's previous text, edited where the
         two texts differ (tree-sitter then re-parses only what the edit touched: the same tree as a
-        parse from scratch). One document is kept: the one being typed in."""
+        parse from scratch where the text parses without errors; a text with errors is parsed from
+        scratch). One document is kept: the one being typed in."""
         if not self.reuse_trees:
             return self._parser.parse(text)
         previous = self._previous.get(path)
@@ -303,6 +304,10 @@ class Linter:
                           start_point=_point(text, start), old_end_point=_point(old_text, old_end),
                           new_end_point=_point(text, new_end))
         tree = self._parser.parse(text, old_tree) if old_tree is not None else self._parser.parse(text)
+        if old_tree is not None and tree.root_node.has_error:
+            # Error recovery may take another path from the old tree than from scratch (seen on a fixture
+            # edited at random): where the text does not parse cleanly, parse it from scratch.
+            tree = self._parser.parse(text)
         self._previous = {path: (text, tree)}
         return tree
 
