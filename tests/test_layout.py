@@ -96,3 +96,42 @@ def test_a_rocr_file_twins_a_cuda_one(tmp_path):
         (tmp_path / name).write_text("// x\n")
     assert hip_twin(str(tmp_path / "hmem_cuda.c")) == str(tmp_path / "hmem_rocr.c")
     assert hip_twin(str(tmp_path / "hmem_ze.c")) is None
+
+
+def _tree(root: Path, files: dict) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def test_an_amd_directory_of_its_own_layout_is_the_amd_backend(tmp_path):
+    # A CUDA kernel library beside its AMD counterpart laid out by GPU generation (tinygrad's
+    # ThunderKittens beside HipKittens): only the umbrella header shares a name, so every CUDA file is
+    # the NVIDIA back end's, with or without a readable build.
+    (tmp_path / ".git").mkdir()
+    cuda = {f"kittens/cuda/include/ops/op{i}.cuh": KERNEL for i in range(12)}
+    cuda["kittens/cuda/include/kittens.cuh"] = "#pragma once\n"
+    _tree(tmp_path, cuda)
+    _tree(tmp_path, {"kittens/amd/include/kittens.cuh": "#pragma once\n#include <hip/hip_runtime.h>\n",
+                     "kittens/amd/include/cdna3/mfma.cuh": "#include <hip/hip_runtime.h>\n"})
+    op = tmp_path / "kittens/cuda/include/ops/op3.cuh"
+    assert hip_twin(str(op)) == str(tmp_path / "kittens/amd")
+    assert codes(tmp_path) == []
+
+
+def test_an_amd_directory_without_hip_code_is_no_twin(tmp_path):
+    # `amd/` may hold code for AMD's CPUs.
+    (tmp_path / ".git").mkdir()
+    _tree(tmp_path, {"simd/cuda/reduce.cu": KERNEL, "simd/amd/reduce_zen.cpp": "int reduce_avx2(int x) { return x; }\n"})
+    assert hip_twin(str(tmp_path / "simd/cuda/reduce.cu")) is None
+    assert codes(tmp_path) == [("simd/cuda/reduce.cu", "WRP006")]
+
+
+def test_a_port_in_progress_keeps_its_unported_files(tmp_path):
+    # The AMD side keeps the CUDA side's names for what it ported: the rest is not ported yet.
+    (tmp_path / ".git").mkdir()
+    _tree(tmp_path, {"ops/cuda/scan.cu": KERNEL, "ops/cuda/sort.cu": KERNEL, "ops/cuda/histogram.cu": KERNEL,
+                     "ops/amd/scan.cpp": "#include <hip/hip_runtime.h>\n"})
+    assert hip_twin(str(tmp_path / "ops/cuda/scan.cu")) == str(tmp_path / "ops/amd/scan.cpp")
+    assert hip_twin(str(tmp_path / "ops/cuda/sort.cu")) is None
+    assert codes(tmp_path) == [("ops/cuda/histogram.cu", "WRP006"), ("ops/cuda/sort.cu", "WRP006")]
