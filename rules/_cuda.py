@@ -232,6 +232,10 @@ class NamesRuleMixin:
     ASM_CATEGORY: str | None = None
     ASM_MESSAGE: str = ""
     NAME_NODES = ("identifier", "type_identifier", "field_identifier")
+    # One finding per name (and one for the file's inline asm of the category) per file, its other uses
+    # related locations: for rules whose porting task is the file's whole use of a feature (an async-copy
+    # pipeline is rewritten as one), not each call.
+    GROUP_PER_FILE = False
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -261,7 +265,7 @@ class NamesRuleMixin:
         for asm in captures.get("asm", ()):
             template = asm_template(ctx, asm)
             if is_ptx(template) and ptx_category(template) == self.ASM_CATEGORY:
-                ctx.report(asm, self.asm_message(template))
+                ctx.report(asm, self.asm_message(template), group="asm" if self.GROUP_PER_FILE else None)
 
     def asm_message(self, template: str) -> str:
         """The message for an inline-asm template of this rule's PTX category (one message by default)."""
@@ -298,7 +302,7 @@ class NamesRuleMixin:
         if line in seen:
             return
         seen.add(line)
-        ctx.report(report_node, message)
+        ctx.report(report_node, message, group=key if self.GROUP_PER_FILE else None)
 
     def qualify(self, ctx, ns: str, name: str) -> str | None:
         ns = ns.lstrip(":")

@@ -32,7 +32,9 @@ class AsyncCopyTmaMbarrier(NamesRuleMixin, CudaRule):
     `__pipeline_wait_prior`), libcu++ `cuda::memcpy_async` and `cuda::pipeline`, the TMA
     descriptor API (`CUtensorMap`, `cuTensorMapEncodeTiled`), their headers (`<cuda_pipeline.h>`;
     libcu++'s `<cuda/pipeline>` is LIB011's), and inline PTX with `cp.async`, `cp.async.bulk`, `mbarrier.*`,
-    `tensormap.*` or `griddepcontrol.*`. Cooperative groups' `cg::memcpy_async` is SYN006. In a
+    `tensormap.*` or `griddepcontrol.*`. Cooperative groups' `cg::memcpy_async` is SYN006. A file's
+    pipeline is rewritten as one: each name is one finding per file, and so is the file's inline asm,
+    their other uses related locations. In a
     file where it reports, `__cvta_generic_to_shared` (the shared-memory address for the PTX
     operands) is not reported again by API001: it goes when the PTX goes.
 
@@ -79,5 +81,6 @@ class AsyncCopyTmaMbarrier(NamesRuleMixin, CudaRule):
     covers = PTX_ADDRESS_HELPERS
     NAMES = _NAMES
     HEADERS = _HEADERS
+    GROUP_PER_FILE = True  # the file's pipeline is rewritten as one: each name once, its other uses related
     ASM_CATEGORY = "async-copy"
     ASM_MESSAGE = "PTX asynchronous copy / mbarrier / TMA does not exist on AMD GPUs; load into shared memory synchronously and `__syncthreads()`"
