@@ -192,6 +192,13 @@ class Linter:
         result.source = source
         ctx = FileContext(path, source, self.settings, lang, fs_path)
         comments, next_stmt = [], None
+        if lang == "cuda" and len(_LINE_MARKER.findall(data[:PREPROCESSED_PROBE])) >= 3:
+            # `# 1 "<built-in>"`, `# 33 "/opt/rocm/.../__clang_hip_runtime_wrapper.h" 3`: a compiler's -E output
+            # (tinygrad keeps ROCm's preprocessed hipRTC header). Its lines belong to other files.
+            result.notes.append(f"{path}: skipped: preprocessor output (`# N \"file\"` line markers): lint the "
+                                f"sources it was made from")
+            result.skipped = True
+            return result
         try:
             if lang == "cuda":
                 comments, next_stmt = self._lint_c(ctx, result)
@@ -470,6 +477,11 @@ class Linter:
                 f.severity = sev
             out.append(f)
         return out
+
+
+# A line marker of preprocessor output (`# 1 "<built-in>"`), looked for at the top of a file.
+_LINE_MARKER = re.compile(rb'(?m)^#[ \t]*[0-9]+[ \t]+"[^"\n]*"')
+PREPROCESSED_PROBE = 4096
 
 
 class TooDeep(RecursionError):

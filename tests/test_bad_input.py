@@ -164,3 +164,15 @@ def test_named_broken_symlinks_fail_and_walks_skip_fifos(cli, tmp_path):
     (src / "k.cu").write_text("__global__ void k(float *x) { x[0] = __shfl_sync(0xffffffff, x[0], 0); }\n")
     proc = cli("scan", "src", "--isolated", "--no-cache", "--output-format", "concise", cwd=tmp_path)
     assert proc.returncode == 1 and b"k.cu" in proc.stdout and b"pipe.cu" not in proc.stdout + proc.stderr
+
+
+def test_preprocessor_output_is_skipped_with_a_note(cli, tmp_path):
+    # A compiler's -E output (ROCm's preprocessed hipRTC header, kept in a repository): its lines belong to
+    # the files its line markers name, so it is skipped with one note; a `#line` in a source is not that.
+    markers = b'# 1 "<built-in>" 1\n# 1 "<command line>" 1\n# 1 "/opt/rocm/include/hip/amd_detail/x.h" 3\n'
+    (tmp_path / "runtime_pp.h").write_bytes(markers + BAD)
+    (tmp_path / "gen.cu").write_bytes(b'#line 10 "kernels.in"\n' + BAD)
+    proc = cli("scan", ".", "--output-format", "concise", cwd=tmp_path)
+    out, err = proc.stdout.decode(), proc.stderr.decode()
+    assert "runtime_pp.h" not in out and "runtime_pp.h: skipped: preprocessor output" in err
+    assert "gen.cu:" in out and "WRP001" in out
