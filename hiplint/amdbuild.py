@@ -225,6 +225,7 @@ class AmdBuild:
     python_nvidia_dirs: set = field(default_factory=set)  # directories holding only those
     vendored_dirs: set = field(default_factory=set)  # vendored projects (_build_files): not read as the build
     removed_names_defined: frozenset = frozenset()  # removed_names_defined()
+    backend_choice: bool = False  # no AMD target read, but a variable picks CUDA or HIP (_chooses_cuda_or_hip)
 
     def vendored(self, full: str) -> bool:
         return any(full.startswith(d + os.sep) for d in self.vendored_dirs)
@@ -292,13 +293,13 @@ class AmdBuild:
 
     def facts_for(self, path: str) -> FileFacts:
         if not self.known:
-            if not (self.nvidia_switches or self.python_amd or self.preset_nvidia_files):
+            if not (self.nvidia_switches or self.python_amd or self.preset_nvidia_files or self.backend_choice):
                 return FileFacts(removed_names_defined=self.removed_names_defined) if self.removed_names_defined \
                     else NOTHING
             full = os.path.abspath(path)
             return FileFacts(nvidia_switches=self.nvidia_switches, project_builds_for_amd=True,
                              nvidia_build_file=full in self.preset_nvidia_files,
-                             nvidia_source=full in self.autotools_nvidia_files
+                             nvidia_source=full in self.autotools_nvidia_files or full in self.nvidia_sources
                              or any(full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs)
                              or any(full.startswith(d + os.sep) for d in self.nvidia_subdirs)
                              or self._python_nvidia(full),
@@ -346,9 +347,12 @@ class AmdBuild:
             if self.autotools_nvidia_dirs or self.nvidia_subdirs:
                 lines.append("nvidia-only-directories = [\n" + "".join(
                     f"  {v!r},\n" for v in sorted(map(rel, self.autotools_nvidia_dirs | self.nvidia_subdirs))) + "]")
-            if self.autotools_nvidia_files or self.python_nvidia_files:
+            if self.backend_choice:
+                lines.append("# a CMake variable picks the backend by value (`STREQUAL CUDA` / `STREQUAL HIP`): what only "
+                             "its CUDA value adds is the NVIDIA build's")
+            if self.autotools_nvidia_files or self.python_nvidia_files or self.nvidia_sources:
                 lines.append("nvidia-only-sources = [\n" + "".join(f"  {v!r},\n" for v in sorted(
-                    map(rel, self.autotools_nvidia_files | self.python_nvidia_files))) + "]")
+                    map(rel, self.autotools_nvidia_files | self.python_nvidia_files | self.nvidia_sources))) + "]")
             if self.python_nvidia_dirs:
                 lines.append("nvidia-only-directories-python-build = [\n" + "".join(
                     f"  {v!r},\n" for v in sorted(map(rel, self.python_nvidia_dirs))) + "]")
@@ -734,8 +738,9 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
                     branch_condition = tuple(words)
                 elif c.type == "else_command":
                     # else() of `if(X_USE_HIP)`: the other builds; of `if(NOT X_USE_HIP)`: the AMD one.
-                    # (The else() of `if(X_USE_CUDA)` may be a CPU build as well as the AMD one: neither.)
-                    tested = "cuda" if "hip" in previous else None
+                    # (The else() of `if(X_USE_CUDA)` may be a CPU build as well as the AMD one: neither;
+                    # so is the else() of `if(X STREQUAL CUDA) ... elseif(X STREQUAL HIP)`: HiPACE++'s FFTW.)
+                    tested = "cuda" if "hip" in previous and "cuda" not in previous else None
                     branch_scope = tested or scope
                     branch_condition = ()
                 elif c.type == "body":
@@ -2025,7 +2030,13 @@ def read(root: str) -> AmdBuild:
         # `if(Kokkos_ENABLE_CUDA) add_subdirectory(nvtx-connector)` beside the HIP switch's roctx one)
         # keeps what it adds only under the CUDA switch to NVIDIA, as autotools blocks do.
         kept = set(build.nvidia_subdirs) if build.nvidia_switches else set()
+        # A project that picks its backend by a variable's value, CUDA or HIP among them, and builds for AMD
+        # through a dependency (HiPACE++'s `HiPACE_COMPUTE` handed to AMReX): the sources it adds only when
+        # the value is CUDA are the NVIDIA build's (`WrapCuFFT.cpp` beside `WrapRocFFT.cpp`).
+        build.backend_choice = _chooses_cuda_or_hip(cmake)
+        chosen = set(build.nvidia_sources) if build.backend_choice else set()
         build.nvidia_sources.clear()
+        build.nvidia_sources |= chosen
         build.nvidia_dirs.clear()
         build.nvidia_build_files.clear()
         build.nvidia_ranges.clear()
@@ -2046,6 +2057,22 @@ def read(root: str) -> AmdBuild:
     else:
         build.unreached_dirs = set()  # Meson, Bazel or another build hiplint does not read may build them
     return build
+
+
+_VALUE_TEST = lazy_re(rb'(?i)\b(?:else)?if\s*\(\s*"?\$?\{?([A-Za-z_]\w*)\}?"?\s+STREQUAL\s+"?(CUDA|HIP)"?\s*\)')
+
+
+def _chooses_cuda_or_hip(cmake_files: list[str]) -> bool:
+    """Does one variable choose between the builds by value, `if(X STREQUAL CUDA)` and `if(X STREQUAL
+    HIP)` both tested in the CMake files?"""
+    seen: dict[bytes, set] = {}
+    for path in cmake_files:
+        for m in _VALUE_TEST.finditer(_read_bytes(path) or b""):
+            values = seen.setdefault(m.group(1).upper(), set())
+            values.add(m.group(2).upper())
+            if len(values) == 2:
+                return True
+    return False
 
 
 # Build systems whose files hiplint does not read: where one is present, a source no CMake file or

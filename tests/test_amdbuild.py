@@ -1207,3 +1207,34 @@ def test_a_directory_no_cmake_file_reaches_is_unbuilt(tmp_path):
     (tmp_path / "CMakeLists.txt").write_text("project(p LANGUAGES CXX HIP)\nadd_subdirectory(src)\n"
                                              "add_subdirectory(${EXTRA_DIR})\n")
     assert amdbuild.read(str(tmp_path)).unreached_dirs == set()
+
+
+def test_a_backend_picked_by_a_variables_value(tmp_path):
+    # HiPACE++'s layout: `if(X_COMPUTE STREQUAL CUDA)` adds the cuFFT wrapper, `elseif(... HIP)` the rocFFT
+    # one, `else()` the FFTW one; the AMD build goes through a dependency (AMReX), no HIP target of its own.
+    (tmp_path / ".git").mkdir()
+    for name in ("main.cpp", "fft_hip.cpp", "fft_cpu.cpp"):
+        (tmp_path / name).write_text("int f();\n")
+    (tmp_path / "fft_cuda.cpp").write_text(KERNEL)
+    chain = ('if(P_COMPUTE STREQUAL CUDA)\n  target_sources(p PRIVATE fft_cuda.cpp)\n'
+             'elseif(P_COMPUTE STREQUAL HIP)\n  target_sources(p PRIVATE fft_hip.cpp)\n'
+             'else()\n  target_sources(p PRIVATE fft_cpu.cpp)\nendif()\n')
+    (tmp_path / "CMakeLists.txt").write_text('project(p CXX)\nset(P_COMPUTE OMP CACHE STRING "NOACC CUDA HIP OMP")\n'
+                                             'add_executable(p main.cpp)\n' + chain)
+    build = amdbuild.read(str(tmp_path))
+    assert build.backend_choice and build.nvidia_sources == {str(tmp_path / "fft_cuda.cpp")}
+    assert scan(tmp_path) == []
+    # With a HIP target of its own the chain reads the same, and its else() is the CPU build, not NVIDIA's.
+    (tmp_path / "CMakeLists.txt").write_text('project(p LANGUAGES CXX HIP)\nadd_executable(p main.cpp)\n'
+                                             'set_source_files_properties(fft_hip.cpp PROPERTIES LANGUAGE HIP)\n' + chain)
+    amdbuild._BY_ROOT.clear()
+    build = amdbuild.read(str(tmp_path))
+    assert str(tmp_path / "fft_cuda.cpp") in build.nvidia_sources
+    assert str(tmp_path / "fft_cpu.cpp") not in build.nvidia_sources
+    # A variable tested for CUDA alone picks nothing for AMD: the project is not taken for dual-target.
+    (tmp_path / "fft_hip.cpp").unlink()  # (a file twin by name otherwise)
+    (tmp_path / "CMakeLists.txt").write_text('project(p CXX)\nadd_executable(p main.cpp)\n'
+                                             'if(P_COMPUTE STREQUAL CUDA)\n  target_sources(p PRIVATE fft_cuda.cpp)\nendif()\n')
+    amdbuild._BY_ROOT.clear()
+    assert not amdbuild.read(str(tmp_path)).backend_choice
+    assert [code for _, _, code in scan(tmp_path)] == ["WRP006"]
