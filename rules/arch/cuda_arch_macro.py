@@ -210,6 +210,51 @@ def _same_work_either_way(ctx, node, device_branch: bool) -> bool:
     return bool(device.strip()) and _GPU_ONLY.search(device) is None and _STD_USINGS.fullmatch(host) is not None
 
 
+# An inline-asm statement's first template string.
+_ASM_TEMPLATE = re.compile(r'\b(?:asm|__asm__|__asm)\b(?:\s+(?:volatile|__volatile__))?\s*\(\s*"((?:[^"\\]|\\.)*)"')
+# Statements that stop the program: the device side's trap, the host side's abort. HIP's device code
+# has `abort()` too (hip/amd_detail/hip_assert.h: `__builtin_trap()`), so both stop AMD's GPU alike.
+_DEVICE_STOP = re.compile(r"\s*(?:__trap|__builtin_trap)\s*\(\s*\)\s*;\s*")
+_HOST_STOP = re.compile(r"\s*(?:(?:std)?::)?(?:abort|__builtin_trap)\s*\(\s*\)\s*;\s*")
+
+
+def _branch_texts(ctx, node) -> tuple[str, str | None]:
+    """The first branch's text of an `#if`/`#ifdef` and its `#else` branch's (None without one; "" for an
+    `#elif`, not read here), comments removed."""
+    head = node.child_by_field_name("condition") or node.child_by_field_name("name")
+    alternative = node.child_by_field_name("alternative")
+    data = ctx.unit.data
+    end = alternative.start_byte if alternative is not None else node.end_byte
+    first = strip_c_comments(data[head.end_byte:end].decode("utf-8", "replace"))
+    first = re.sub(r"#\s*endif\s*$", "", first.rstrip())
+    if alternative is None:
+        return first, None
+    if alternative.type != "preproc_else":
+        return first, ""
+    start = alternative.child(0).end_byte if alternative.child(0) is not None else alternative.start_byte
+    second = strip_c_comments(data[start:alternative.end_byte].decode("utf-8", "replace"))
+    return first, re.sub(r"#\s*endif\s*$", "", second.rstrip())
+
+
+def _device_side_is_nvidia_only(ctx, node, device_branch: bool) -> bool:
+    """`#ifdef __CUDA_ARCH__` around PTX (a `__device__` helper reading `%dynamic_smem_size`): AMD's device
+    pass must skip it whatever the test says, and `__HIP_DEVICE_COMPILE__` added would not assemble. Or
+    the two sides only stop the program (`__trap();` / `abort();`), which AMD's device code does alike; or
+    a device branch of checks alone, with no `#else`."""
+    if node.type not in ("preproc_if", "preproc_ifdef"):
+        return False
+    first, second = _branch_texts(ctx, node)
+    device, host = (first, second) if device_branch else (second, first)
+    if device and not _NESTED_BRANCH.search(device):
+        from .._cuda import is_ptx
+        if any(is_ptx(m.group(1)) for m in _ASM_TEMPLATE.finditer(device)):
+            return True
+    if device_branch and host is None and _CHECKS_ONLY.fullmatch(device) is not None:
+        return True  # `#ifdef __CUDA_ARCH__ assert(...) #endif`: AMD loses a check, never a result
+    return bool(device) and bool(host) and _DEVICE_STOP.fullmatch(device) is not None \
+        and _HOST_STOP.fullmatch(host) is not None
+
+
 # CPU vector instruction sets a chain of `#elif` may pick a tuning value by (alpaka's vector widths).
 _CPU_ISA_TEST = re.compile(r"\b__(?:AVX\w*|SSE\w*|ARM_NEON\w*|ARM_FEATURE_SVE\w*|ALTIVEC|VSX|MMX|FMA)__\b")
 _BARE_NUMBER = re.compile(r"\s*\(?\s*[0-9][0-9a-fA-FxX.]*[uUlLfF]*\s*\)?\s*[;,]?\s*")
@@ -402,6 +447,10 @@ class CudaArchMacro(CudaRule):
     - a chain whose later branch every clang takes (`#elif defined(__clang__)`, hip-clang included);
     - a chain that only `#define`s macros the file reads in NVIDIA-only code alone (PTX load strings
       per architecture, used in the `#else` of `#ifdef USE_ROCM`);
+    - `#ifdef __CUDA_ARCH__` around inline PTX (AMD's device pass must skip it; adding
+      `__HIP_DEVICE_COMPILE__` would not assemble), around checks alone with no `#else` (AMD loses an
+      assert, never a result), or `__trap();` beside an `#else` of `abort();` (HIP's device `abort()`
+      traps as well);
     - an `#elif defined(__CUDA_ARCH__)` that holds a bare number in a chain choosing the number by CPU
       vector instruction set (`__AVX2__`, `__SSE2__`, `__ARM_NEON__`, ...) with an `#else` default: a
       vector width per instruction set, where AMD's device pass takes the default like any machine the
@@ -550,6 +599,8 @@ class CudaArchMacro(CudaRule):
                 return  # no device pass compiles the function: both vendors take the host branch
             if device_branch and self._hip_branch_follows(ctx, node):
                 return  # `#elif defined(__CUDA_ARCH__) ... #elif defined(__HIP_DEVICE_COMPILE__)`: AMD's comes next
+            if _device_side_is_nvidia_only(ctx, node, device_branch):
+                return  # PTX AMD skips either way, or `__trap();` / `abort();`: the same stop on AMD's GPU
             if device_branch and _isa_tuning_value(ctx, node):
                 return  # `#elif defined(__CUDA_ARCH__) 4u;` among `__AVX2__`/`__SSE2__` widths: AMD takes the default
             what = ("the device-code branch is skipped in AMD's device pass (host code compiles for the GPU)"
