@@ -368,7 +368,9 @@ def mentions_any_index(ctx, node, scope) -> bool:
 
 WARP_COLLECTIVE = lazy_re(r"\b(__shfl(_up|_down|_xor)?(_sync)?|__ballot(_sync)?|__any(_sync)?|__all(_sync)?|"
                              r"__match_(any|all)(_sync)?|__reduce_\w+_sync|__syncwarp|__activemask|__uni_sync|"
-                             r"tiled_partition|coalesced_threads|WarpReduce|WarpScan)\b")
+                             r"tiled_partition|coalesced_threads|WarpReduce|WarpScan|"
+                             # SYCL's sub-group shuffles (a sub-group is a 64-lane wave on CDNA too)
+                             r"shift_group_right|shift_group_left|permute_group_by_xor|select_from_group)\b")
 
 
 _WORD = lazy_re(r"\w+")
@@ -726,7 +728,7 @@ def _check_32_wide(ctx, fn, visiting: frozenset) -> bool:
             if base == "__activemask" and _is_sync_mask_argument(ctx, call):
                 accepted += 1  # the lanes that take part, as a *_sync mask: it moves no data
                 continue
-            if not _shuffle_32_wide(ctx, call, base):
+            if not (_shuffle_32_wide(ctx, call, base) or _sycl_shuffle_32_wide(ctx, call, base)):
                 return False
             accepted += 1
         elif base in helpers or (base not in definitions and not base.startswith("__") and _WARPISH_NAME.search(base)):
@@ -819,7 +821,37 @@ def _shuffle_32_wide(ctx, call, name: str) -> bool:
         return _constant_at_most(ctx, ctx.text(args[n]), 32)
     if name.startswith("__shfl_xor") and len(args) == n:
         return _xor_offset_below_32(ctx, call, args[n - 1])
+    if name.startswith("__shfl_up") and len(args) == n:
+        return guarded_up_step(ctx, call, args[n - 1])
     return False
+
+
+# SYCL sub-group shuffles: (group, value, offset); no width argument.
+_SYCL_XOR, _SYCL_UP = "permute_group_by_xor", "shift_group_right"
+
+
+def _sycl_shuffle_32_wide(ctx, call, name: str) -> bool:
+    args_node = call.child_by_field_name("arguments")
+    args = args_node.named_children if args_node is not None else []
+    if len(args) != 3:
+        return False
+    if name == _SYCL_XOR:
+        return _xor_offset_below_32(ctx, call, args[2])
+    if name == _SYCL_UP:
+        return guarded_up_step(ctx, call, args[2])
+    return False
+
+
+def guarded_up_step(ctx, call, offset) -> bool:
+    """A scan step: an up-shuffle by an offset below 32 (`for (o = 1; o < 32; o <<= 1)`) whose result the
+    loop takes only `if (lane >= o)`. With lanes numbered `& 31`, a lane of the upper half of a 64-lane
+    wave then reads only from its own half: each half scans its own 32 values."""
+    if offset.type != "identifier" or not _xor_offset_below_32(ctx, call, offset):
+        return False
+    loop = _enclosing_loop(ctx, call)
+    body = loop.child_by_field_name("body") if loop is not None else None
+    name = re.escape(ctx.text(offset))
+    return body is not None and re.search(rf"\bif\s*\(\s*\w+\s*>=\s*{name}\s*\)", ctx.text(body)) is not None
 
 
 def _constant_at_most(ctx, text: str, limit: int) -> bool:

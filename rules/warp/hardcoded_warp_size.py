@@ -24,8 +24,11 @@ class HardcodedWarpSize(CudaRule):
     from 16 down or up to below 32; a constant may be a macro of the file or of a project header it
     includes, and may be halved: `WARP_SIZE / 2` with `#define WARP_SIZE 32` in `common.h`). `lane ^ o` then keeps bit 5, so each half of a 64-lane wave
     computes what a 32-lane warp computes (HIP's `__shfl_xor` stays in the half for such offsets).
-    `__activemask()` as the mask of such a shuffle moves no data and is accepted. A
-    vote, ballot, `__activemask` used as a value, a shuffle down, up or by lane without a width, or offsets up to
+    `__activemask()` as the mask of such a shuffle moves no data and is accepted. So is a scan step: an
+    up-shuffle by an offset below 32 whose result the loop takes only `if (lane >= offset)`, which never
+    reads across the half. SYCL's sub-group shuffles count as collectives (`permute_group_by_xor` as an XOR
+    shuffle, `shift_group_right` as an up-shuffle; a sub-group is a 64-lane wave on CDNA too). A
+    vote, ballot, `__activemask` used as a value, another shuffle down, up or by lane without a width, or offsets up to
     `warpSize` see the whole wave, and the function is reported; so is one whose collectives cannot
     all be seen (a macro holding one, a method, a warp helper defined in another file, a width
     macro defined differently for AMD) or that also numbers lanes or warps with `warpSize`. A lane divided by

@@ -1,6 +1,6 @@
 from hiplint import CudaRule, Fix, Impact, Severity
 
-from ._lanes import SHUFFLE_ARGS_WITHOUT_WIDTH, function_is_32_based
+from ._lanes import SHUFFLE_ARGS_WITHOUT_WIDTH, function_is_32_based, guarded_up_step
 
 # Shuffles whose result depends on the width when lanes 32-63 exist: an indexed broadcast reads
 # lane `src` of the whole wave, and an up-shift lets lane 32 read lane 31. Xor and down trees with
@@ -14,7 +14,9 @@ class ShuffleWithoutWidth(CudaRule):
     ## What it does
     In a function whose lane or warp arithmetic is 32-based (`threadIdx.x & 31`, `tid / 32`,
     `% WARP_SIZE` with `WARP_SIZE` 32), finds `__shfl_sync` / `__shfl` (indexed broadcast) and
-    `__shfl_up_sync` / `__shfl_up` (scans) called without the `width` argument.
+    `__shfl_up_sync` / `__shfl_up` (scans) called without the `width` argument. A scan step whose result
+    the loop takes only `if (lane >= offset)`, with the offset a loop below 32, is left alone: no lane
+    takes a value from the other half of a 64-lane wave.
 
     ## Why it breaks on AMD
     The default width is `warpSize`: 64 on gfx90a and gfx942. With 32-based lane numbering each
@@ -74,6 +76,8 @@ class ShuffleWithoutWidth(CudaRule):
         if not function_is_32_based(ctx, scope):
             return
         last = args.named_children[-1]
+        if fn.startswith("__shfl_up") and guarded_up_step(ctx, call, last):
+            return  # `if (lane >= offset) x += y;`: no lane takes a value from the other half
         fix = Fix.safe("Add `width = 32`", ctx.insert_after(last, ", 32"))
         what = "broadcast" if fn in ("__shfl_sync", "__shfl") else "scan step"
         ctx.report(call, f"`{fn}` {what} without width in 32-lane code: on a 64-lane wave it reads across the half-wave", fix=fix)
