@@ -237,15 +237,18 @@ def _branch_texts(ctx, node) -> tuple[str, str | None]:
 
 
 def _device_side_is_nvidia_only(ctx, node, device_branch: bool) -> bool:
-    """`#ifdef __CUDA_ARCH__` around PTX (a `__device__` helper reading `%dynamic_smem_size`): AMD's device
-    pass must skip it whatever the test says, and `__HIP_DEVICE_COMPILE__` added would not assemble. Or
+    """`#ifdef __CUDA_ARCH__` at file scope around a definition holding PTX (a `__device__` helper reading
+    `%dynamic_smem_size`): AMD's device pass must skip it whatever the test says, `__HIP_DEVICE_COMPILE__`
+    added would not assemble, and a use of what it defines fails to compile, not silently. Or
     the two sides only stop the program (`__trap();` / `abort();`), which AMD's device code does alike; or
     a device branch of checks alone, with no `#else`."""
     if node.type not in ("preproc_if", "preproc_ifdef"):
         return False
     first, second = _branch_texts(ctx, node)
     device, host = (first, second) if device_branch else (second, first)
-    if device and not _NESTED_BRANCH.search(device):
+    if device and not _NESTED_BRANCH.search(device) and ctx.enclosing_function(node) is None:
+        # Definitions at file scope only: a helper AMD lacks fails where it is used, never silently. Inside
+        # a function body AMD would lose the statements (a kernel emptied on AMD): still reported.
         from .._cuda import is_ptx
         if any(is_ptx(m.group(1)) for m in _ASM_TEMPLATE.finditer(device)):
             return True
@@ -447,7 +450,8 @@ class CudaArchMacro(CudaRule):
     - a chain whose later branch every clang takes (`#elif defined(__clang__)`, hip-clang included);
     - a chain that only `#define`s macros the file reads in NVIDIA-only code alone (PTX load strings
       per architecture, used in the `#else` of `#ifdef USE_ROCM`);
-    - `#ifdef __CUDA_ARCH__` around inline PTX (AMD's device pass must skip it; adding
+    - `#ifdef __CUDA_ARCH__` at file scope around definitions holding inline PTX (AMD's device pass must
+      skip it, and a use of what it defines fails to compile, not silently; adding
       `__HIP_DEVICE_COMPILE__` would not assemble), around checks alone with no `#else` (AMD loses an
       assert, never a result), or `__trap();` beside an `#else` of `abort();` (HIP's device `abort()`
       traps as well);
@@ -494,7 +498,8 @@ class CudaArchMacro(CudaRule):
     Unsafe, only for the plain host/device split: `#ifdef __CUDA_ARCH__` becomes
     `#if (defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__))` (and the negated forms
     likewise). It is exact for nvcc, which never defines `__HIP_DEVICE_COMPILE__`, but on AMD it
-    changes which code is compiled (the device branch may hold PTX), so review it.
+    changes which code is compiled, so review it. No fix where the device branch holds inline PTX,
+    which AMD's assembler would then meet.
 
     ## References
     - HIP porting guide, "Compiler defines" and "Identifying HIP target platform / device code": https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_porting_guide.html
@@ -744,6 +749,12 @@ class CudaArchMacro(CudaRule):
     def _split_fix(self, ctx, node, directive, cond, device_branch):
         if node.type not in ("preproc_ifdef", "preproc_if"):
             return None
+        first, second = _branch_texts(ctx, node)
+        device = first if device_branch else second
+        if device:
+            from .._cuda import is_ptx
+            if any(is_ptx(m.group(1)) for m in _ASM_TEMPLATE.finditer(device)):
+                return None  # AMD's device pass would get PTX it cannot assemble: the port is by hand
         replacement = "#if " + (DEVICE_PASS if device_branch else "!" + DEVICE_PASS)
         start = ctx.file_range(directive)[0]
         end = ctx.file_range(cond)[1]
