@@ -53,8 +53,8 @@ class InlinePtx(CudaRule):
     A mnemonic that other assemblers share (`mov`, `add`, `fence`) counts only with a PTX qualifier
     (a type such as `.u32` or `.f16x2`, a state space, a scope or an ordering), so CPU and
     accelerator assembly with dotted mnemonics (RISC-V `fence.i`, `mov.m.x m0, x0, 0xFF`) is not
-    reported. The message names the HIP function that does the same job where there is one. Statements
-    of a file with the same message are one finding, the others its related locations.
+    reported. The message names the HIP function that does the same job where there is one. The same
+    PTX repeated in a file is one finding, the repeats its related locations.
     Templates about barriers (SYN003), traps (NV007), asynchronous copies (NV004), Hopper-only
     features (NV005) and `%globaltimer` (NV002) are reported by those rules instead, once. In a
     file where it reports, `__cvta_generic_to_shared` (the shared-memory address for `ldmatrix` and
@@ -125,5 +125,6 @@ class InlinePtx(CudaRule):
             msg = "inline PTX does not assemble for AMD GPUs"
             if hints:
                 msg += "; HIP offers " + ", ".join(hints[:MAX_HINTS])
-            # One finding per message and file (the same rewrite), its other statements related locations.
-            ctx.report(asm, msg, group=msg)
+            # The same PTX again in the file is the same rewrite: one finding, the repeats related locations.
+            # Different PTX is a rewrite of its own, and a finding of its own.
+            ctx.report(asm, msg, group=" ".join(flat.split()))

@@ -185,6 +185,8 @@ def tests_cuda_switch(py: PyModule, test: cst.CSTNode) -> bool:
     source = py.code(py.module)
     if re.search(r"\bor\b", code):
         return False  # an alternative may be the HIP build's
+    if _backend_value_test(code, source):
+        return True
     for conjunct in re.split(r"\band\b", code):
         if re.search(r"!=|^\s*\(?\s*not\b|==\s*['\"]?(?:0|OFF|off|False|false)\b", conjunct):
             continue  # negated: a ROCm run takes it
@@ -194,6 +196,22 @@ def tests_cuda_switch(py: PyModule, test: cst.CSTNode) -> bool:
             if "_" in word.strip("_") and _is_build_switch(word.upper()) and is_cuda_build_macro(word.upper()) and any(
                     re.search(r"(?<![\w])" + re.escape(t) + r"(?![\w])", source, re.I) for t in _twins(word)):
                 return True
+    return False
+
+
+_CUDA_VALUE_TEST = re.compile(r"""^\s*\(?\s*([A-Za-z_][\w.]*)\s*==\s*['"](?:cuda|CUDA|nvidia|NVIDIA)['"]\s*\)?\s*$""")
+
+
+def _backend_value_test(code: str, source: str) -> bool:
+    """`if SYSTEM == "cuda":` (one conjunct of the test) in a file that also tests the same name for
+    "rocm" or "hip" (TGI's `SYSTEM`, set to "rocm" when `torch.version.hip` is set): a backend variable
+    the project sets per vendor, and this is its NVIDIA branch. A torch device string
+    (`device.type == "cuda"`) is never compared with "rocm": ROCm's PyTorch calls its devices "cuda"."""
+    for conjunct in re.split(r"\band\b", code):
+        m = _CUDA_VALUE_TEST.match(conjunct)
+        if m and re.search(r"(?<![\w.])" + re.escape(m.group(1)) + r"""\s*(?:==|!=)\s*['"](?:rocm|ROCM|hip|HIP|amd|AMD)['"]""",
+                           source):
+            return True
     return False
 
 

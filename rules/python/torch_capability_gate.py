@@ -52,8 +52,11 @@ class TorchCapabilityGate(FileRule):
     it should: an ordering against a level below Ada's 8.9 (`>= (8, 0)`, `major < 8`, `cc <= 52`:
     tensor cores, bf16, TF32-level features, which AMD's 9.x and 11.x pass as newer GPUs), or an
     equality or membership naming only levels below 9 (`major == 8`: no AMD GPU reports 8, so it
-    takes the other path). From 8.9 on (FP8, TMA, wgmma, Blackwell) and for equalities with 9, 11
-    or 12 the gate is reported.
+    takes the other path; so does a test on the minor joined by `and` to such an equality, `major == 8
+    and minor > 0`). From 8.9 on (FP8, TMA, wgmma, Blackwell) and for equalities with 9, 11
+    or 12 the gate is reported, unless its value goes to a local nothing in the function reads, or it
+    sits under a test of a backend variable the file also tests for ROCm (`if SYSTEM == "cuda":` beside
+    `SYSTEM == "rocm"`; not a torch device string, which ROCm's PyTorch spells "cuda" too).
 
     ## Why it breaks on AMD
     ROCm builds of PyTorch answer `get_device_capability()` with the major/minor of the gfx
@@ -124,6 +127,10 @@ class TorchCapabilityGate(FileRule):
                 continue  # `== (0, 0)` is "no GPU", not an NVIDIA architecture
             if _amd_answer_is_right(comp, derived, numbers):
                 continue
+            if self._beside_a_major_amd_never_has(py, comp, tracked):
+                continue  # `major == 8 and minor > 0`: false on AMD whatever the minor test says
+            if _assigned_and_never_read(py, comp):
+                continue  # `is_sm90 = major == 9 and minor == 0` and no line reads `is_sm90`
             # Once per test: `cc == 61 or cc <= 52` is one gate, reported at its first comparison.
             test = comp
             while isinstance(py.parent(test), (cst.BooleanOperation, cst.UnaryOperation)):
@@ -136,6 +143,26 @@ class TorchCapabilityGate(FileRule):
                              "compute-capability gate with NVIDIA numbers: ROCm builds report "
                              f"{ROCM_CAPABILITIES}, so this selects an NVIDIA code path on AMD GPUs; branch on "
                              "`torch.version.hip` and check `get_device_properties(d).gcnArchName`")
+
+    def _beside_a_major_amd_never_has(self, py, comp, tracked) -> bool:
+        """`major == 8 and minor > 0`, `major == 7 and minor == 5`: a comparison joined by `and` to an
+        equality that pins the major number to a level below 9, which no AMD GPU reports: the whole
+        test is false on AMD, as it is on every NVIDIA GPU of another major."""
+        test = py.parent(comp)
+        if not isinstance(test, cst.BooleanOperation) or not isinstance(test.operator, cst.And):
+            return False
+        for side in (test.left, test.right):
+            if side is comp or not isinstance(side, cst.Comparison) or len(side.comparisons) != 1:
+                continue
+            if not isinstance(side.comparisons[0].operator, cst.Equal):
+                continue
+            operands = [side.left, side.comparisons[0].comparator]
+            derived = [o for o in operands if self._derives(py, o, tracked)]
+            numbers = [o for o in operands if o not in derived and _is_number_like(o)]
+            level = _level(numbers[0]) if len(numbers) == 1 and derived else None
+            if level is not None and level < 90 and "minor" not in _code(derived[0]):
+                return True
+        return False
 
     @staticmethod
     def _tracked_names(py, sources):
@@ -231,6 +258,25 @@ def _code(node) -> str:
         return cst.Module(body=[]).code_for_node(node)
     except Exception:  # a node libcst cannot print: judged as before, never a crash
         return "minor"
+
+
+def _assigned_and_never_read(py, comp) -> bool:
+    """Is the test (with the `and`/`or`/`not` around it) the value of `name = ...` whose name nothing in
+    the function (or the module, at top level) reads?"""
+    test = comp
+    while isinstance(py.parent(test), (cst.BooleanOperation, cst.UnaryOperation, cst.ParenthesizedWhitespace)):
+        test = py.parent(test)
+    assign = py.parent(test)
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or \
+            not isinstance(assign.targets[0].target, cst.Name):
+        return False
+    name = assign.targets[0].target.value
+    scope = next((a for a in py.ancestors(assign) if isinstance(a, cst.FunctionDef)), None)
+    if scope is None:
+        return False  # a module-level name may be imported elsewhere
+    reads = [n for n in py.nodes(cst.Name) if n.value == name and n is not assign.targets[0].target
+             and any(a is scope for a in py.ancestors(n))]
+    return not reads
 
 
 def _bound_names(target):
