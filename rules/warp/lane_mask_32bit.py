@@ -50,7 +50,8 @@ class LaneMask32Bit(CudaRule):
     and a mask macro or constant defined as the 32-bit full mask (`#define FULL_MASK 0xffffffff`),
     reported at its definition, with its uses as related locations (not when every use is the first
     argument of a project macro with a definition that drops it, such as `#ifdef USE_ROCM` /
-    `#define SHFL_DOWN_SYNC(mask, v, d) __shfl_down(v, d)`: no mask reaches AMD; nor when the macro is
+    `#define SHFL_DOWN_SYNC(mask, v, d) __shfl_down(v, d)`: no mask reaches AMD; `#ifndef FULL_MASK`
+    around the definition tests the name and is no use; nor when the macro is
     never used in a source file, or used only in branches the AMD build skips). A lane numbered `threadIdx.x & 31` (or `% 32`) never reaches 32, so
     `1u << lane` is defined: it is reported only against a ballot or as a mask (the ballot's upper
     half is lost, and widening the lane, WRP001, makes the shift undefined), not when it selects a
@@ -251,7 +252,9 @@ def _narrowed_into(ctx, shl, scope):
     return None
 
 
-_DEFINITIONS = frozenset({"preproc_def", "preproc_function_def"})
+# Where a macro's name is no use of its value: its definitions, and tests of whether it is defined
+# (`#ifndef FULL_MASK` / `#define FULL_MASK 0xffffffff` / `#endif`).
+_DEFINITIONS = frozenset({"preproc_def", "preproc_function_def", "preproc_ifdef", "preproc_defined"})
 
 
 _FUNCTION_MACRO = lazy_re(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)[ \t]*(.*)$", re.M)
