@@ -986,6 +986,39 @@ def python_builds_for_amd(root: str) -> bool:
     return False
 
 
+# A Python build that needs nvcc itself: it runs `nvcc -V` through CUDA_HOME, or passes nvcc's
+# `-gencode` (flash-attention's `csrc/layer_norm/setup.py`). On ROCm, PyTorch's CUDA_HOME is None.
+_NEEDS_NVCC = lazy_re(rb"get_cuda_bare_metal_version|[\"']-gencode[\"']|/bin/nvcc\b|[\"']nvcc[\"'],\s*[\"']-V[\"']")
+_NAMES_ROCM = lazy_re(rb"(?i)\b(?:hip\w*|rocm\w*|amdgpu)\b|IS_HIP_EXTENSION|torch\.version\.hip")
+MAX_SUBPACKAGE_FILES = 2000
+
+
+def nvcc_only_subpackages(root: str, vendored: set) -> tuple[set[str], set[str]]:
+    """Nested `setup.py` files (below the root, outside vendored projects) that need nvcc and name nothing
+    of ROCm's: their directories are NVIDIA-only extensions of a project whose own build goes to ROCm.
+    Returns (their C-family sources, their directories)."""
+    files, dirs = set(), set()
+    for directory, subdirs, names in os.walk(root):
+        subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d.lower() not in SKIP_DIRS
+                            and os.path.join(directory, d) not in vendored)
+        if directory == root or "setup.py" not in names:
+            continue
+        data = _read_bytes(os.path.join(directory, "setup.py")) or b""
+        if not _NEEDS_NVCC.search(data) or _NAMES_ROCM.search(data):
+            continue
+        dirs.add(directory)
+        count = 0
+        for here, below, inner in os.walk(directory):
+            below[:] = [d for d in below if not d.startswith(".")]
+            for name in inner:
+                if os.path.splitext(name)[1].lower() in C_FAMILY:
+                    files.add(os.path.join(here, name))
+                    count += 1
+            if count > MAX_SUBPACKAGE_FILES:
+                break
+    return files, dirs
+
+
 def _python_build_paths(root: str) -> list[str]:
     paths = [os.path.join(root, n) for n in _PY_BUILD_FILES]
     for d in _PY_BUILD_DIRS:
@@ -2007,6 +2040,11 @@ def read(root: str) -> AmdBuild:
         _TORCH_EXTENSION.search(_read_bytes(p) or b"") for p in _python_build_paths(root) if p.endswith(".py"))
     if build.python_amd:
         build.python_nvidia_files, build.python_nvidia_dirs = python_nvidia_sources(root)
+        # Extensions with a `setup.py` of their own that needs nvcc (flash-attention's `csrc/layer_norm`):
+        # the project's ROCm build never builds them.
+        nested_files, nested_dirs = nvcc_only_subpackages(root, build.vendored_dirs)
+        build.python_nvidia_files |= nested_files
+        build.python_nvidia_dirs |= nested_dirs
     build.removed_names_defined = removed_names_defined(root, build.project_words)
     build.nvidia_switches = nvidia_switches(build.project_words)
     if not build.python_amd:  # a build that hipifies at build time keeps its CUDA switches on for ROCm

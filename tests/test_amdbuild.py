@@ -1238,3 +1238,29 @@ def test_a_backend_picked_by_a_variables_value(tmp_path):
     amdbuild._BY_ROOT.clear()
     assert not amdbuild.read(str(tmp_path)).backend_choice
     assert [code for _, _, code in scan(tmp_path)] == ["WRP006"]
+
+
+def test_an_extension_whose_own_setup_needs_nvcc(tmp_path):
+    # flash-attention's layout: the top setup.py builds for ROCm (through hipify); `csrc/layer_norm/` has a
+    # setup.py of its own that runs nvcc and passes -gencode, and names nothing of ROCm's: NVIDIA-only.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "setup.py").write_text("from torch.utils.cpp_extension import CUDAExtension, IS_HIP_EXTENSION\n")
+    norm, ported = tmp_path / "csrc" / "layer_norm", tmp_path / "csrc" / "rotary"
+    norm.mkdir(parents=True)
+    ported.mkdir(parents=True)
+    (norm / "setup.py").write_text(
+        "import subprocess\nfrom torch.utils.cpp_extension import CUDA_HOME\n"
+        "out = subprocess.check_output([CUDA_HOME + '/bin/nvcc', '-V'])\n"
+        "flags = ['-gencode', 'arch=compute_80,code=sm_80']\n")
+    (norm / "ln_kernel.cu").write_text(KERNEL)
+    (ported / "setup.py").write_text("import torch\nflags = ['-gencode', 'arch=compute_80,code=sm_80']\n"
+                                     "if torch.version.hip:\n    flags = []\n")
+    (ported / "rotary.cu").write_text(KERNEL)
+    files, dirs = amdbuild.nvcc_only_subpackages(str(tmp_path), set())
+    assert dirs == {str(norm)} and str(norm / "ln_kernel.cu") in files
+    # The extension's own setup.py still says it needs nvcc (PY008): one pointer, not its kernels.
+    assert scan(tmp_path) == [("csrc/layer_norm/setup.py", 3, "PY008"), ("csrc/rotary/rotary.cu", 1, "WRP006")]
+    # In a project whose own build does not go to ROCm, nothing is taken for NVIDIA's.
+    (tmp_path / "setup.py").write_text("from torch.utils.cpp_extension import CUDAExtension\n")
+    assert [p for p, _, _ in scan(tmp_path) if p.endswith(".cu")] == ["csrc/layer_norm/ln_kernel.cu",
+                                                                        "csrc/rotary/rotary.cu"]
