@@ -55,6 +55,8 @@ def library_users(root: str, library: str) -> frozenset:
 
 @lru_cache(maxsize=8)
 def _walk(root: str) -> tuple[dict, dict]:
+    """One read of every C-family file of the project: the include index, and which files name each
+    NVIDIA library (_LIBRARY_MENTION)."""
     by_name: dict[str, list] = {}
     mentions: dict[str, set] = {}
     count = 0

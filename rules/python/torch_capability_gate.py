@@ -264,7 +264,7 @@ def _assigned_and_never_read(py, comp) -> bool:
     """Is the test (with the `and`/`or`/`not` around it) the value of `name = ...` whose name nothing in
     the function (or the module, at top level) reads?"""
     test = comp
-    while isinstance(py.parent(test), (cst.BooleanOperation, cst.UnaryOperation, cst.ParenthesizedWhitespace)):
+    while isinstance(py.parent(test), (cst.BooleanOperation, cst.UnaryOperation)):
         test = py.parent(test)
     assign = py.parent(test)
     if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or \
