@@ -60,6 +60,9 @@ class ShuffleLoop32(CudaRule):
     Not reported where the code treats the wave as 32-lane groups throughout: the function (or every
     function of the file that calls it) numbers its lanes in 32s (`threadIdx.x & 31`) and all its
     collectives stay within 32 lanes (see WRP001); each half of the wave then reduces its own group.
+    Nor inside `if (tid < 32)` (a thread index, not a lane, below 32): only the block's first 32 threads
+    run the tree, lanes 0-31 of the first wave on wave64 as on wave32, so it combines all of them (the
+    last stage of a block reduction that first folded its values into 32).
 
     ## Why it breaks on AMD
     On a 64-lane wave (gfx90a, gfx942) such a tree combines only the lanes of each 32-lane half:
@@ -135,7 +138,7 @@ class ShuffleLoop32(CudaRule):
                     and ctx.platform_kind(ctx.file_range(c)[0]) != "nvidia"]
         if var_name:
             shuffles = [c for c in shuffles if re.search(rf"\b{re.escape(var_name)}\b", ctx.text(c.child_by_field_name("arguments")))]
-        if shuffles and not in_32_lane_groups(ctx, loop):
+        if shuffles and not in_32_lane_groups(ctx, loop) and not _under_first_32_threads(ctx, loop):
             what = "starts at 16" if starts_16 else "stops below 32"
             ctx.report(init if starts_16 else cond,
                        f"shuffle loop {what}: it combines 32 lanes, half of a 64-lane wave on gfx90a/gfx942")
@@ -149,9 +152,33 @@ class ShuffleLoop32(CudaRule):
         if offset is None or offset.type != "number_literal":
             return
         lit = int_literal(ctx.text(offset))
-        if lit is not None and lit[0] == 16 and not _has_step_32(ctx, call) and not in_32_lane_groups(ctx, call):
+        if lit is not None and lit[0] == 16 and not _has_step_32(ctx, call) and not in_32_lane_groups(ctx, call) \
+                and not _under_first_32_threads(ctx, call):
             ctx.report(offset, f"`{name}` with offset 16 is the widest step of a 32-lane tree; a 64-lane wave "
                                "needs a step with offset 32 as well")
+
+
+# `tid < 32`, `threadIdx.x <= 31`, as a whole condition or one `&&` conjunct of it.
+_FIRST_32 = lazy_re(r"(?:^|&&)\s*\(?\s*(?:[A-Za-z_][\w.]*)\s*(?:<\s*32|<=\s*31)\s*\)?\s*(?:&&|$)")
+
+
+def _under_first_32_threads(ctx, node) -> bool:
+    """Is `node` in the `if` branch of `if (tid < 32)`? Then exactly 32 threads of the block take part,
+    the first wave's lanes 0-31 on wave64 and wave32 alike, and a 32-lane tree combines all of them
+    (the last step of a block reduction, after the block folded its values into 32)."""
+    child, parent = node, ctx.enclosing(node, {"if_statement"})
+    while parent is not None:
+        consequence = parent.child_by_field_name("consequence")
+        cond = parent.child_by_field_name("condition")
+        if consequence is not None and cond is not None and \
+                consequence.start_byte <= node.start_byte and node.end_byte <= consequence.end_byte:
+            text = ctx.text(cond).strip()
+            while text.startswith("(") and text.endswith(")"):
+                text = text[1:-1].strip()
+            if _FIRST_32.search(text) and "warp" not in text.lower() and "lane" not in text.lower():
+                return True
+        child, parent = parent, ctx.enclosing(parent, {"if_statement"})
+    return False
 
 
 def _tree_kind(ctx, loop):
