@@ -45,6 +45,10 @@ class CudaCompilerMacroTest(CudaRule):
     (`rocblas_double_complex`, `hipStream_t`, `__builtin_amdgcn_*`) or its comment says so ("For HIP,
     ..."); nor when the branch calls nvcc's own builtins (`__nv_is_extended_host_device_lambda_closure_type`).
     Strings and comments are not read as GPU code (`"__host__ __device__ lambdas..."` in a message).
+    Nor, inside the body of a `__global__` or `__device__` (not `__host__`) function, a negated test or one
+    with an `#else`: no host compiler reads that body, so `#if !defined(__CUDACC__)` (or the `#else`)
+    there is the branch for a GPU compiler other than nvcc, written for hip-clang. A lone
+    `#ifdef __CUDACC__` there is still reported: AMD drops its code silently.
     `__CUDACC__` is not reported in a project whose AMD build is PyTorch's extension build
     (`CUDAExtension` in a `setup.py` that builds for ROCm) or whose build files run hipify: those
     compile hipified copies, and hipify turns `__CUDACC__` into `__HIPCC__`
@@ -139,6 +143,11 @@ class CudaCompilerMacroTest(CudaRule):
         if any(_tests_hip(ctx, sibling) and _twin_names(ctx, top, sibling)
                for sibling in (top.prev_named_sibling, top.next_named_sibling)):
             return  # `#ifdef __CUDACC__ apply_cuda() #endif` beside `#ifdef __HIPCC__ apply_hip() #endif`
+        if _in_gpu_only_function(ctx, top) and (len(chain) > 1 or _negated(ctx, node, directive)):
+            # Inside a `__global__`/`__device__` body only GPU compilers read, the "not nvcc" side is
+            # another GPU compiler's: written for hip-clang. (A lone `#ifdef __CUDACC__` there still drops
+            # its code on AMD silently: reported.)
+            return
         code = strip_c_comments(_STRING.sub('""', ctx.text(top)))
         if not GPU_CODE.search(code):
             return  # `#ifdef __NVCC__ / #pragma nv_diag_suppress`: about the compiler, not the GPU build
@@ -150,9 +159,7 @@ class CudaCompilerMacroTest(CudaRule):
             # whose comment says "For HIP, use our implementation": the author wrote it for AMD.
             return
         defined = node.parent if node.parent is not None and node.parent.type == "preproc_defined" else None
-        negated = (defined is not None and defined.parent is not None and defined.parent.type == "unary_expression"
-                   and ctx.text(defined.parent).lstrip().startswith("!")) or \
-            (defined is None and ctx.text(directive).startswith("#ifndef"))
+        negated = _negated(ctx, node, directive)
         fix = None
         if defined is not None:
             fix = Fix.unsafe(f"Test `__HIPCC__` with `{name}`",
@@ -167,6 +174,30 @@ class CudaCompilerMacroTest(CudaRule):
                          f"__HIPCC__), so a HIP build {'takes' if negated else 'skips'} this branch meant for "
                          f"{'host compilers' if negated else 'the GPU compiler'}; test `__HIPCC__` too",
                    fix=fix)
+
+
+def _negated(ctx, node, directive) -> bool:
+    """`#ifndef __CUDACC__` or `!defined(__CUDACC__)`."""
+    defined = node.parent if node.parent is not None and node.parent.type == "preproc_defined" else None
+    return (defined is not None and defined.parent is not None and defined.parent.type == "unary_expression"
+            and ctx.text(defined.parent).lstrip().startswith("!")) or \
+        (defined is None and ctx.text(directive).startswith("#ifndef"))
+
+
+_GPU_ONLY_QUALIFIER = lazy_re(r"\b__(?:global|device)__\b")
+_HOST_QUALIFIER = lazy_re(r"\b__host__\b")
+
+
+def _in_gpu_only_function(ctx, node) -> bool:
+    """Is `node` in the body of a kernel or a `__device__` function without `__host__`? No host compiler
+    reads that body, so `#if !defined(__CUDACC__)` there means "not nvcc": the branch for hip-clang
+    (`__syncthreads()` where nvcc's branch has `__syncwarp()`), written so on purpose."""
+    fn = ctx.enclosing_function(node)
+    if fn is None or fn.type != "function_definition":
+        return False
+    body = fn.child_by_field_name("body")
+    head = " ".join(ctx.text(c) for c in fn.children if body is None or c.end_byte <= body.start_byte)
+    return bool(_GPU_ONLY_QUALIFIER.search(head)) and not _HOST_QUALIFIER.search(head)
 
 
 def _tests_hip(ctx, node) -> bool:
