@@ -177,6 +177,12 @@ _GPU_ONLY = re.compile(r"\b(?:__[a-z]\w*\s*\(|threadIdx|blockIdx|blockDim|gridDi
 _STD_USINGS = re.compile(r"(?:\s*using\s+(?:::)?std::\w+\s*;)+\s*")
 # A branch of checks only: `assert(...)`, `static_assert(...)`, a project's `X_ASSERT(...)`.
 _CHECKS_ONLY = re.compile(r"(?:\s*(?:assert|static_assert|[A-Z][A-Z0-9_]*ASSERT[A-Z0-9_]*)\s*\([^;]*\)\s*;)+\s*")
+# What makes a skipped branch change the code after it silently: a macro (re)defined, or a template
+# specialization the primary template would stand in for.
+_CHANGES_LATER_CODE = re.compile(r"#\s*(?:define|undef)\b|\btemplate\s*<\s*>")
+# Lines that declare nothing of the project's own: a library header (`<cuda_fp16.h>`; a quoted project
+# header may define macros), a pragma, a nested test.
+_DIRECTIVE_LINE = re.compile(r"\s*#\s*(?:include\s*<|(?:pragma|if|ifdef|ifndef|elif|else|endif)\b)")
 _NESTED_BRANCH = re.compile(r"#\s*(?:if|ifdef|ifndef|elif|else|elifdef|elifndef)\b")
 
 
@@ -254,6 +260,15 @@ def _device_side_is_nvidia_only(ctx, node, device_branch: bool) -> bool:
             return True
     if device_branch and host is None and _CHECKS_ONLY.fullmatch(device) is not None:
         return True  # `#ifdef __CUDA_ARCH__ assert(...) #endif`: AMD loses a check, never a result
+    if device_branch and host is None and device and ctx.enclosing_function(node) is None \
+            and not _CHANGES_LATER_CODE.search(device):
+        # Outside any function, with no `#else`: CUDA headers (`<cuda.h>`, `<cuda_fp16.h>`) at file scope,
+        # or class members over CUDA's types. AMD's device pass skips them (the AMD build compiles only
+        # so: `<cuda.h>` is not ROCm's); a use of what they declare fails to compile, never silently.
+        if ctx.enclosing(node, {"field_declaration_list"}) is not None:
+            return True
+        if all(_DIRECTIVE_LINE.match(line) for line in device.splitlines() if line.strip()):
+            return True
     return bool(device) and bool(host) and _DEVICE_STOP.fullmatch(device) is not None \
         and _HOST_STOP.fullmatch(host) is not None
 
@@ -454,7 +469,10 @@ class CudaArchMacro(CudaRule):
       skip it, and a use of what it defines fails to compile, not silently; adding
       `__HIP_DEVICE_COMPILE__` would not assemble), around checks alone with no `#else` (AMD loses an
       assert, never a result), or `__trap();` beside an `#else` of `abort();` (HIP's device `abort()`
-      traps as well);
+      traps as well); also, with no `#else` and no `#define` or `template <>` inside, around library
+      includes and pragmas alone at file scope (`#include <cuda.h>`, not ROCm's) or around class members
+      (conversions to CUDA's `half`): what AMD's device pass skips there fails to compile if used, never
+      silently;
     - an `#elif defined(__CUDA_ARCH__)` that holds a bare number in a chain choosing the number by CPU
       vector instruction set (`__AVX2__`, `__SSE2__`, `__ARM_NEON__`, ...) with an `#else` default: a
       vector width per instruction set, where AMD's device pass takes the default like any machine the
