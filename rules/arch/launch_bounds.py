@@ -53,7 +53,9 @@ class LaunchBoundsMinBlocks(CudaRule):
     EU either way); with other targets selected too, the message names only those that differ. In a
     project that already builds for AMD, a computed value that only asks for fewer waves than that
     (the compiler may use more registers; nothing spills) is left to the project's tuning: only a value
-    that asks for more, which caps registers and spills, is reported there.
+    that asks for more, which caps registers and spills, is reported there. A named minimum used by
+    several kernels of a file (`LAUNCH_MIN_BLOCKS`) is reported once, at its first use, the other
+    kernels listed as related locations: the change belongs in its definition.
 
     ## Why it breaks on AMD
     HIP defines `__launch_bounds__(T, B)` as `amdgpu_flat_work_group_size(1, T)` plus
@@ -136,6 +138,9 @@ class LaunchBoundsMinBlocks(CudaRule):
             conversions = [f"({product}) / {w * EUS_PER_CU} on wave{w} targets ({_TARGETS[w]})"
                            for w in sizes if w not in same]
             already = "".join(f" (on wave{w} targets ({_TARGETS[w]}) the value already means that)" for w in same)
+            # A named minimum (`LAUNCH_MIN_BLOCKS`) is one task however many kernels use it: its definition
+            # changes. One finding per name and file, the other kernels related.
             ctx.report(args[1], f"`{b}` is read as a minimum of waves per execution unit on AMD "
                                 f"(amdgpu_waves_per_eu), not blocks per multiprocessor; the same occupancy is "
-                                + " and ".join(conversions) + already)
+                                + " and ".join(conversions) + already,
+                       group=b if re.fullmatch(r"[A-Za-z_]\w*", b) else None)
