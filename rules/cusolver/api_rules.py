@@ -27,7 +27,9 @@ class CusolverUnsupportedApi(TableRule, VersionGate):
     API (`cusolverDnPotrf`), the iterative-refinement (IRS) infrastructure and mixed-precision solvers,
     nearly all of `cusolverSp`, and all of `cusolverMg`. With `rocm-version` set, names hipSOLVER
     declares only from a later release are reported as well (`cusolverDnXgetrf` needs ROCm 6.2,
-    `cusolverDnXpotrf` 6.3).
+    `cusolverDnXpotrf` 6.3). Each name is reported once per file, its other uses related locations;
+    the status codes hipSOLVER lacks (`CUSOLVER_STATUS_IRS_*`, `CUSOLVER_STATUS_INVALID_LICENSE`) once per
+    file together, as they sit in one error-string switch.
 
     Not reported: a cuBLAS enumerator passed to a cuSOLVER call (`CUBLAS_FILL_MODE_LOWER` as the
     `uplo` of `cusolverDnSsyevd`, `CUBLAS_OP_T` as a `trans`). hipify renames it to
@@ -80,11 +82,14 @@ class CusolverUnsupportedApi(TableRule, VersionGate):
         return {**_versioned(), **names_with(FAMILY, self.statuses)}
 
     def report_row(self, ctx, node, text, row):
+        # One task, one finding: the status codes hipSOLVER lacks sit together in one error-string switch
+        # (one finding per file), and each other name once per file.
+        group = "status codes" if text.startswith("CUSOLVER_STATUS_") else text
         if row.status == "unsupported":
-            ctx.report(node, f"`{text}`: {row.note}")
+            ctx.report(node, f"`{text}`: {row.note}", group=group)
         elif self.too_new(ctx, row):
             ctx.report(node, f"`{row.hip}` (hipSOLVER for `{row.cuda}`) exists only from ROCm {row.since}; "
-                             f"configured rocm-version is {'.'.join(map(str, ctx.rocm_version))}")
+                             f"configured rocm-version is {'.'.join(map(str, ctx.rocm_version))}", group=group)
 
 
 class CusolverApiDiffers(TableRule, VersionGate):
