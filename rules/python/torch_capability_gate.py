@@ -139,6 +139,15 @@ class TorchCapabilityGate(FileRule):
                 continue
             reported.add(id(test))
             start, end = py.span(comp)
+            if _only_picks_numbers(py, test):
+                # `if is_blackwell: BLOCK, num_warps = 32, 8`: AMD GPUs get NVIDIA's tuning, not an NVIDIA-only
+                # code path; a tile that does not fit fails loudly at compile time.
+                ctx.report_range(start, end,
+                                 "compute-capability gate picks tuning numbers with NVIDIA levels: ROCm builds "
+                                 f"report {ROCM_CAPABILITIES}, so AMD GPUs get the values chosen for that NVIDIA "
+                                 "generation; check they suit AMD (LDS is 64 KiB per workgroup on gfx942)",
+                                 severity=Severity.INFO)
+                continue
             ctx.report_range(start, end,
                              "compute-capability gate with NVIDIA numbers: ROCm builds report "
                              f"{ROCM_CAPABILITIES}, so this selects an NVIDIA code path on AMD GPUs; branch on "
@@ -277,6 +286,64 @@ def _assigned_and_never_read(py, comp) -> bool:
     reads = [n for n in py.nodes(cst.Name) if n.value == name and n is not assign.targets[0].target
              and any(a is scope for a in py.ancestors(n))]
     return not reads
+
+
+def _only_picks_numbers(py, test) -> bool:
+    """Does the gate only choose numbers: the test of an `if` whose branches assign or return nothing but
+    numbers (`BLOCK, num_warps = 32, 8`), of a conditional expression between numbers, or the value of a
+    local whose every read is such a test?"""
+    parent = py.parent(test)
+    if isinstance(parent, cst.If) and parent.test is test:
+        return _branches_pick_numbers(parent)
+    if isinstance(parent, cst.IfExp) and parent.test is test:
+        return _picks_number(parent.body) and _picks_number(parent.orelse)
+    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1 or \
+            not isinstance(parent.targets[0].target, cst.Name):
+        return False
+    scope = next((a for a in py.ancestors(parent) if isinstance(a, cst.FunctionDef)), None)
+    if scope is None:
+        return False  # a module-level name may be imported elsewhere
+    name = parent.targets[0].target.value
+    reads = [n for n in py.nodes(cst.Name) if n.value == name and n is not parent.targets[0].target
+             and any(a is scope for a in py.ancestors(n))]
+    return bool(reads) and all(_only_picks_numbers(py, _whole_test(py, r)) for r in reads)
+
+
+def _whole_test(py, node):
+    while isinstance(py.parent(node), (cst.BooleanOperation, cst.UnaryOperation)):
+        node = py.parent(node)
+    return node
+
+
+def _picks_number(node) -> bool:
+    if isinstance(node, cst.IfExp):
+        return _picks_number(node.body) and _picks_number(node.orelse)
+    return _is_number_like(node)
+
+
+def _branches_pick_numbers(if_node) -> bool:
+    """Every statement of the `if` (and of its `elif`/`else`) assigns numbers to names or returns one."""
+    blocks = [if_node.body]
+    orelse = if_node.orelse
+    while orelse is not None:
+        blocks.append(orelse.body)
+        orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+    for block in blocks:
+        lines = block.body if isinstance(block, cst.IndentedBlock) else [block]
+        for line in lines:
+            if not isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                return False
+            for small in line.body:
+                if isinstance(small, cst.Assign):
+                    if not _picks_number(small.value) or not all(
+                            list(_bound_names(t.target)) for t in small.targets):
+                        return False
+                elif isinstance(small, cst.Return):
+                    if small.value is None or not _picks_number(small.value):
+                        return False
+                elif not isinstance(small, cst.Pass):
+                    return False
+    return True
 
 
 def _bound_names(target):
