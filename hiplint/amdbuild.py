@@ -328,8 +328,11 @@ class AmdBuild:
         def rel(p):
             return os.path.relpath(p, self.root)
 
+        from hiplint.includers import off_switches
         lines = [f"# AMD build read from {self.root}"]
         switches = ("nvidia-only-switches", sorted(self.nvidia_switches))
+        # `//#define X` alone, set by no build file: `#ifdef X` code is compiled by no build (not reported).
+        off = ("switches-shipped-off", sorted(off_switches(self.root)))
         vendored = ("vendored-projects", sorted(map(rel, self.vendored_dirs)))
         if self.python_amd:
             lines.append("# the Python build builds for ROCm too (setup.py / install scripts name hipcc, ROCM_HOME or a HIP switch)")
@@ -358,6 +361,8 @@ class AmdBuild:
                     f"  {v!r},\n" for v in sorted(map(rel, self.python_nvidia_dirs))) + "]")
             if self.vendored_dirs:
                 lines.append(f"{vendored[0]} = [\n" + "".join(f"  {v!r},\n" for v in vendored[1]) + "]")
+            if off[1]:
+                lines.append(f"{off[0]} = [\n" + "".join(f"  {v!r},\n" for v in off[1]) + "]")
             return "\n".join(lines) + "\n"
         sections = [("amd-build-files", sorted(map(rel, self.amd_build_files))),
                     ("compiled-as-hip", sorted(map(rel, self.amd_sources))),
@@ -371,7 +376,7 @@ class AmdBuild:
                     ("nvidia-only-blocks", [f"{rel(p)}:{_lines(p, s, e)}"
                                             for p, spans in sorted(self.nvidia_ranges.items()) for s, e in spans]),
                     ("unbuilt-directories", sorted(map(rel, self.unreached_dirs))),
-                    switches] + ([vendored] if vendored[1] else [])
+                    switches] + ([vendored] if vendored[1] else []) + ([off] if off[1] else [])
         for name, values in sections:
             lines.append(f"{name} = [" + ("" if not values else "\n" + "".join(f"  {v!r},\n" for v in values)) + "]")
         return "\n".join(lines) + "\n"

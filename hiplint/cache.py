@@ -247,6 +247,7 @@ class Cache:
                 h.update(b"c-header\0" if c_only_header(path) else b"\0")
             h.update(b"cuda-backend\0" if hip_twin(path, facts.project_builds_for_amd) else b"\0")
             h.update(_library_guard_key(path, data))
+            h.update(_off_switch_key(path, data))
             h.update(facts.signature() + b"\0")
             if facts.builds_for_amd:
                 # A header included from NVIDIA-only code alone (hiplint.includers): an includer that
@@ -532,6 +533,17 @@ def clean_cache(base: str) -> list[str]:
                 os.unlink(full)
         os.rmdir(base)
     return kept
+
+
+def _off_switch_key(path: str, data: bytes) -> bytes:
+    """The switches the project ships turned off that the file names (hiplint.includers.off_switches):
+    uncommenting `//#define USE_TEXTURES_FIELDS` in another header must not serve the entries written before."""
+    if b"define" not in data and b"#if" not in data:
+        return b"\0"  # nothing a switch could change
+    from hiplint.amdbuild import root_of
+    from hiplint.includers import off_switches
+    names = sorted(n for n in off_switches(root_of(os.path.abspath(path))) if n.encode() in data)
+    return ("off:" + ",".join(names) + "\0").encode()
 
 
 def _library_guard_key(path: str, data: bytes) -> bytes:

@@ -207,6 +207,15 @@ class FileContext:
         return cached
 
     @property
+    def _off_switch_ranges(self) -> list[tuple[int, int]]:
+        """File byte ranges of the `#ifdef X` / `#if defined(X) || defined(Y)` branches whose switches the
+        project ships turned off (hiplint.includers.off_switches)."""
+        cached = self.cache.get("off_switch_ranges")
+        if cached is None:
+            cached = self.cache["off_switch_ranges"] = _off_switch_ranges(self)
+        return cached
+
+    @property
     def _nvidia_dsl(self) -> bool:
         cached = self.cache.get("nvidia_dsl")
         if cached is None:
@@ -268,6 +277,9 @@ class FileContext:
             return True  # a module of the project's NVIDIA backend written in the CuTe DSL or cuTile (or its test)
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self._nvidia_header:
             return True  # a header the project includes from NVIDIA-only code alone (hiplint.includers)
+        if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and \
+                any(s <= start < e for s, e in self._off_switch_ranges):
+            return True  # `#ifdef USE_TEXTURES_FIELDS`, offered only as `//#define USE_TEXTURES_FIELDS`: no build takes it
         if self.platform is not None:
             kind = self.platform.kind_at(start)
             if kind == "hip" and not rule.report_in_hip_branches:
@@ -402,3 +414,39 @@ class FileContext:
             names.update(amd_macros(self))
             self.cache["project_macro_names"] = names
         return names
+
+
+_TOKEN = lazy_re(r"\w+|\|\||\S")
+
+
+def _off_switch_ranges(ctx) -> list[tuple[int, int]]:
+    if not ctx.fs_path or ctx.language != "cuda" or not ctx.units or ctx.units[0].delta != 0:
+        return []
+    import os
+
+    from hiplint.amdbuild import root_of
+    from hiplint.cparse import iter_nodes
+    from hiplint.includers import off_switches
+    data = ctx.source.data
+    names = {n for n in off_switches(root_of(os.path.abspath(ctx.fs_path))) if n.encode() in data}
+    if not names:
+        return []
+    main = ctx.units[0]
+    out = []
+    for node in iter_nodes(main.root, {"preproc_ifdef", "preproc_if", "preproc_elif"}):
+        head = node.child_by_field_name("condition") or node.child_by_field_name("name")
+        if head is None:
+            continue
+        if node.type == "preproc_ifdef":
+            if node.child(0) is None or node.child(0).type != "#ifdef" or main.text(head) not in names:
+                continue
+        else:
+            # `defined(X)`, `X`, and such terms joined by `||` alone: false while every X is off.
+            tokens = _TOKEN.findall(main.text(head))
+            words = [t for t in tokens if t[0].isalnum() or t[0] == "_"]
+            if not words or any(t not in ("(", ")", "||") for t in tokens if t not in words) or \
+                    any(w != "defined" and w not in names for w in words) or all(w == "defined" for w in words):
+                continue
+        alternative = node.child_by_field_name("alternative")
+        out.append((head.end_byte, alternative.start_byte if alternative is not None else node.end_byte))
+    return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from functools import lru_cache
 
 from hiplint.amdbuild import C_FAMILY, HEADERS, PROJECT_MARKER, SKIP_DIRS, for_path, root_of
@@ -53,38 +54,73 @@ def library_users(root: str, library: str) -> frozenset:
     return _walk(root)[1].get(library, frozenset())
 
 
+# A switch the project ships turned off: `//#define USE_TEXTURES_FIELDS` (no value, or 1) in a header.
+_COMMENTED_DEFINE = re.compile(rb"^[ \t]*//+[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:[ \t]+1)?[ \t]*$", re.M)
+_ACTIVE_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
+# Files that may turn a switch on from outside the sources: build files, scripts, CI and Python builds.
+_SETS_DEFINES = re.compile(r"(?i)^(?:CMakeLists\.txt|.*\.cmake|(?:GNU)?makefile.*|.*\.(?:mk|mak|am|in|ac|m4|sh|py|"
+                           r"bzl|bazel|toml|ya?ml|json|cfg|ini|txt)|configure.*|meson\.build|meson_options\.txt|BUILD|"
+                           r"SConstruct|SConscript|Make\.\w+)$")
+
+
+def off_switches(root: str) -> frozenset:
+    """Macros the project ships switched off: each is defined only in comments (`//#define
+    USE_TEXTURES_FIELDS`, the way a header offers an optional feature), no C-family file defines it, and no
+    build file, script or configuration names it (where a `-D` could turn it on). Code under `#ifdef` of
+    one is compiled by no build the project describes (hiplint.context)."""
+    return _walk(root)[2]
+
+
 @lru_cache(maxsize=8)
-def _walk(root: str) -> tuple[dict, dict]:
+def _walk(root: str) -> tuple[dict, dict, frozenset]:
     """One read of every C-family file of the project: the include index, and which files name each
     NVIDIA library (_LIBRARY_MENTION)."""
     by_name: dict[str, list] = {}
     mentions: dict[str, set] = {}
+    commented: set = set()
+    active: set = set()
+    setters: list = []  # build files and scripts, read only if a switch is offered in a comment
     count = 0
+    complete = True
     for directory, subdirs, files in os.walk(root):
         subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d.lower() not in SKIP_DIRS
                             and not os.path.exists(os.path.join(directory, d, PROJECT_MARKER)))
         for name in files:
             if os.path.splitext(name)[1].lower() not in C_FAMILY:
+                if _SETS_DEFINES.match(name):
+                    setters.append(os.path.join(directory, name))
                 continue
             count += 1
             if count > MAX_FILES:
-                return by_name, {k: frozenset(v) for k, v in mentions.items()}
+                complete = False
+                break
             path = os.path.join(directory, name)
-            try:
-                if os.path.getsize(path) > MAX_BYTES:
-                    continue
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
+            data = _read_regular(path)
+            if data is None:
+                complete = False  # a file not read may define any switch
                 continue
             for m in set(_LIBRARY_MENTION.findall(data)):
                 mentions.setdefault(m.decode().lower(), set()).add(path)
+            if b"define" in data:
+                commented.update(_COMMENTED_DEFINE.findall(data))
+                active.update(_ACTIVE_DEFINE.findall(data))
             if b"include" not in data:
                 continue
             for m in _INCLUDE.finditer(data):
                 text = m.group(1).decode("utf-8", "replace").strip()
                 by_name.setdefault(os.path.basename(text), []).append((path, m.start(), text))
-    return by_name, {k: frozenset(v) for k, v in mentions.items()}
+        if count > MAX_FILES:
+            break
+    off = (commented - active) if complete else set()
+    for path in setters if off else ():
+        data = _read_regular(path)
+        if data is None:
+            off = set()  # a file not read may set any switch
+            break
+        off = {name for name in off if name not in data}
+        if not off:
+            break
+    return by_name, {k: frozenset(v) for k, v in mentions.items()}, frozenset(n.decode() for n in off)
 
 
 def includers(header: str) -> list[tuple[str, int]]:
@@ -155,6 +191,19 @@ def _off_on_amd(path: str, at: int, hip_macros: frozenset, depth: int, seen: fro
     if os.path.splitext(path)[1].lower() in HEADERS:
         return _nvidia_only(path, hip_macros, depth + 1, seen)
     return False
+
+
+def _read_regular(path: str) -> bytes | None:
+    """A regular file's bytes, or None: too large, unreadable, or not a regular file (a FIFO would block
+    the walk forever; a link to one is followed and refused too)."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+            return None
+        with open(path, "rb") as fh:
+            return fh.read(MAX_BYTES + 1)
+    except OSError:
+        return None
 
 
 def _read(path: str) -> bytes | None:

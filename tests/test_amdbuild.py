@@ -1264,3 +1264,21 @@ def test_an_extension_whose_own_setup_needs_nvcc(tmp_path):
     (tmp_path / "setup.py").write_text("from torch.utils.cpp_extension import CUDAExtension\n")
     assert [p for p, _, _ in scan(tmp_path) if p.endswith(".cu")] == ["csrc/layer_norm/ln_kernel.cu",
                                                                         "csrc/rotary/rotary.cu"]
+
+
+def test_switches_shipped_off_are_listed_and_their_code_not_reported(tmp_path):
+    # SPECFEM's `//#define USE_TEXTURES_FIELDS`: an optional feature offered in a comment and set by no
+    # build file. A switch a build file or script names, or a file defines, is not off.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "config.h").write_text("//#define USE_TEX\n// #define USE_SMEM 1\n//#define USE_ON\n//#define USE_VALUE 8\n")
+    (tmp_path / "other.h").write_text("#define USE_ON\n")
+    (tmp_path / "build.sh").write_text("nvcc -DUSE_SMEM -c k.cu\n")
+    (tmp_path / "k.cu").write_text(
+        '__device__ float s(float v) {\n#ifdef USE_TEX\n  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(__activemask(), v, o);\n'
+        "#endif\n#ifdef USE_SMEM\n  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(__activemask(), v, o);\n#endif\n"
+        "  return v;\n}\n")
+    out = run_cli("scan", "--show-build", cwd=tmp_path).stdout.decode()
+    assert "switches-shipped-off = [\n  'USE_TEX',\n]" in out
+    assert [(f[1], f[2]) for f in scan(tmp_path, "--isolated", "--select", "WRP003")] == [(6, "WRP003")]
+    assert (3, "WRP003") in [(f[1], f[2]) for f in scan(tmp_path, "--isolated", "--select", "WRP003",
+                                                            "--report-nvidia-branches")]

@@ -298,3 +298,22 @@ def test_a_cache_directory_another_run_is_making_is_waited_for(tmp_path):
     else:
         raise AssertionError("a directory with other files and no hiplint tag must be refused")
     assert not cache._being_made(str(tmp_path / "missing"))
+
+
+def test_a_switch_turned_on_in_another_header_lints_afresh(tmp_path):
+    # `//#define SUM_TREE` in a header: code under `#ifdef SUM_TREE` is compiled by no build (not
+    # reported). Uncommenting it there, with the source unchanged, must not serve the entry written before
+    # (the source does not include that header: a forced include, a sibling's configuration).
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "options.h").write_text("//#define SUM_TREE\n")
+    (tmp_path / "src" / "k.cu").write_text(
+        '__device__ float sum(float v) {\n#ifdef SUM_TREE\n'
+        "  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(__activemask(), v, o);\n#endif\n  return v;\n}\n")
+    _, off = scan_json(tmp_path, "--select", "WRP003")
+    assert off == []
+    (tmp_path / "src" / "options.h").write_text("#define SUM_TREE\n")
+    _, on = scan_json(tmp_path, "--select", "WRP003")
+    assert [(f["code"], f["line"]) for f in on] == [("WRP003", 3)]
+    _, fresh = scan_json(tmp_path, "--select", "WRP003", "--no-cache")
+    assert fresh == on
