@@ -28,8 +28,8 @@ class TextureOnGfx94x(CudaRule):
     `tex*Lod`, `tex*Grad`, `texCubemap*`, `surf1Dread`, `surf2Dwrite`, `surf3D*`, ... Calls inside an
     `#if` on `__HIP_NO_IMAGE_SUPPORT` are left alone, and so are calls that a target's device pass
     skips (`#if !defined(__gfx942__)`, the `#else` of `#if defined(__gfx940__) || defined(__gfx942__)`).
-    Each function is reported once, at its first texture or surface call (the kernel is what does not
-    compile); its other calls, on any texture, are listed with it as related locations.
+    Each texture (or surface) is reported once per function, at its first call; the function's other
+    calls on it are listed with it as related locations.
 
     ## Why it breaks on AMD
     MI300 (gfx940/gfx941/gfx942) has no image instructions. The compiler defines
@@ -87,10 +87,10 @@ class TextureOnGfx94x(CudaRule):
         if not archs:
             return
         targets = ", ".join(archs)
-        # One finding per function: the kernel does not compile, whichever textures it samples (a bilinear
-        # filter samples one four times on a line). The later calls are related locations of the first.
+        # One finding per texture (or surface) per function: a bilinear filter samples one texture four
+        # times on a line. The later calls are related locations of the first.
         texture = _texture_argument(ctx, call, fn)
-        key = ("mem004", id(ctx.unit), ctx.function_scope(call).start_byte, tuple(archs))
+        key = ("mem004", id(ctx.unit), ctx.function_scope(call).start_byte, texture, tuple(archs))
         first = ctx.cache.get(key)
         if first is not None:
             what = f"`{texture}`" if texture else "it"
