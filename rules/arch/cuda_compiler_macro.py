@@ -48,7 +48,9 @@ class CudaCompilerMacroTest(CudaRule):
     Nor, inside the body of a `__global__` or `__device__` (not `__host__`) function, a negated test or one
     with an `#else`: no host compiler reads that body, so `#if !defined(__CUDACC__)` (or the `#else`)
     there is the branch for a GPU compiler other than nvcc, written for hip-clang. A lone
-    `#ifdef __CUDACC__` there is still reported: AMD drops its code silently.
+    `#ifdef __CUDACC__` there is still reported: AMD drops its code silently. Nor a negated test joined
+    by `||` to an nvcc version test (`!defined(__CUDACC__) || __CUDACC_VER_MAJOR__ != 9`): a workaround
+    for one nvcc release, whose branch every other compiler, hip-clang too, is meant to take.
     `__CUDACC__` is not reported in a project whose AMD build is PyTorch's extension build
     (`CUDAExtension` in a `setup.py` that builds for ROCm) or whose build files run hipify: those
     compile hipified copies, and hipify turns `__CUDACC__` into `__HIPCC__`
@@ -143,6 +145,11 @@ class CudaCompilerMacroTest(CudaRule):
         if any(_tests_hip(ctx, sibling) and _twin_names(ctx, top, sibling)
                for sibling in (top.prev_named_sibling, top.next_named_sibling)):
             return  # `#ifdef __CUDACC__ apply_cuda() #endif` beside `#ifdef __HIPCC__ apply_hip() #endif`
+        test_text = ctx.text(directive.child_by_field_name("condition") or node)
+        if _negated(ctx, node, directive) and "||" in test_text and _NVCC_VERSION.search(test_text):
+            # `!defined(__CUDACC__) || __CUDACC_VER_MAJOR__ != 9 || ...`: every compiler but one nvcc release
+            # takes the branch, hip-clang among them, as written (a workaround for that release).
+            return
         if _in_gpu_only_function(ctx, top) and (len(chain) > 1 or _negated(ctx, node, directive)):
             # Inside a `__global__`/`__device__` body only GPU compilers read, the "not nvcc" side is
             # another GPU compiler's: written for hip-clang. (A lone `#ifdef __CUDACC__` there still drops
@@ -174,6 +181,9 @@ class CudaCompilerMacroTest(CudaRule):
                          f"__HIPCC__), so a HIP build {'takes' if negated else 'skips'} this branch meant for "
                          f"{'host compilers' if negated else 'the GPU compiler'}; test `__HIPCC__` too",
                    fix=fix)
+
+
+_NVCC_VERSION = lazy_re(r"\b(?:__CUDACC_VER_(?:MAJOR|MINOR|BUILD)__|__CUDACC_VER__|CUDART_VERSION|CUDA_VERSION)\b")
 
 
 def _negated(ctx, node, directive) -> bool:
