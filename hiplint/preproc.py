@@ -296,6 +296,35 @@ class _Eval:
             self.open_names.add(name)
         return None
 
+    def _number(self, node: Node | None, world: str) -> int | None:
+        """The integer an arithmetic `#if` operand has in `world`: literals, macros with a per-vendor value,
+        macros undefined there (0), and `+ - * / %` over them; None where anything is unknown."""
+        while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
+            node = node.named_children[0]
+        if node is None:
+            return None
+        if node.type == "number_literal":
+            try:
+                return int(self.text(node).rstrip("uUlL"), 0)
+            except ValueError:
+                return None
+        if node.type == "identifier":
+            name = self.text(node)
+            value = self.value_of(name, world)
+            if value is None and self.defined(name, world) is False:
+                value = 0
+            return value
+        if node.type == "unary_expression":
+            op = node.child_by_field_name("operator")
+            v = self._number(node.child_by_field_name("argument"), world)
+            return -v if v is not None and op is not None and op.type == "-" else (v if op is not None and op.type == "+" else None)
+        if node.type == "binary_expression":
+            op = node.child_by_field_name("operator")
+            a = self._number(node.child_by_field_name("left"), world)
+            b = self._number(node.child_by_field_name("right"), world) if a is not None else None
+            return _arith(op.type, a, b) if a is not None and b is not None and op is not None else None
+        return None
+
     def has_amd_twin(self, name: str) -> bool:
         """A project's CUDA build switch whose HIP counterpart the same file names (`X_USE_CUDA` beside
         `X_USE_HIP` or `X_USE_ROCM`): the project picks one backend per build, so on AMD the CUDA
@@ -399,6 +428,12 @@ class _Eval:
                         return None
                     return {">": value > n, ">=": value >= n, "==": value == n, "!=": value != n, "<": value < n,
                             "<=": value <= n}[opt]
+            if opt in (">", ">=", "==", "!=", "<", "<="):
+                # Arithmetic over macros whose value in this world is known, an undefined one being 0:
+                # `__CUDACC_VER_MAJOR__ * 10000 + __CUDACC_VER_MINOR__ * 100 >= 120400` is 0 >= 120400 on AMD.
+                a, b = self._number(left, world), self._number(right, world)
+                if a is not None and b is not None:
+                    return {">": a > b, ">=": a >= b, "==": a == b, "!=": a != b, "<": a < b, "<=": a <= b}[opt]
             return None
         if t == "number_literal":
             try:
@@ -414,6 +449,18 @@ class _Eval:
                     and len(names) == 1 and names[0].type == "identifier":
                 return self.defined(self.text(names[0]), world)
         return None
+
+
+def _arith(op: str, a: int, b: int) -> int | None:
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op in ("/", "%"):
+        return None if b == 0 else (int(a / b) if op == "/" else a - b * int(a / b))  # C truncates
+    return None
 
 
 def _rocm_floor(hip_macros) -> tuple[int, int] | None:

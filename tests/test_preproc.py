@@ -1,6 +1,6 @@
 """Which #if branches are HIP-only or NVIDIA-only."""
 from hiplint.cparse import new_parser
-from hiplint.preproc import PlatformMap, directive_groups, excluded_when, is_hip_macro
+from hiplint.preproc import HIP_MACROS, PlatformMap, directive_groups, excluded_when, is_hip_macro
 
 
 def kinds(src: str) -> dict[str, str | None]:
@@ -360,3 +360,27 @@ def test_a_project_defined_macro_reads_like_defined():
     src = "#if PetscDefined(HAVE_CUDA)\nint x_a;\n#elif PetscDefined(HAVE_HIP)\nint x_b;\n#endif\n"
     assert kinds(src) == {"A": "nvidia", "B": "hip"}
     assert kinds("#if MyCheck(HAVE_CUDA)\nint x_a;\n#elif defined(HAVE_HIP)\nint x_b;\n#endif\n")["A"] is None
+
+
+def test_arithmetic_over_toolkit_macros_is_settled_on_amd():
+    # SageAttention: `#if (__CUDACC_VER_MAJOR__ * 10000 + __CUDACC_VER_MINOR__ * 100 >= 120400)` is
+    # 0 >= 120400 with hip-clang, which defines neither macro; a switch defined only there is NVIDIA's.
+    from hiplint.preproc import HIP, CUDA, condition_truth
+    from hiplint.cparse import new_parser as parser
+
+    def truth(cond, world):
+        data = f"#if {cond}\nint x;\n#endif\n".encode()
+        node = parser().parse(data).root_node.named_children[0].child_by_field_name("condition")
+        return condition_truth(node, data, world)
+
+    assert truth("__CUDACC_VER_MAJOR__ * 10000 + __CUDACC_VER_MINOR__ * 100 >= 120400", HIP) is False
+    assert truth("(__CUDACC_VER_MAJOR__ * 10000 + __CUDACC_VER_MINOR__ * 100 >= 120400)", CUDA) is None
+    assert truth("-(__CUDACC_VER_MAJOR__ - 2) == 2", HIP) is True
+    assert truth("__CUDACC_VER_MAJOR__ / 0 > 1", HIP) is None  # not a value: left open
+    assert truth("MY_LIB_LEVEL * 2 > 3", HIP) is None  # a project macro: unknown on either side
+    src = ("#if (__CUDACC_VER_MAJOR__ * 10000 + __CUDACC_VER_MINOR__ * 100 >= 120400)\n#define FP8_OK\n#endif\n"
+           "#ifdef FP8_OK\nint x_a;\n#else\nint x_b;\n#endif\n")
+    from hiplint.headers import platform_map
+    data = src.encode()
+    pm = platform_map(parser().parse(data).root_node, data, HIP_MACROS, [], None)
+    assert pm.kind_at(data.index(b"int x_a;")) == "nvidia"
