@@ -2,7 +2,8 @@
 
 Mature portable projects do not `#if` every line: they keep a CUDA backend beside a HIP one, as
 directories (Kokkos `core/src/Cuda/` beside `core/src/HIP/`, Ginkgo `cuda/` beside `hip/`) or as
-files (desul `Compare_Exchange_CUDA.hpp` beside `Compare_Exchange_HIP.hpp`). An AMD build compiles the
+files (desul `Compare_Exchange_CUDA.hpp` beside `Compare_Exchange_HIP.hpp`, a Python `nvidia.py`
+beside `amd.py`). An AMD build compiles the
 HIP twin, never the CUDA file: that file is NVIDIA code, as an `#ifdef` branch beside a HIP one is,
 and is not reported unless `report-nvidia-branches` is on. In a directory twin only a file that has
 its counterpart (same place, same stem with CUDA read as HIP) counts: a file the HIP side lacks is
@@ -85,7 +86,8 @@ def hip_twin(path: str, whole_directory: bool = False) -> str | None:
     `atomics/cuda/` beside `Fetch_Op_CUDA.hpp` and `Fetch_Op_HIP.hpp`): a HIP file there is returned."""
     full = os.path.abspath(path)
     low = full.lower()
-    if "cuda" not in low and "nvshmem" not in low and "optix" not in low and not low.endswith((".cu", ".cuh", ".hip")):
+    if "cuda" not in low and "nvshmem" not in low and "optix" not in low and not low.endswith((".cu", ".cuh", ".hip")) \
+            and "nvidia" not in os.path.basename(low):
         return None  # no CUDA name word, `cuda` directory or CUDA extension: asked for every file, so first
     directory, name = os.path.split(full)
     stems = _twin_stems(name)
@@ -213,6 +215,10 @@ def _twin_stems(name: str) -> set[str]:
     parts = name.split(".")
     if len(parts) >= 3 and "cuda" in parts[1].lower():
         stems |= {f"{stem.lower()}.{amd}" for amd in _amd_word(parts[1])}
+    # A module named for the vendor beside its AMD one (unsloth's `hardware/nvidia.py` beside `amd.py`,
+    # dispatched on `IS_ROCM`): the NVIDIA side of a per-vendor pair.
+    if "nvidia" in stem.lower():
+        stems |= {stem.lower().replace("nvidia", amd) for amd in ("amd", "rocm", "hip")}
     # `.hip` too: what `hiplint migrate --hip-extension` makes of such a `.cu` keeps its twin (idempotence).
     if name.lower().endswith((".cu", ".cuh", ".hip")):
         low = stem.lower()

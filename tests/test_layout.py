@@ -135,3 +135,24 @@ def test_a_port_in_progress_keeps_its_unported_files(tmp_path):
     assert hip_twin(str(tmp_path / "ops/cuda/scan.cu")) == str(tmp_path / "ops/amd/scan.cpp")
     assert hip_twin(str(tmp_path / "ops/cuda/sort.cu")) is None
     assert codes(tmp_path) == [("ops/cuda/histogram.cu", "WRP006"), ("ops/cuda/sort.cu", "WRP006")]
+
+
+def test_a_module_named_for_nvidia_beside_its_amd_one_is_the_nvidia_side(tmp_path):
+    # unsloth's `hardware/nvidia.py` beside `hardware/amd.py`, chosen by `IS_ROCM`: nvidia-smi there never
+    # runs on AMD. Without the AMD module it is reported.
+    (tmp_path / ".git").mkdir()
+    hw = tmp_path / "hardware"
+    hw.mkdir()
+    (hw / "nvidia.py").write_text('import subprocess\n\ndef gpus():\n    return subprocess.run(["nvidia-smi", "-L"])\n')
+    (hw / "amd.py").write_text('import subprocess\n\ndef gpus():\n    return subprocess.run(["amd-smi", "list"])\n')
+    assert hip_twin(str(hw / "nvidia.py")) == str(hw / "amd.py")
+    assert hip_twin(str(hw / "amd.py")) is None
+
+    def py004(*args):
+        proc = run_cli("scan", ".", "--isolated", "--select", "PY004", "--output-format", "json", *args, cwd=tmp_path)
+        return [f["path"] for f in json.loads(proc.stdout)]
+
+    assert py004() == []
+    assert py004("--report-nvidia-branches") == ["hardware/nvidia.py"]
+    (hw / "amd.py").unlink()
+    assert py004() == ["hardware/nvidia.py"]
