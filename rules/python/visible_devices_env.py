@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 from hiplint.lazy import libcst as cst
 
 from hiplint import FileRule, Impact, Severity
@@ -103,7 +105,9 @@ class VisibleDevicesEnv(FileRule):
     inside a condition that names HIP/ROCm, a dict literal that is only compared (`assert env ==
     {...}`), a read inside a test assertion (`self.assertEqual(os.environ[...], "5,6")`), or a read in
     a function that sets `os.environ["CUDA_VISIBLE_DEVICES"]` itself (a fixture that saves the value,
-    sets its own and restores it).
+    sets its own and restores it). Nor anything in a pytest module (`test_*.py`, `*_test.py`,
+    `conftest.py`): a test sets both masks to check that the code under test strips them, and reads
+    them to check what it left; the code under test is where GPUs are chosen.
 
     ## Why it breaks on AMD
     On AMD GPUs three layers filter devices: `ROCR_VISIBLE_DEVICES` (the ROCm runtime, applied
@@ -149,6 +153,8 @@ class VisibleDevicesEnv(FileRule):
     checklist = "Decide which variable selects GPUs on AMD (AMD recommends ROCR_VISIBLE_DEVICES on Linux); never set ROCR and CUDA/HIP to the same physical ids."
 
     def check_file(self, ctx):
+        if _TEST_MODULE.search(ctx.path.replace("\\", "/")):
+            return  # a test sets and reads the masks to check the code under test, not to pick GPUs
         py = pyparse.get(ctx)
         if py is None:
             return
@@ -180,6 +186,10 @@ class VisibleDevicesEnv(FileRule):
                 ctx.report_range(start, end,
                                  f"reads only `{CUDA_VAR}`: on ROCm the GPUs are often chosen with `{ROCR_VAR}` "
                                  f"(AMD's recommendation on Linux) or `{HIP_VAR}`, leaving it unset; read those too")
+
+
+# pytest's test modules and fixtures (`test_gpu_selection.py`, `gpu_test.py`, `conftest.py`).
+_TEST_MODULE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test|conftest)\.py$")
 
 
 def _function_of(py, node):
