@@ -978,15 +978,20 @@ _PY_BUILD_FILES = ("setup.py", "pyproject.toml", "setup.cfg")
 _PY_BUILD_DIRS = ("install", "setup", "build_tools", "tools/setup_helpers")
 _TORCH_EXTENSION = lazy_re(rb"\bCUDAExtension\b|\bBuildExtension\b")
 _PY_AMD = lazy_re(rb"\bROCM_HOME\b|\bIS_HIP_EXTENSION\b|\bROCM_PATH\b|\bhipcc\b|\b[A-Za-z_]*USE_HIP\b|\buse_hip\b|torch\.version\.hip")
+# Also an install that picks its ROCm variant, in code (not a comment): a platform compared with "rocm", or
+# AMD's tools run as a probe (Liger-Kernel's `get_platform()` runs `rocm-smi` and installs the ROCm extras).
+_PY_AMD_VARIANT = lazy_re(rb"==\s*[\"']rocm[\"']|[\"'](?:rocm-smi|amd-smi|rocminfo)[\"']")
+_PY_COMMENT = lazy_re(rb"(?m)(?:^|(?<=\s))#[^\n]*")
 
 
 def python_builds_for_amd(root: str) -> bool:
     """A Python build that also builds for ROCm: the root's `setup.py` / `pyproject.toml` / `setup.cfg`,
     or the build scripts under `install/`, `setup/`, ... name hipcc, ROCM_HOME, a `*USE_HIP` switch,
-    `torch.version.hip` or PyTorch's `IS_HIP_EXTENSION` (CuPy's `CUPY_INSTALL_USE_HIP`; a PyTorch extension built through hipify)."""
+    `torch.version.hip` or PyTorch's `IS_HIP_EXTENSION` (CuPy's `CUPY_INSTALL_USE_HIP`; a PyTorch extension built through hipify),
+    or pick a ROCm variant (`platform == "rocm"`, a `rocm-smi` / `amd-smi` / `rocminfo` probe)."""
     for path in _python_build_paths(root):
         data = _read_bytes(path)
-        if data and _PY_AMD.search(data):
+        if data and (_PY_AMD.search(data) or _PY_AMD_VARIANT.search(_PY_COMMENT.sub(b"", data))):
             return True
     return False
 
@@ -998,18 +1003,40 @@ _NAMES_ROCM = lazy_re(rb"(?i)\b(?:hip\w*|rocm\w*|amdgpu)\b|IS_HIP_EXTENSION|torc
 MAX_SUBPACKAGE_FILES = 2000
 
 
+# `project(X LANGUAGES CXX CUDA)` or `enable_language(CUDA)`: a CMake build that compiles CUDA.
+_CMAKE_CUDA_PROJECT = lazy_re(rb"(?i)\bproject\s*\([^)]*\bCUDA\b[^)]*\)|\benable_language\s*\(\s*CUDA\b")
+_CMAKE_COMMENT = lazy_re(rb"#[^\n]*")
+
+
+def _cmake_modules(directory: str) -> list[str]:
+    try:
+        return [os.path.join(directory, n) for n in sorted(os.listdir(directory))[:50] if n.endswith(".cmake")]
+    except OSError:
+        return []
+
+
 def nvcc_only_subpackages(root: str, vendored: set) -> tuple[set[str], set[str]]:
-    """Nested `setup.py` files (below the root, outside vendored projects) that need nvcc and name nothing
-    of ROCm's: their directories are NVIDIA-only extensions of a project whose own build goes to ROCm.
+    """Nested Python packages (a `setup.py` or `pyproject.toml` below the root, outside vendored projects)
+    whose build needs nvcc, or whose own CMake build compiles CUDA, and names nothing of ROCm's: their
+    directories are NVIDIA-only extensions of a project whose own build goes to ROCm.
     Returns (their C-family sources, their directories)."""
     files, dirs = set(), set()
     for directory, subdirs, names in os.walk(root):
         subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d.lower() not in SKIP_DIRS
                             and os.path.join(directory, d) not in vendored)
-        if directory == root or "setup.py" not in names:
+        if directory == root or ("setup.py" not in names and "pyproject.toml" not in names):
             continue
-        data = _read_bytes(os.path.join(directory, "setup.py")) or b""
-        if not _NEEDS_NVCC.search(data) or _NAMES_ROCM.search(data):
+        data = b"".join(_read_bytes(os.path.join(directory, n)) or b"" for n in ("setup.py", "pyproject.toml")
+                        if n in names)
+        # A CMake build of the subpackage's own counts too (Liger-Kernel's `liger_cute_kernels/`:
+        # `project(... LANGUAGES CXX CUDA)`, sm_90a/sm_100a only): its CMake files must name no ROCm either.
+        cmake = b""
+        if "CMakeLists.txt" in names:
+            cmake = _read_bytes(os.path.join(directory, "CMakeLists.txt")) or b""
+            for extra in _cmake_modules(os.path.join(directory, "cmake")):
+                cmake += _read_bytes(extra) or b""
+        if not (_NEEDS_NVCC.search(data) or _CMAKE_CUDA_PROJECT.search(cmake)) or _NAMES_ROCM.search(data) \
+                or _NAMES_ROCM.search(_CMAKE_COMMENT.sub(b"", cmake)):
             continue
         dirs.add(directory)
         count = 0

@@ -1282,3 +1282,24 @@ def test_switches_shipped_off_are_listed_and_their_code_not_reported(tmp_path):
     assert [(f[1], f[2]) for f in scan(tmp_path, "--isolated", "--select", "WRP003")] == [(6, "WRP003")]
     assert (3, "WRP003") in [(f[1], f[2]) for f in scan(tmp_path, "--isolated", "--select", "WRP003",
                                                             "--report-nvidia-branches")]
+
+
+def test_a_subpackage_whose_own_cmake_compiles_cuda_only(tmp_path):
+    # Liger-Kernel: the top setup.py installs a ROCm variant (it probes `rocm-smi`, `platform == "rocm"`);
+    # `cute_kernels/` is a Python package of its own whose CMake build is `LANGUAGES CXX CUDA` and names
+    # no ROCm: NVIDIA-only. A sibling whose CMake also enables HIP stays reported.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "setup.py").write_text(
+        'import subprocess\n\ndef platform():\n    try:\n        subprocess.run(["rocm-smi"], check=True)\n'
+        '        return "rocm"\n    except FileNotFoundError:\n        return "cuda"\n\n'
+        'extras = ["torch-rocm"] if platform() == "rocm" else ["torch"]\n')
+    assert amdbuild.python_builds_for_amd(str(tmp_path))
+    cute, both = tmp_path / "cute_kernels", tmp_path / "dual_kernels"
+    for d, langs in ((cute, "CXX CUDA"), (both, "CXX CUDA HIP")):
+        (d / "csrc").mkdir(parents=True)
+        (d / "pyproject.toml").write_text("[build-system]\nrequires = ['scikit-build-core']\n")
+        (d / "CMakeLists.txt").write_text(f"# no ROCm here\nproject(k LANGUAGES {langs})\nadd_library(k csrc/k.cu)\n")
+        (d / "csrc" / "k.cu").write_text(KERNEL)
+    files, dirs = amdbuild.nvcc_only_subpackages(str(tmp_path), set())
+    assert dirs == {str(cute)} and files == {str(cute / "csrc" / "k.cu")}
+    assert [p for p, _, code in scan(tmp_path) if code == "WRP006"] == ["dual_kernels/csrc/k.cu"]
