@@ -57,6 +57,10 @@ class TorchCapabilityGate(FileRule):
     or 12 the gate is reported, unless its value goes to a local nothing in the function reads, or it
     sits under a test of a backend variable the file also tests for ROCm (`if SYSTEM == "cuda":` beside
     `SYSTEM == "rocm"`; not a torch device string, which ROCm's PyTorch spells "cuda" too).
+    A gate that only picks numbers (its `if` branches assign or return tile sizes, `num_warps`, stage
+    counts; not a bare 0 or 1, which is a flag) is reported as info: AMD GPUs get the values tuned for
+    that NVIDIA generation, which may not suit them (LDS is 64 KiB per workgroup on gfx942) but select
+    no NVIDIA-only code.
 
     ## Why it breaks on AMD
     ROCm builds of PyTorch answer `get_device_capability()` with the major/minor of the gfx
@@ -316,8 +320,11 @@ def _whole_test(py, node):
 
 
 def _picks_number(node) -> bool:
+    """A tuning number: not a bare 0 or 1, which is a flag choosing a code path (`USE_TMA = 1`)."""
     if isinstance(node, cst.IfExp):
         return _picks_number(node.body) and _picks_number(node.orelse)
+    if isinstance(node, cst.Integer) and node.value in ("0", "1"):
+        return False
     return _is_number_like(node)
 
 
