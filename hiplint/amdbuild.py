@@ -116,6 +116,7 @@ class FileFacts:
     # `__HIPCC__` there; otherwise hip-clang compiles the CUDA source itself and never defines `__CUDACC__`
     hipified_at_build: bool = False
     unbuilt: bool = False  # a source no build file names, no glob matches and no file includes (AmdBuild.unbuilt)
+    gpu_defines: frozenset = frozenset()  # defined in every GPU build, AMD's included (gpu_build_defines())
 
     @property
     def builds_for_amd(self) -> bool:
@@ -139,6 +140,8 @@ class FileFacts:
             # (ROCm 7.2 `-E -dM`): a `#ifdef __CUDACC__` branch is NVIDIA code (ARC006 reports the test
             # itself where the branch holds GPU code AMD needs).
             nvidia |= {NVIDIA_BUILD_MARK + "__CUDACC__"}
+        if self.project_builds_for_amd:
+            switches |= self.gpu_defines
         if not self.amd_compiled:
             return switches | nvidia
         return self.amd_defines | nvidia | switches
@@ -151,7 +154,7 @@ class FileFacts:
                      self.nvidia_build_file, self.nvidia_ranges, sorted(self.nvidia_switches),
                      self.project_builds_for_amd, self.nvidia_source, self.amd_build_file, self.valued,
                      self.vendored, sorted(self.removed_names_defined), self.hipified_at_build,
-                     self.unbuilt)).encode()
+                     self.unbuilt, sorted(self.gpu_defines))).encode()
 
 
 NOTHING = FileFacts()
@@ -225,7 +228,9 @@ class AmdBuild:
     python_nvidia_dirs: set = field(default_factory=set)  # directories holding only those
     vendored_dirs: set = field(default_factory=set)  # vendored projects (_build_files): not read as the build
     removed_names_defined: frozenset = frozenset()  # removed_names_defined()
+    gpu_defines: frozenset = frozenset()  # gpu_build_defines(): defined in every GPU build, AMD's included
     backend_choice: bool = False  # no AMD target read, but a variable picks CUDA or HIP (_chooses_cuda_or_hip)
+    gpu_candidates: dict = field(default_factory=dict)  # _any_gpu_build_sets(), before the configured headers
 
     def vendored(self, full: str) -> bool:
         return any(full.startswith(d + os.sep) for d in self.vendored_dirs)
@@ -304,7 +309,8 @@ class AmdBuild:
                              or any(full.startswith(d + os.sep) for d in self.nvidia_subdirs)
                              or self._python_nvidia(full),
                              vendored=self.vendored(full), removed_names_defined=self.removed_names_defined,
-                             hipified_at_build=self.torch_extension or self.hipify_step)
+                             hipified_at_build=self.torch_extension or self.hipify_step,
+                             gpu_defines=self.gpu_defines)
         full = os.path.abspath(path)
         compiled = full in self.amd_sources or (
             os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.amd_dirs)
@@ -321,7 +327,8 @@ class AmdBuild:
                          vendored=not compiled and self.vendored(full),
                          removed_names_defined=self.removed_names_defined,
                          hipified_at_build=(self.torch_extension and not compiled) or self.hipify_step,
-                         unbuilt=not compiled and not nvidia_source and self.unbuilt(full))
+                         unbuilt=not compiled and not nvidia_source and self.unbuilt(full),
+                         gpu_defines=self.gpu_defines)
 
     def describe(self) -> str:
         """`--show-build`: what was learned, paths relative to the repository."""
@@ -347,6 +354,8 @@ class AmdBuild:
             if self.nvidia_switches:
                 lines.append("# the build files name both backends' switches: the CUDA one is off in an AMD build")
                 lines.append(f"{switches[0]} = [\n" + "".join(f"  {v!r},\n" for v in switches[1]) + "]")
+            if self.gpu_defines:
+                lines.append("gpu-build-definitions = [\n" + "".join(f"  {v!r},\n" for v in sorted(self.gpu_defines)) + "]")
             if self.autotools_nvidia_dirs or self.nvidia_subdirs:
                 lines.append("nvidia-only-directories = [\n" + "".join(
                     f"  {v!r},\n" for v in sorted(map(rel, self.autotools_nvidia_dirs | self.nvidia_subdirs))) + "]")
@@ -369,6 +378,7 @@ class AmdBuild:
                     ("headers-beside-them", sorted(rel(d) + "/*.h, *.cuh, ..." for d in self.amd_dirs)),
                     ("amd-definitions", sorted(self.amd_defines)),
                     ("nvidia-only-definitions", sorted(self.nvidia_defines)),
+                    *([("gpu-build-definitions", sorted(self.gpu_defines))] if self.gpu_defines else []),
                     ("backend-values", [f"{n}: AMD {a}, NVIDIA {v}" for n, (a, v) in sorted(self.valued.items())]),
                     ("nvidia-only-build-files", sorted(map(rel, self.nvidia_build_files))),
                     ("nvidia-only-sources", sorted(map(rel, self.nvidia_sources))),
@@ -959,7 +969,7 @@ _BUILD_WORD = lazy_re(r"(?<![\w$])(?:-D)?([A-Za-z_][A-Za-z0-9_]*)")
 # Configured headers (`config.hpp.in` with `#cmakedefine AXOM_USE_CUDA` beside `AXOM_USE_HIP`) name them too.
 # Bazel too (`BUILD`, `*.bzl`): JAX's `defines = ["JAX_GPU_HIP=1"]` in rocm/BUILD beside `JAX_GPU_CUDA=1`.
 _SWITCH_EXTRA_FILES = lazy_re(r"\.(mak|mk|defs|rules|am|m4|bzl)$|^Make\.|^GNUmakefile|^configure\.(ac|in)$|"
-                                 r"^BUILD(\.bazel)?$|\.(h|hh|hpp|hxx)\.(in|cmake|cmakein)$", re.I)
+                                 r"^BUILD(\.bazel)?$|\.(h|hh|hpp|hxx)\.(in|cmake|cmakein)$|\.in\.(h|hh|hpp|hxx)$", re.I)
 
 
 def _switch_words(paths: list[str]) -> frozenset:
@@ -1820,6 +1830,7 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
         if not added:
             break
     _nvidia_only_variables(files)
+    build.gpu_candidates = _any_gpu_build_sets(files, texts, build, numbered)
     for f in files.values():
         f.nvidia_blocks.sort()
     amd_dirs = {os.path.dirname(s) for s in build.amd_sources}
@@ -1911,6 +1922,64 @@ def _hip_twin_dir(directory: str) -> bool:
         if os.path.isdir(os.path.join(parent, twin)):
             return True
     return False
+
+
+def _any_gpu_condition(words: tuple, context: bytes, build: AmdBuild, numbered: dict) -> bool:
+    """`if(X_BUILD_WITH_HIP OR X_BUILD_WITH_CUDA)`: each alternative picks one vendor's build, both vendors
+    among them, so the block runs in every GPU build (and in no CPU-only one)."""
+    parts: list[list[str]] = [[]]
+    for w in words:
+        if w.upper() == "OR":
+            parts.append([])
+        else:
+            parts[-1].append(w)
+    if len(parts) < 2 or any(not p for p in parts):
+        return False
+    scopes = {_branch_scope(p, context, build.project_words, frozenset(), frozenset(), numbered) for p in parts}
+    return scopes == {"hip", "cuda"}
+
+
+_TRUE_VALUES = frozenset({"TRUE", "ON", "YES", "1"})
+
+
+def _any_gpu_build_sets(files: dict, texts: dict, build: AmdBuild, numbered: dict) -> dict[str, str]:
+    """What a block run by every GPU build defines: `set(X_GPU_SUPPORT TRUE)` (a macro only where a
+    configured header writes it: "set") or `add_compile_definitions(X_GPU)` / `add_definitions(-DX_GPU)`
+    ("define")."""
+    out: dict[str, str] = {}
+    for path, f in files.items():
+        for c in f.commands:
+            if not c.condition or "OR" not in (w.upper() for w in c.condition):
+                continue
+            if c.name == "set" and len(c.args) >= 2 and c.args[1].upper() in _TRUE_VALUES:
+                kind, names = "set", {c.args[0]}
+            elif c.name in ("add_compile_definitions", "add_definitions"):
+                kind, names = "define", _definitions(c.args, {}, os.path.dirname(path), build.root,
+                                                     dashed=c.name == "add_definitions")
+            else:
+                continue
+            if names and _any_gpu_condition(c.condition, texts.get(path, b""), build, numbered):
+                for n in names:
+                    if "=" not in n:
+                        out.setdefault(n, kind)
+    return out
+
+
+def gpu_build_defines(candidates: dict, fragments: list[str]) -> frozenset:
+    """Macros every GPU build defines, the AMD one included: waLBerla's `set(WALBERLA_BUILD_WITH_GPU_SUPPORT
+    TRUE)` under `if(WALBERLA_BUILD_WITH_HIP OR WALBERLA_BUILD_WITH_CUDA)`, written out by `#cmakedefine
+    WALBERLA_BUILD_WITH_GPU_SUPPORT` in a configured header. The `#else` of `#if defined(...)` on one is
+    then the CPU-only build's code, which hip-clang never compiles."""
+    if not candidates:
+        return frozenset()
+    configured = b"\n".join(_read_bytes(p) or b"" for p in fragments
+                             if re.search(r"\.(h|hh|hpp|hxx)\.(in|cmake|cmakein)$|\.in\.(h|hh|hpp|hxx)$", p, re.I))
+    out = set()
+    for name, kind in candidates.items():
+        if kind == "define" or re.search(rb"(?m)^[ \t]*#[ \t]*cmakedefine[ \t]+" + re.escape(name.encode()) + rb"\b",
+                                          configured):
+            out.add(name)
+    return frozenset(out)
 
 
 def _definitions(args: list[str], variables: dict, here: str, root: str, dashed: bool = False) -> set[str]:
@@ -2113,6 +2182,7 @@ def read(root: str) -> AmdBuild:
         build.nvidia_subdirs = kept
         build.amd_defines.clear()
         build.nvidia_defines.clear()
+    build.gpu_defines = gpu_build_defines(build.gpu_candidates, fragments)
     build.preset_nvidia_files = backend_presets(cmake)
     build.nvidia_build_files |= build.preset_nvidia_files
     build.amd_defines -= build.nvidia_defines & build.amd_defines

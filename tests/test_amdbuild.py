@@ -1303,3 +1303,30 @@ def test_a_subpackage_whose_own_cmake_compiles_cuda_only(tmp_path):
     files, dirs = amdbuild.nvcc_only_subpackages(str(tmp_path), set())
     assert dirs == {str(cute)} and files == {str(cute / "csrc" / "k.cu")}
     assert [p for p, _, code in scan(tmp_path) if code == "WRP006"] == ["dual_kernels/csrc/k.cu"]
+
+
+def test_a_switch_every_gpu_build_sets_is_defined_on_amd(tmp_path):
+    # waLBerla: `set(W_GPU_SUPPORT TRUE)` under `if(W_BUILD_WITH_HIP OR W_BUILD_WITH_CUDA)`, written out by
+    # `#cmakedefine` in a configured `*.in.h` header: the `#else` of `#if defined(W_GPU_SUPPORT)` is the
+    # CPU-only build's stub code, which hip-clang never compiles.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(w CXX)\noption(W_BUILD_WITH_CUDA OFF)\noption(W_BUILD_WITH_HIP OFF)\n"
+        "if(W_BUILD_WITH_HIP)\n  enable_language(HIP)\n  find_package(hip)\nendif()\n"
+        "if(W_BUILD_WITH_HIP OR W_BUILD_WITH_CUDA)\n  set(W_GPU_SUPPORT TRUE CACHE BOOL \"\")\n"
+        "else()\n  set(W_GPU_SUPPORT FALSE CACHE BOOL \"\")\nendif()\n"
+        "configure_file(defs.in.h defs.h)\nadd_library(w wrapper.cpp)\n")
+    (tmp_path / "defs.in.h").write_text("#cmakedefine W_BUILD_WITH_HIP\n#cmakedefine W_GPU_SUPPORT\n")
+    (tmp_path / "wrapper.h").write_text(
+        '#include "defs.h"\n#if defined(W_GPU_SUPPORT)\n#include "gpu_runtime.h"\n#else\n'
+        "#ifndef __CUDACC__\n#define __device__\n#define __host__\n#endif\n#endif\n")
+    (tmp_path / "wrapper.cpp").write_text('#include "wrapper.h"\n')
+    build = amdbuild.read(str(tmp_path))
+    assert build.gpu_defines == {"W_GPU_SUPPORT"}
+    assert scan(tmp_path) == []
+    # Set under a condition one vendor's build alone meets, it says nothing of the other build.
+    (tmp_path / "CMakeLists.txt").write_text(
+        (tmp_path / "CMakeLists.txt").read_text().replace("if(W_BUILD_WITH_HIP OR W_BUILD_WITH_CUDA)",
+                                                          "if(W_BUILD_WITH_CUDA OR W_USE_MPI)"))
+    assert amdbuild.read(str(tmp_path)).gpu_defines == frozenset()
+    assert [c for _, _, c in scan(tmp_path)] == ["ARC006"]

@@ -933,6 +933,8 @@ def _xor_offset_below_32(ctx, call, offset) -> bool:
     text = ctx.text(offset).strip()
     if _constant_at_most(ctx, text, 31):
         return True
+    if _shift_below_32(ctx, call, text):
+        return True
     if offset.type != "identifier":
         return False
     loop = _enclosing_loop(ctx, call)
@@ -956,6 +958,56 @@ def _xor_offset_below_32(ctx, call, offset) -> bool:
                     return _constant_at_most(ctx, below.group(3), limit) and _constant_at_most(ctx, start.group(1), 31)
             return False
         loop = ctx.enclosing(loop, {"for_statement"})
+    return False
+
+
+_SHIFT_OF = lazy_re(r"^\(?\s*1[uU]?\s*<<\s*(\w+)\s*\)?$")
+_STEP_DOWN = lazy_re(r"^\s*(?:--\s*(\w+)|(\w+)\s*--|(\w+)\s*-=\s*1)\s*$")
+_STEP_UP = lazy_re(r"^\s*(?:\+\+\s*(\w+)|(\w+)\s*\+\+|(\w+)\s*\+=\s*1)\s*$")
+_AT_LEAST_0 = lazy_re(r"^\s*\(?\s*(\w+)\s*(?:>=\s*0|>\s*-\s*1)\s*\)?\s*$")
+
+
+def _shift_below_32(ctx, call, text: str) -> bool:
+    """An offset `1 << k` (written in the call, or a `const int delta = 1 << k;` of the loop body) where
+    the loop runs `k` over 0..4 at most, down (`k = 4; k >= 0; --k`) or up (`k = 0; k < 5; ++k`): a
+    bit-matrix transpose or butterfly whose XOR offsets are 16, 8, 4, 2, 1."""
+    loop = _enclosing_loop(ctx, call)
+    if loop is None:
+        return False
+    shift = _SHIFT_OF.match(text)
+    if shift is None and re.fullmatch(r"[A-Za-z_]\w*", text):
+        body = loop.child_by_field_name("body")
+        if body is None:
+            return False
+        values = [d.child_by_field_name("value") for d in iter_nodes(body, {"init_declarator"})
+                  if ctx.text(d.child_by_field_name("declarator") or d).strip() == text]
+        written = [n for n in iter_nodes(body, {"assignment_expression", "update_expression"})
+                   if ctx.text(n.child_by_field_name("left") or n.child_by_field_name("argument") or n).strip() == text]
+        if len(values) != 1 or values[0] is None or written:
+            return False
+        shift = _SHIFT_OF.match(ctx.text(values[0]).strip())
+    if shift is None:
+        return False
+    k = shift.group(1)
+    init = loop.child_by_field_name("initializer")
+    update = loop.child_by_field_name("update")
+    cond = loop.child_by_field_name("condition")
+    if init is None or update is None or cond is None or _written_in(ctx, loop.child_by_field_name("body"), k):
+        return False
+    start = re.match(rf"^(?:[\w:<>\s]+\s)?{re.escape(k)}\s*=\s*([^;,]+?)\s*;?$", ctx.text(init).strip())
+    if start is None:
+        return False
+    first = _constant_value(ctx, start.group(1), 4)
+    upd, test = ctx.text(update), ctx.text(cond)
+    down, up = _STEP_DOWN.match(upd), _STEP_UP.match(upd)
+    if down and k in down.groups():
+        floor = _AT_LEAST_0.match(test)
+        return floor is not None and floor.group(1) == k and first is not None and 0 <= first <= 4
+    if up and k in up.groups():
+        below = _BELOW.match(test)
+        if below is None or below.group(1) != k or first is None or first < 0:
+            return False
+        return _constant_at_most(ctx, below.group(3), 5 if below.group(2) == "<" else 4)
     return False
 
 

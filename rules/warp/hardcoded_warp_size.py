@@ -20,8 +20,8 @@ class HardcodedWarpSize(CudaRule):
     all go through `tiled_partition<32>` tiles (or a macro of 32; `tile.shfl_xor`) is left alone too: its lanes
     numbered in 32s match the tiles, which HIP provides on 64-lane waves as well. So is a function
     whose collectives, and those of the file's functions it calls, all stay inside 32 lanes: shuffles
-    with a constant `width` of at most 32, and XOR shuffles with offsets below 32 (a literal, or a loop
-    from 16 down or up to below 32; a constant may be a macro of the file or of a project header it
+    with a constant `width` of at most 32, and XOR shuffles with offsets below 32 (a literal, a loop
+    from 16 down or up to below 32, or `1 << k` with the loop running `k` over 0..4 at most; a constant may be a macro of the file or of a project header it
     includes, and may be halved: `WARP_SIZE / 2` with `#define WARP_SIZE 32` in `common.h`). `lane ^ o` then keeps bit 5, so each half of a 64-lane wave
     computes what a 32-lane warp computes (HIP's `__shfl_xor` stays in the half for such offsets).
     `__activemask()` as the mask of such a shuffle moves no data and is accepted. So is a scan step: an
