@@ -222,6 +222,28 @@ def _names_regex(keys) -> str:
     return "^(" + "|".join(re.escape(n) for n in last) + ")$"
 
 
+def _function_locals(ctx, node) -> frozenset:
+    """Names the function around `node` declares as variables or parameters: they shadow a namespace's
+    function or type of the same name."""
+    fn = ctx.enclosing_function(node)
+    if fn is None:
+        return frozenset()
+    key = ("function_locals", fn.start_byte, fn.end_byte)
+    found = ctx.cache.get(key)
+    if found is None:
+        names = set()
+        for d in iter_nodes(fn, {"init_declarator", "declaration", "parameter_declaration"}):
+            target = d.child_by_field_name("declarator")
+            while target is not None and target.type in ("pointer_declarator", "reference_declarator",
+                                                          "array_declarator", "init_declarator"):
+                target = target.child_by_field_name("declarator") or (
+                    target.named_children[-1] if target.named_children else None)
+            if target is not None and target.type == "identifier":
+                names.add(ctx.text(target))
+        found = ctx.cache[key] = frozenset(names)
+    return found
+
+
 class NamesRuleMixin:
     """Report uses of names (functions, types, enumerators, qualified `ns::name`), `#include`s of
     headers and inline-asm templates of one PTX category. Subclasses set NAMES, HEADERS, ASM_CATEGORY
@@ -287,6 +309,8 @@ class NamesRuleMixin:
             return
         if not ns and project_defines(ctx, name):
             return  # a project header defines it (a ROCm shim of `__dp4a`), for this file or its includer
+        if not ns and name in _function_locals(ctx, node):
+            return  # `ValType reduce = 0;` under `using namespace cooperative_groups;`: a local, not cg::reduce
         if node.type == "field_identifier" and not self.accept_member(ctx, node, name):
             return
         if not self.accept(ctx, node, name):

@@ -29,6 +29,8 @@ class CooperativeGroupsGaps(NamesRuleMixin, CudaRule):
     `tiled_partition<N>` / `thread_block_tile<N>` / `tiled_partition(g, N)` with a literal N that
     is not a power of two or exceeds 64, or equals 64 when a wave32 target (gfx10/gfx11/gfx12)
     is configured. `this_cluster()` is NV005.
+    A local variable or parameter of such a name (`float reduce = 0.f;` under
+    `using namespace cooperative_groups;`) shadows it and is not reported.
 
     ## Why it breaks on AMD
     HIP's `amd_hip_cooperative_groups.h` implements thread groups, tiles, coalesced groups and
