@@ -12,6 +12,40 @@ _ASM_LABEL = lazy_re(rb"\b(?:asm|__asm|__asm__)\s*(?:volatile\s*)?\(")
 C_EXTENSIONS = frozenset({".c"})
 
 
+# `#pragma GCC diagnostic ignored "-Wregister"` (or `clang`): clang honours it, `-Wregister` being an error
+# only by default; push/pop scope it.
+_DIAGNOSTIC_PRAGMA = lazy_re(rb'(?m)^[ \t]*#[ \t]*pragma[ \t]+(?:GCC|clang)[ \t]+diagnostic[ \t]+'
+                             rb'(push|pop|ignored|warning|error)\b[ \t]*(?:"([^"\n]*)")?')
+
+
+def register_allowed_ranges(data: bytes) -> list[tuple[int, int]]:
+    """Byte ranges of the file where a diagnostic pragma turns `-Wregister` off."""
+    ranges, stack, since = [], [], None
+    for m in _DIAGNOSTIC_PRAGMA.finditer(data):
+        what, option = m.group(1), m.group(2)
+        if what == b"push":
+            stack.append(since is not None)
+            continue
+        if what == b"pop":
+            allowed = stack.pop() if stack else False
+            if since is not None and not allowed:
+                ranges.append((since, m.start()))
+                since = None
+            elif since is None and allowed:
+                since = m.end()
+            continue
+        if option != b"-Wregister":
+            continue
+        if what == b"ignored" and since is None:
+            since = m.end()
+        elif what != b"ignored" and since is not None:
+            ranges.append((since, m.start()))
+            since = None
+    if since is not None:
+        ranges.append((since, len(data)))
+    return ranges
+
+
 class RegisterStorageClass(CudaRule):
     """The `register` storage class, which C++17 removed: a compile error under hip-clang.
 
@@ -39,7 +73,10 @@ class RegisterStorageClass(CudaRule):
     clang accepts in C++17; `.c` files, where `register` is valid C; and `.h` headers with no C++ or
     CUDA syntax of their own that only `.c` sources of the project include (directly or through other
     such headers: Open MPI's `opal_fifo.h`). Other headers are reported: a HIP source that includes
-    one compiles it as C++17.
+    one compiles it as C++17. Nor where the file turns the diagnostic off, from
+    `#pragma GCC diagnostic ignored "-Wregister"` (or `clang`) to the `#pragma ... diagnostic pop` that
+    ends its scope: `-Wregister` is an error only by default, and clang honours the pragma (checked
+    with ROCm 7.2's clang 22 for gfx942 and gfx1100).
 
     ## Example
     ```cuda
@@ -93,6 +130,11 @@ class RegisterStorageClass(CudaRule):
             return  # an explicit register variable: valid, and needs the keyword
         start, end = ctx.file_range(spec)
         data = ctx.source.data
+        allowed = ctx.cache.get("register_allowed")
+        if allowed is None:
+            allowed = ctx.cache["register_allowed"] = register_allowed_ranges(data)
+        if any(s <= start < e for s, e in allowed):
+            return  # the file turns `-Wregister` off here: hip-clang compiles it
         while end < len(data) and data[end] in b" \t":
             end += 1
         fix = Fix.safe("Remove `register`", Edit(start, end, ""))
