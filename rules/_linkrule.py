@@ -49,7 +49,8 @@ def _unaware_tokens(ctx, cmake: bool):
     `if(TARGET CUDA::cusolver)` tests for the library, it links nothing."""
     if cmake:
         for cmd in _cmake.get(ctx):
-            if not cmd.aware and cmd.name not in ("if", "elseif"):
+            # `unset(CUDA_curand_LIBRARY CACHE)` clears a variable: it links nothing.
+            if not cmd.aware and cmd.name not in ("if", "elseif", "unset"):
                 for tok in cmd.tokens():
                     if _cmake.genex_for_nvidia(tok.genex, ctx.source.data):
                         continue  # `$<$<BOOL:${X_WITH_CUDA}>:CUDA::cusolver>` beside the X_WITH_HIP one

@@ -198,7 +198,28 @@ def parse(data: bytes) -> list[Command]:
             stack.append((c, aware, nvidia))
     commands.sort(key=lambda c: c.start)
     _aware_when_only_called_aware(commands, defs)
+    if _requires_hip(tree.root_node, data):
+        for c in commands:
+            c.aware = True
     return commands
+
+
+def _requires_hip(root, data: bytes) -> bool:
+    """A CMake module that stops without HIP: `find_package(hip REQUIRED)` at its top level, outside any
+    if() or function. Only an AMD build runs it, so the CUDA names in it are that build's own mapping
+    (QUICK's FindHipCUDA.cmake sets `CUDA_cublas_LIBRARY` to `roc::rocblas`), as a compatibility header
+    maps names for the sources."""
+    for node in root.children:
+        if node.type != "normal_command" or not node.children:
+            continue
+        ident = node.children[0]
+        if data[ident.start_byte:ident.end_byte].lower() != b"find_package":
+            continue
+        args = [_argument(a, data).text for c in node.children if c.type == "argument_list"
+                for a in c.children if a.type == "argument"]
+        if args and args[0].lower() == "hip" and "REQUIRED" in args[1:]:
+            return True
+    return False
 
 
 def _aware_when_only_called_aware(commands: list[Command], defs: list) -> None:

@@ -76,6 +76,9 @@ class CudaLinkLibraries(FileRule):
     (`if(TARGET CUDA::cufft)` tests for the library; it links nothing). Neither is a target named in
     `$<TARGET_NAME_IF_EXISTS:CUDA::cuda_driver>` or `$<$<TARGET_EXISTS:CUDA::cudart>:...>`: without the CUDA
     toolkit those expand to nothing, and the ROCm build links what it names beside them.
+    Nor `unset(...)`, which links nothing, nor a CMake module that stops without HIP (`find_package(hip
+    REQUIRED)` at its top level: QUICK's `FindHipCUDA.cmake` sets `CUDA_cublas_LIBRARY` to `roc::rocblas`):
+    only an AMD build runs it, and its CUDA names are that build's own mapping.
     One finding per CUDA library and file; the library's other link places are listed with it as
     related locations.
     `hiplint migrate` ports the libraries `rules/build/_port.py` maps (`CUDA::cublas` ->

@@ -8,7 +8,9 @@ class CurandLinkLibrary(LinkLibraryRule):
     Finds `-lcurand`, `-lcurand_static`, `CUDA::curand`, `CUDA::curand_static`, `${CUDA_curand_LIBRARY}`,
     `libcurand.so`/`.a`, and a bare `curand` inside `target_link_libraries(...)`, outside comments. Lines
     in a branch that already handles the HIP build (`if(USE_HIP) ... else()`, `ifeq ($(BACKEND),hip)`) or
-    that its own test keeps to the CUDA build (`if(GPU_RUNTIME STREQUAL "CUDA")`) are not reported.
+    that its own test keeps to the CUDA build (`if(GPU_RUNTIME STREQUAL "CUDA")`) are not reported. Nor `unset(CUDA_curand_LIBRARY CACHE)`, which links nothing, nor a CMake module that stops without HIP
+    (`find_package(hip REQUIRED)` at its top level: QUICK's `FindHipCUDA.cmake` sets `CUDA_curand_LIBRARY` to
+    `roc::rocrand`): only an AMD build runs it, and its CUDA names are that build's own mapping.
 
     ## Why it breaks on AMD
     hipify rewrites includes, not build files. A HIP build links `hiprand` (CMake: `find_package(hiprand)`,

@@ -8,7 +8,9 @@ class CusolverLinkLibrary(LinkLibraryRule):
     Finds `-lcusolver`, `-lcusolver_static`, `-lcusolverMg`, `CUDA::cusolver`, `${CUDA_cusolver_LIBRARY}`,
     `libcusolver.so`/`.a`, and a bare `cusolver` inside `target_link_libraries(...)`, outside comments. Lines
     in a branch that already handles the HIP build (`if(USE_HIP) ... else()`, `ifeq ($(BACKEND),hip)`) or
-    that its own test keeps to the CUDA build (`if(GPU_RUNTIME STREQUAL "CUDA")`) are not reported.
+    that its own test keeps to the CUDA build (`if(GPU_RUNTIME STREQUAL "CUDA")`) are not reported. Nor `unset(CUDA_cusolver_LIBRARY CACHE)`, which links nothing, nor a CMake module that stops without HIP
+    (`find_package(hip REQUIRED)` at its top level: QUICK's `FindHipCUDA.cmake` sets `CUDA_cusolver_LIBRARY` to
+    `roc::rocsolver`): only an AMD build runs it, and its CUDA names are that build's own mapping.
 
     ## Why it breaks on AMD
     hipify rewrites includes, not build files. A HIP build links `hipsolver` (CMake:
