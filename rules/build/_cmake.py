@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from hiplint.amdbuild import ONE_GPU_BACKEND_CUDA_MACROS
 from hiplint.lazy import lazy_re
 from hiplint.preproc import AMD_LIBRARY_WORDS, names_nvidia_compiler
 
@@ -278,8 +279,10 @@ def _condition_for_cuda(words: list[str], data: bytes) -> bool:
     if len(words) == 1:
         # if(C_COMPILER_FAMILY_IS_PGI), if(PROJECT_COMPILER_IS_NVCC), if(FFTLIB_ENABLE_CUDA) beside _ROCM;
         # if(CMAKE_CUDA_COMPILER) after check_language(CUDA), if(CUDAToolkit_FOUND): set only where CUDA is.
+        # if(Kokkos_ENABLE_CUDA): a dependency's CUDA backend, set only where that dependency was built for NVIDIA.
         return names_nvidia_compiler(words[0]) or _has_amd_twin(words[0], data) or \
-            (words[0] in CUDA_FOUND_VARIABLES and _AMD_PATH.search(data) is not None)
+            (words[0] in CUDA_FOUND_VARIABLES and _AMD_PATH.search(data) is not None) or \
+            words[0] in ONE_GPU_BACKEND_CUDA_MACROS
     if len(words) == 2:
         return words[0] == "TARGET" and words[1].startswith("CUDA::")  # the CUDA toolkit's imported targets
     if len(words) != 3:

@@ -9,7 +9,8 @@ class CMakeCudaLanguage(FileRule):
     ## What it does
     Finds `project(... LANGUAGES ... CUDA)`, `project(name CXX CUDA)` and `enable_language(CUDA)`
     in CMake files that never enable the HIP language. Code inside an `if()`/`elseif()` chain whose
-    condition names HIP or ROCm (`if(USE_HIP)`, `if(HIP_FOUND)`) is not reported, nor is a file that
+    condition names HIP or ROCm (`if(USE_HIP)`, `if(HIP_FOUND)`), or in a branch kept to the CUDA build (see
+    BLD003: `if(Kokkos_ENABLE_CUDA)`), is not reported, nor is a file that
     also has `enable_language(HIP)`, `project(... HIP)` or compiles HIP through the C++ compiler
     (`-xhip`, `-x hip`). Each file is judged on its own: a
     CUDA-only backend directory kept beside a HIP one (ggml's `ggml-cuda/` and `ggml-hip/`) is still

@@ -19,7 +19,7 @@ class CMakeFindCuda(FileRule):
     (`cuda_add_executable`, `cuda_add_library`, `cuda_compile`, ...). Not reported inside an `if()`
     chain whose condition names HIP or ROCm, in a branch whose own test keeps it to the CUDA build
     (`if(GPU_RUNTIME STREQUAL "CUDA")`; a backend switch `if(FFTLIB_ENABLE_CUDA)` in a file that also
-    tests `FFTLIB_ENABLE_ROCM`), or in a file that also calls `find_package(hip)`, nor a probe without
+    tests `FFTLIB_ENABLE_ROCM`; a dependency's CUDA backend, `if(Kokkos_ENABLE_CUDA)`, `if(RAJA_ENABLE_CUDA)`), or in a file that also calls `find_package(hip)`, nor a probe without
     `REQUIRED` in a file that also finds an AMD package (`find_package(ROCM REQUIRED)` in the branch for
     an AMD build): on a ROCm machine the probe fails quietly and the AMD path runs.
     One finding per file for CUDA packages and one for FindCUDA macros; the other places are
