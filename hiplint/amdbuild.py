@@ -117,6 +117,8 @@ class FileFacts:
     hipified_at_build: bool = False
     unbuilt: bool = False  # a source no build file names, no glob matches and no file includes (AmdBuild.unbuilt)
     gpu_defines: frozenset = frozenset()  # defined in every GPU build, AMD's included (gpu_build_defines())
+    compiler_aliases: frozenset = frozenset()  # the project's names for __CUDACC__ (includers.compiler_aliases)
+    hip_aliases: frozenset = frozenset()  # ... and for __HIPCC__: defined wherever hip-clang compiles
 
     @property
     def builds_for_amd(self) -> bool:
@@ -140,6 +142,9 @@ class FileFacts:
             # (ROCm 7.2 `-E -dM`): a `#ifdef __CUDACC__` branch is NVIDIA code (ARC006 reports the test
             # itself where the branch holds GPU code AMD needs).
             nvidia |= {NVIDIA_BUILD_MARK + "__CUDACC__"}
+            # and so are the project's own names for it (`#define EIGEN_CUDACC __CUDACC__`)
+            nvidia |= {NVIDIA_BUILD_MARK + d for d in self.compiler_aliases}
+        switches |= self.hip_aliases
         if self.project_builds_for_amd:
             switches |= self.gpu_defines
         if not self.amd_compiled:
@@ -154,7 +159,8 @@ class FileFacts:
                      self.nvidia_build_file, self.nvidia_ranges, sorted(self.nvidia_switches),
                      self.project_builds_for_amd, self.nvidia_source, self.amd_build_file, self.valued,
                      self.vendored, sorted(self.removed_names_defined), self.hipified_at_build,
-                     self.unbuilt, sorted(self.gpu_defines))).encode()
+                     self.unbuilt, sorted(self.gpu_defines), sorted(self.compiler_aliases),
+                     sorted(self.hip_aliases))).encode()
 
 
 NOTHING = FileFacts()
@@ -310,7 +316,8 @@ class AmdBuild:
                              or self._python_nvidia(full),
                              vendored=self.vendored(full), removed_names_defined=self.removed_names_defined,
                              hipified_at_build=self.torch_extension or self.hipify_step,
-                             gpu_defines=self.gpu_defines)
+                             gpu_defines=self.gpu_defines, compiler_aliases=self._compiler_aliases(),
+                             hip_aliases=self._hip_aliases())
         full = os.path.abspath(path)
         compiled = full in self.amd_sources or (
             os.path.splitext(full)[1].lower() in HEADERS and os.path.dirname(full) in self.amd_dirs)
@@ -328,7 +335,20 @@ class AmdBuild:
                          removed_names_defined=self.removed_names_defined,
                          hipified_at_build=(self.torch_extension and not compiled) or self.hipify_step,
                          unbuilt=not compiled and not nvidia_source and self.unbuilt(full),
-                         gpu_defines=self.gpu_defines)
+                         gpu_defines=self.gpu_defines, compiler_aliases=self._compiler_aliases(),
+                         hip_aliases=self._hip_aliases())
+
+    def _compiler_aliases(self) -> frozenset:
+        """The project's own names for `__CUDACC__` (includers.compiler_aliases), where hip-clang compiles
+        the CUDA sources as they are (no hipify step renames `__CUDACC__` to `__HIPCC__`)."""
+        if self.torch_extension or self.hipify_step:
+            return frozenset()
+        from hiplint.includers import compiler_aliases
+        return compiler_aliases(self.root)[0]
+
+    def _hip_aliases(self) -> frozenset:
+        from hiplint.includers import compiler_aliases
+        return compiler_aliases(self.root)[1]
 
     def describe(self) -> str:
         """`--show-build`: what was learned, paths relative to the repository."""

@@ -63,6 +63,20 @@ _SETS_DEFINES = re.compile(r"(?i)^(?:CMakeLists\.txt|.*\.cmake|(?:GNU)?makefile.
                            r"SConstruct|SConscript|Make\.\w+)$")
 
 
+# `#define EIGEN_CUDACC __CUDACC__`: a project's own name for an NVIDIA compiler macro.
+_COMPILER_ALIAS = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+(__CUDACC__|__NVCC__|__HIPCC__|__HIP__|"
+                             rb"__HIP_PLATFORM_AMD__)[ \t]*(?://[^\n]*|/\*[^\n]*)?$", re.M)
+_NVCC_MACROS = frozenset({b"__CUDACC__", b"__NVCC__"})
+
+
+def compiler_aliases(root: str) -> tuple[frozenset, frozenset]:
+    """Macros the project defines only as another name of a compiler macro, in every definition it has:
+    (those of `__CUDACC__` / `__NVCC__`, those of `__HIPCC__` / `__HIP__` / `__HIP_PLATFORM_AMD__`). Eigen's
+    `#define EIGEN_CUDACC __CUDACC__` is defined exactly where nvcc compiles, so undefined under
+    hip-clang, and its `#define EIGEN_HIPCC __HIPCC__` exactly where hip-clang does."""
+    return _walk(root)[3]
+
+
 def off_switches(root: str) -> frozenset:
     """Macros the project ships switched off: each is defined only in comments (`//#define
     USE_TEXTURES_FIELDS`, the way a header offers an optional feature), no C-family file defines it, and no
@@ -72,13 +86,15 @@ def off_switches(root: str) -> frozenset:
 
 
 @lru_cache(maxsize=8)
-def _walk(root: str) -> tuple[dict, dict, frozenset]:
+def _walk(root: str) -> tuple[dict, dict, frozenset, tuple]:
     """One read of every C-family file of the project: the include index, and which files name each
     NVIDIA library (_LIBRARY_MENTION)."""
     by_name: dict[str, list] = {}
     mentions: dict[str, set] = {}
     commented: set = set()
     active: set = set()
+    aliases: set = set()
+    other_definitions: set = set()
     setters: list = []  # build files and scripts, read only if a switch is offered in a comment
     count = 0
     complete = True
@@ -103,7 +119,15 @@ def _walk(root: str) -> tuple[dict, dict, frozenset]:
                 mentions.setdefault(m.decode().lower(), set()).add(path)
             if b"define" in data:
                 commented.update(_COMMENTED_DEFINE.findall(data))
-                active.update(_ACTIVE_DEFINE.findall(data))
+                defined = _ACTIVE_DEFINE.findall(data)
+                active.update(defined)
+                if b"__CUDACC__" in data or b"__NVCC__" in data or b"__HIP" in data:
+                    pairs = _COMPILER_ALIAS.findall(data)
+                    found = [name for name, _ in pairs]
+                    aliases.update(pairs)
+                    other_definitions.update(d for d in set(defined) if defined.count(d) > found.count(d))
+                else:
+                    other_definitions.update(defined)
             if b"include" not in data:
                 continue
             for m in _INCLUDE.finditer(data):
@@ -120,7 +144,14 @@ def _walk(root: str) -> tuple[dict, dict, frozenset]:
         off = {name for name in off if name not in data}
         if not off:
             break
-    return by_name, {k: frozenset(v) for k, v in mentions.items()}, frozenset(n.decode() for n in off)
+    # A name is an alias when every definition of it names a compiler macro of one vendor.
+    sides: dict[bytes, set] = {}
+    for name, value in aliases:
+        sides.setdefault(name, set()).add(value in _NVCC_MACROS)
+    kept = {n: side for n, side in sides.items() if n not in other_definitions and len(side) == 1} if complete else {}
+    compiler = (frozenset(n.decode() for n, side in kept.items() if True in side),
+                frozenset(n.decode() for n, side in kept.items() if False in side))
+    return by_name, {k: frozenset(v) for k, v in mentions.items()}, frozenset(n.decode() for n in off), compiler
 
 
 def includers(header: str) -> list[tuple[str, int]]:

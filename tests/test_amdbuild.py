@@ -1330,3 +1330,25 @@ def test_a_switch_every_gpu_build_sets_is_defined_on_amd(tmp_path):
                                                           "if(W_BUILD_WITH_CUDA OR W_USE_MPI)"))
     assert amdbuild.read(str(tmp_path)).gpu_defines == frozenset()
     assert [c for _, _, c in scan(tmp_path)] == ["ARC006"]
+
+
+def test_project_names_for_the_compiler_macros(tmp_path):
+    # Eigen: `#define EIGEN_CUDACC __CUDACC__` and `#define EIGEN_HIPCC __HIPCC__` in one header, tested in
+    # another that does not include it (its includer does, first). hip-clang defines __HIPCC__, never
+    # __CUDACC__: the EIGEN_CUDACC branch and the #else of the EIGEN_HIPCC one are nvcc's alone.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(p CXX)\nif(P_USE_HIP)\n  enable_language(HIP)\n  add_library(p k.cu)\n"
+        "  set_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\nendif()\n")
+    (tmp_path / "macros.h").write_text(
+        "#if defined(__CUDACC__)\n#define P_CUDACC __CUDACC__\n#endif\n"
+        "#if defined(__HIPCC__)\n#define P_HIPCC __HIPCC__\n#endif\n")
+    (tmp_path / "half.h").write_text(
+        "#if defined(P_CUDACC)\n__device__ float f(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }\n#endif\n"
+        "#if defined(P_HIPCC)\n__device__ float g(float v) { return __shfl_xor(v, 1); }\n#else\n"
+        "__device__ float g(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }\n#endif\n")
+    (tmp_path / "k.cu").write_text('#include "macros.h"\n#include "half.h"\n')
+    assert scan(tmp_path) == []
+    # A second definition that is no alias (`#define P_CUDACC 1` for a host build) makes it a switch again.
+    (tmp_path / "host.h").write_text("#define P_CUDACC 1\n")
+    assert [c for _, _, c in scan(tmp_path)] == ["WRP006"]
