@@ -400,7 +400,9 @@ class CudaArchMacro(CudaRule):
     - conditions that test a switch of the project's own that it sets only for NVIDIA builds, in the
       file or a header it includes (`#if defined(__HIP_PLATFORM_AMD__)` / `#define LIB_DEVICE_HIP` /
       `#else` / `#define LIB_DEVICE_CUDA`, then `defined(LIB_DEVICE_CUDA) && __CUDA_ARCH__ >= 900`);
-    - a condition AMD fails when a later `#elif` of its chain tests a HIP macro (AMD goes on to it);
+    - a condition AMD fails when a later `#elif` of its chain tests a HIP macro (AMD goes on to it), or a
+      device-pass `#if defined(__CUDA_ARCH__) ... #endif` followed at once by an `#if` of AMD's
+      (`#if defined(__HIP_DEVICE_COMPILE__)`, or a project name for it): one split for both vendors;
     - a condition inside a branch AMD never enters (the outer test is the one reported), unless
       `report-nvidia-branches` is on;
     (When the branch AMD takes is only an `#error` or a `static_assert`, the message says the build
@@ -622,6 +624,8 @@ class CudaArchMacro(CudaRule):
                 return  # no device pass compiles the function: both vendors take the host branch
             if device_branch and self._hip_branch_follows(ctx, node):
                 return  # `#elif defined(__CUDA_ARCH__) ... #elif defined(__HIP_DEVICE_COMPILE__)`: AMD's comes next
+            if device_branch and node.type in ("preproc_if", "preproc_ifdef") and self._hip_sibling_follows(ctx, node):
+                return  # `#if defined(__CUDA_ARCH__) ... #endif` then `#if defined(__HIP_DEVICE_COMPILE__) ... #endif`
             if _device_side_is_nvidia_only(ctx, node, device_branch):
                 return  # PTX AMD skips either way, or `__trap();` / `abort();`: the same stop on AMD's GPU
             if device_branch and _isa_tuning_value(ctx, node):
@@ -763,6 +767,23 @@ class CudaArchMacro(CudaRule):
                 return True  # AMD's own branch, or one every clang takes (hip-clang defines __clang__)
             alt = alt.child_by_field_name("alternative")
         return False
+
+    @staticmethod
+    def _hip_sibling_follows(ctx, node) -> bool:
+        """Is the next directive after this `#if ... #endif` (nothing but comments between) an `#if` of AMD's
+        device pass (`#if defined(__HIP_DEVICE_COMPILE__)`, a project name such as EIGEN_HIP_DEVICE_COMPILE)?
+        The pair is one split written for both vendors."""
+        sibling = node.next_named_sibling
+        while sibling is not None and sibling.type == "comment":
+            sibling = sibling.next_named_sibling
+        if sibling is None or sibling.type not in ("preproc_if", "preproc_ifdef"):
+            return False
+        between = ctx.unit.data[node.end_byte:sibling.start_byte]
+        if between.strip():
+            return False
+        cond = sibling.child_by_field_name("condition") or sibling.child_by_field_name("name")
+        negated = sibling.child(0) is not None and ctx.text(sibling.child(0)) == "#ifndef"
+        return cond is not None and not negated and "!" not in ctx.text(cond) and _mentions_hip(ctx, ctx.text(cond))
 
     def _split_fix(self, ctx, node, directive, cond, device_branch):
         if node.type not in ("preproc_ifdef", "preproc_if"):
