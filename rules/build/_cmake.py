@@ -205,6 +205,37 @@ def parse(data: bytes) -> list[Command]:
     return commands
 
 
+_DEFINES_COMMAND = lazy_re(rb"(?im)^[ \t]*(?:macro|function)[ \t]*\([ \t]*(\w+)")
+_FINDS_HIP = lazy_re(rb"(?i)find_package\s*\(\s*hip\b")
+
+
+def hip_module_commands(path: str) -> frozenset:
+    """Macros and functions (lower-cased) that the project's own HIP-requiring CMake modules define: QUICK's
+    FindHipCUDA.cmake defines `cuda_add_library` for the AMD build. A call of one is that module's, not
+    FindCUDA's (a copy of CMake's own FindCUDA.cmake never requires HIP)."""
+    from hiplint.amdbuild import root_of
+    return _hip_module_commands(root_of(path))
+
+
+@lru_cache(maxsize=16)
+def _hip_module_commands(root: str) -> frozenset:
+    from hiplint.amdbuild import _build_files, _read_bytes
+    names: set[str] = set()
+    for path in _build_files(root)[0]:
+        if not path.endswith(".cmake"):
+            continue
+        data = _read_bytes(path)
+        if not data or _FINDS_HIP.search(data) is None:
+            continue
+        try:
+            if not _requires_hip(_parser().parse(data).root_node, data):
+                continue
+        except Exception:  # a module the grammar cannot take: it defines nothing for us
+            continue
+        names.update(m.group(1).decode("utf-8", "replace").lower() for m in _DEFINES_COMMAND.finditer(data))
+    return frozenset(names)
+
+
 def _requires_hip(root, data: bytes) -> bool:
     """A CMake module that stops without HIP: `find_package(hip REQUIRED)` at its top level, outside any
     if() or function. Only an AMD build runs it, so the CUDA names in it are that build's own mapping

@@ -21,7 +21,9 @@ class CMakeFindCuda(FileRule):
     (`if(GPU_RUNTIME STREQUAL "CUDA")`; a backend switch `if(FFTLIB_ENABLE_CUDA)` in a file that also
     tests `FFTLIB_ENABLE_ROCM`; a dependency's CUDA backend, `if(Kokkos_ENABLE_CUDA)`, `if(RAJA_ENABLE_CUDA)`), or in a file that also calls `find_package(hip)`, nor a probe without
     `REQUIRED` in a file that also finds an AMD package (`find_package(ROCM REQUIRED)` in the branch for
-    an AMD build): on a ROCm machine the probe fails quietly and the AMD path runs.
+    an AMD build): on a ROCm machine the probe fails quietly and the AMD path runs. Nor a FindCUDA macro
+    the project defines itself in a CMake module that stops without HIP (`find_package(hip REQUIRED)` at
+    its top level: QUICK's `FindHipCUDA.cmake` defines `cuda_add_library` for its AMD build).
     One finding per file for CUDA packages and one for FindCUDA macros; the other places are
     listed with them as related locations.
     `hiplint migrate` ports it (docs/migrate.md): `find_package(hip)` plus one `find_package` per
@@ -86,7 +88,7 @@ class CMakeFindCuda(FileRule):
                                  f"`find_package({arg.text})` looks for {CUDA_PACKAGES[arg.text]}, which a ROCm "
                                  "machine does not have: find `hip` (hip::host, hip::device) and the hip* library "
                                  "packages on AMD builds", group="package")
-            elif cmd.name in FINDCUDA_COMMANDS:
+            elif cmd.name in FINDCUDA_COMMANDS and not (ctx.fs_path and cmd.name in _cmake.hip_module_commands(ctx.fs_path)):
                 ctx.report_range(cmd.start, cmd.start + len(cmd.name),
                                  f"`{cmd.name}` is a FindCUDA macro, which needs nvcc: use CMake's HIP language "
                                  "(`enable_language(HIP)`) with add_executable/add_library (ROCm's legacy FindHIP "
