@@ -87,9 +87,16 @@ def hip_twin(path: str, whole_directory: bool = False) -> str | None:
     full = os.path.abspath(path)
     low = full.lower()
     if "cuda" not in low and "nvshmem" not in low and "optix" not in low and not low.endswith((".cu", ".cuh", ".hip")) \
-            and "nvidia" not in os.path.basename(low):
+            and "nvidia" not in os.path.basename(low) and os.sep + "cu" not in low:
         return None  # no CUDA name word, `cuda` directory or CUDA extension: asked for every file, so first
     directory, name = os.path.split(full)
+    if name.lower().startswith("nvidia_hip") or f"{os.sep}nvidia_detail{os.sep}" in low:
+        # HIP's own layout for its NVIDIA platform (`hip/nvidia_detail/nvidia_hip_runtime_api.h`), which
+        # projects copy (Orochi's `nvidia_hip_runtime_api_oro.h`): the HIP API written over CUDA, for NVIDIA.
+        return directory
+    twin = _cu_prefixed_twin(directory)
+    if twin is not None:
+        return twin
     stems = _twin_stems(name)
     if stems:
         by_stem = _entries_by_stem(directory)
@@ -181,6 +188,28 @@ def _holds_hip_code(directory: str) -> bool:
             except OSError:
                 continue
     return False
+
+
+@lru_cache(maxsize=1024)
+def _cu_prefixed_twin(directory: str) -> str | None:
+    """A directory above (or at) `directory` named `cu<name>` beside a `hip<name>` (Orochi's and Blender's
+    `cuew/` beside `hipew/`, the CUDA and HIP loader libraries): the HIP twin, or None."""
+    current = directory
+    for _ in range(MAX_LEVELS):
+        if ".git" in _entries(current):
+            break
+        parent, base = os.path.split(current)
+        low = base.lower()
+        if low.startswith("cu") and len(low) >= 4 and not low.startswith("cuda"):
+            entries = _entries(parent)
+            twin = entries.get("hip" + low[2:])
+            if twin is not None and os.path.isdir(os.path.join(parent, twin)) \
+                    and not _generated_by_hipify(os.path.join(parent, twin)):
+                return os.path.join(parent, twin)
+        if parent == current:
+            break
+        current = parent
+    return None
 
 
 @lru_cache(maxsize=4096)

@@ -156,3 +156,23 @@ def test_a_module_named_for_nvidia_beside_its_amd_one_is_the_nvidia_side(tmp_pat
     assert py004("--report-nvidia-branches") == ["hardware/nvidia.py"]
     (hw / "amd.py").unlink()
     assert py004() == ["hardware/nvidia.py"]
+
+
+def test_hip_written_over_cuda_and_loader_twins_are_nvidia_code(tmp_path):
+    # Orochi: its copy of HIP's NVIDIA-platform header (`nvidia_hip_runtime_api_oro.h`, after HIP's own
+    # `nvidia_detail/nvidia_hip_runtime_api.h`) implements HIP over CUDA; `contrib/cuew/` (the CUDA loader)
+    # sits beside `contrib/hipew/` (the HIP one). Both are NVIDIA code; a `cuew/` with no `hipew/` is not.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "nvidia_hip_runtime_api_oro.h").write_text(KERNEL)
+    (tmp_path / "nvidia_detail").mkdir()
+    (tmp_path / "nvidia_detail" / "runtime.h").write_text(KERNEL)
+    for loader in ("cuew", "hipew"):
+        (tmp_path / "contrib" / loader / "src").mkdir(parents=True)
+    (tmp_path / "contrib" / "cuew" / "src" / "cuew.cpp").write_text(KERNEL)
+    (tmp_path / "contrib" / "hipew" / "src" / "hipew.cpp").write_text("int loaded;\n")
+    (tmp_path / "kernels.cu").write_text(KERNEL)
+    assert hip_twin(str(tmp_path / "contrib" / "cuew" / "src" / "cuew.cpp")) == str(tmp_path / "contrib" / "hipew")
+    assert hip_twin(str(tmp_path / "kernels.cu")) is None
+    assert codes(tmp_path) == [("kernels.cu", "WRP006")]
+    shutil.rmtree(tmp_path / "contrib" / "hipew")
+    assert ("contrib/cuew/src/cuew.cpp", "WRP006") in codes(tmp_path)

@@ -1,6 +1,7 @@
 from hiplint import CudaRule, Impact, Severity
 from hiplint.renames import load_table
 from hiplint.cparse import defined_names
+from hiplint.lazy import lazy_re
 
 from ._common import in_preproc_condition
 
@@ -32,7 +33,8 @@ class ApiWithoutHipEquivalent(CudaRule):
     member `obj.cudaInitDevice`, a name in a comment or string, a name in an `#if` condition (a version
     test), code in an `#if` branch that only compiles for NVIDIA, and a name the file defines or
     declares itself (a project's stub or AMD shim: `cusolverStatus_t cusolverDnDHgesv(...) { return
-    NOT_SUPPORTED; }`, and the file's calls to it) are not. It is the fallback for
+    NOT_SUPPORTED; }`, and the file's calls to it) are not, nor one the file renames to a symbol of its
+    own (`#define cudaInitDevice cudaInitDevice_oro`: Orochi's dynamically loaded wrappers). It is the fallback for
     names no specialist rule knows: when a RND, SLV, LIB, MEM or other rule reports the same name in
     the file, this rule stays quiet (unless that rule is not selected); for a family a specialist
     reports once per file (CUDA fp8: MEM009, on gfx940-gfx942 targets), it stays quiet on every
@@ -85,7 +87,7 @@ class ApiWithoutHipEquivalent(CudaRule):
         nodes = captures.get("name", ())
         # The project's own shim or stub of an API (CuPy defines `cusolverDnDHgesv` for ROCm): the
         # definition and the file's uses of it are the project's, not calls into CUDA.
-        defined = defined_names(ctx)
+        defined = defined_names(ctx) | _renamed_to_project(ctx)
         for node in nodes:
             name = ctx.text(node)
             if name in defined:
@@ -96,6 +98,21 @@ class ApiWithoutHipEquivalent(CudaRule):
             family = table.family(name)
             where = f" ({family.title})" if family else ""
             ctx.report(node, f"`{name}`{where} has no HIP equivalent: {advice}", group=name)
+
+
+_RENAME_DEFINE = lazy_re(rb"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([A-Za-z_]\w*)[ \t]*(?://[^\n]*)?$")
+
+
+def _renamed_to_project(ctx) -> frozenset:
+    """`#define cudaInitDevice cudaInitDevice_oro`: names the file maps onto a project symbol of its own
+    (Orochi's dynamic-loading wrappers), not onto a HIP or ROCm one. Its uses call the project's symbol."""
+    found = ctx.cache.get("renamed_to_project")
+    if found is None:
+        found = ctx.cache["renamed_to_project"] = frozenset(
+            m.group(1).decode() for m in _RENAME_DEFINE.finditer(ctx.source.data)
+            if m.group(2).startswith(m.group(1)) and m.group(2) != m.group(1)
+            and not m.group(2).lower().startswith((b"hip", b"roc")))
+    return found
 
 
 class HeaderWithoutHipEquivalent(CudaRule):
