@@ -2044,6 +2044,8 @@ _WILDCARD = lazy_re(r"\$[({]wildcard\s+([^)}]*)[)}]")
 
 
 def _read_make(root: str, paths: list[str], build: AmdBuild) -> None:
+    nvcc_only: list[tuple[str, list[str]]] = []  # Makefiles that run nvcc and nothing of AMD's
+    amd_texts: list[str] = []
     for path in paths:
         data = _read_bytes(path)
         if data is None:
@@ -2051,7 +2053,10 @@ def _read_make(root: str, paths: list[str], build: AmdBuild) -> None:
         text = re.sub(r"\\\r?\n", " ", data.decode("utf-8", "replace"))
         lines = [re.sub(r"(?<!\\)#.*$", "", line) for line in text.splitlines()]
         if not any(_hip_line(line) for line in lines):
+            if any(re.search(r"(?<![\w/-])nvcc\b|\$[({]NVCC[)}]", line) for line in lines):
+                nvcc_only.append((path, lines))
             continue
+        amd_texts.append(text)
         nvcc = any(re.search(r"(?<![\w/-])nvcc\b|\$[({]NVCC[)}]", line) for line in lines)
         here = os.path.dirname(path)
         variables: dict[str, str] = {}
@@ -2092,6 +2097,33 @@ def _read_make(root: str, paths: list[str], build: AmdBuild) -> None:
         build.amd_defines.update(defines - nvidia_defines)
         build.nvidia_defines.update(nvidia_defines - defines)
         build.amd_build_files.add(path)
+    _nvcc_only_makefiles(nvcc_only, amd_texts, build)
+
+
+def _nvcc_only_makefiles(nvcc_only: list, amd_texts: list[str], build: AmdBuild) -> None:
+    """A Makefile that runs nvcc and names nothing of AMD's, in a project whose other Makefiles do build for
+    AMD (gpu-benches: `cuda-memcpy/Makefile` beside `gpu-stream/Makefile`, which hipifies and runs hipcc),
+    builds a program the project keeps to NVIDIA: it and the sources it names in its own directory are
+    NVIDIA's (a shared `../dtime.hpp` is not). Not a
+    Makefile above an AMD one (it may drive both), nor one whose directory an AMD Makefile names."""
+    amd_dirs = {os.path.dirname(p) for p in build.amd_build_files if not p.endswith((".txt", ".cmake"))}
+    if not amd_dirs:
+        return
+    for path, lines in nvcc_only:
+        here = os.path.dirname(path)
+        if any(d == here or d.startswith(here + os.sep) for d in amd_dirs):
+            continue
+        name = re.escape(os.path.basename(here))
+        if any(re.search(rf"(?<![\w.-]){name}(?![\w.-])", t) for t in amd_texts):
+            continue
+        build.nvidia_build_files.add(path)
+        for line in lines:
+            for w in line.replace("$<", " ").split():
+                w = w.rstrip(":")
+                if os.path.splitext(w)[1].lower() in C_FAMILY and "$" not in w:
+                    full = os.path.normpath(w if os.path.isabs(w) else os.path.join(here, w))
+                    if full.startswith(here + os.sep) and os.path.isfile(full) and full not in build.amd_sources:
+                        build.nvidia_sources.add(full)
 
 
 _AM_IF = lazy_re(r"^if\s+(!?)(\w+)\s*$")

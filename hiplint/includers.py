@@ -77,6 +77,40 @@ def compiler_aliases(root: str) -> tuple[frozenset, frozenset]:
     return _walk(root)[3]
 
 
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(ifdef|ifndef|if|elif|else|endif|define)\b[ \t]*([^\n]*)$", re.M)
+_DEFINED_ONE = re.compile(rb"^(?:defined[ \t]*\([ \t]*(\w+)[ \t]*\)|defined[ \t]+(\w+))[ \t]*(?://[^\n]*|/\*[^\n]*)?$")
+
+
+def _guards_of_defines(data: bytes, guarded: dict, unguarded: set) -> None:
+    """For each `#define N` of a file, the names of the `#ifdef X` / `#if defined(X)` branches around it
+    (an `#else` or `#elif` branch, and any other condition, guards by no name)."""
+    stack: list = []
+    for m in _DIRECTIVE.finditer(data):
+        what, rest = m.group(1), m.group(2).strip()
+        if what == b"ifdef":
+            stack.append(rest.split()[0] if rest.split() else None)
+        elif what == b"if":
+            one = _DEFINED_ONE.match(rest)
+            stack.append((one.group(1) or one.group(2)) if one else None)
+        elif what == b"ifndef":
+            stack.append(None)
+        elif what in (b"elif", b"else"):
+            if stack:
+                stack[-1] = None
+        elif what == b"endif":
+            if stack:
+                stack.pop()
+        else:
+            name = rest.split()[0].split(b"(")[0] if rest.split() else b""
+            if not name:
+                continue
+            guards = frozenset(g for g in stack if g)
+            if guards:
+                guarded.setdefault(name, []).append(guards)
+            else:
+                unguarded.add(name)
+
+
 def off_switches(root: str) -> frozenset:
     """Macros the project ships switched off: each is defined only in comments (`//#define
     USE_TEXTURES_FIELDS`, the way a header offers an optional feature), no C-family file defines it, and no
@@ -95,6 +129,8 @@ def _walk(root: str) -> tuple[dict, dict, frozenset, tuple]:
     active: set = set()
     aliases: set = set()
     other_definitions: set = set()
+    guarded: dict[bytes, list] = {}  # name -> the `#ifdef` names around each of its definitions
+    unguarded: set = set()  # names defined somewhere outside any `#ifdef X`
     setters: list = []  # build files and scripts, read only if a switch is offered in a comment
     count = 0
     complete = True
@@ -121,6 +157,7 @@ def _walk(root: str) -> tuple[dict, dict, frozenset, tuple]:
                 commented.update(_COMMENTED_DEFINE.findall(data))
                 defined = _ACTIVE_DEFINE.findall(data)
                 active.update(defined)
+                _guards_of_defines(data, guarded, unguarded)
                 if b"__CUDACC__" in data or b"__NVCC__" in data or b"__HIP" in data:
                     pairs = _COMPILER_ALIAS.findall(data)
                     found = [name for name, _ in pairs]
@@ -136,6 +173,14 @@ def _walk(root: str) -> tuple[dict, dict, frozenset, tuple]:
         if count > MAX_FILES:
             break
     off = (commented - active) if complete else set()
+    # Switches defined only inside code an off switch guards (`#ifdef USE_TEXTURE` / `#define
+    # USE_TEXTURE_XCOEFF` / `#endif`) are off too.
+    while off:
+        more = {n for n, guards in guarded.items() if n not in off and n not in unguarded
+                and all(g & off for g in guards)}
+        if not more:
+            break
+        off |= more
     for path in setters if off else ():
         data = _read_regular(path)
         if data is None:

@@ -1352,3 +1352,28 @@ def test_project_names_for_the_compiler_macros(tmp_path):
     # A second definition that is no alias (`#define P_CUDACC 1` for a host build) makes it a switch again.
     (tmp_path / "host.h").write_text("#define P_CUDACC 1\n")
     assert [c for _, _, c in scan(tmp_path)] == ["WRP006"]
+
+
+def test_programs_a_makefile_project_keeps_to_nvidia(tmp_path):
+    # gpu-benches: `gpu-stream/Makefile` builds `cuda-stream` with nvcc and `hip-stream` from a hipify-perl
+    # copy with hipcc; its LDFLAGS (CUDA libraries) are read by the nvcc recipe alone. `cuda-memcpy/Makefile`
+    # runs nvcc only: a program the project keeps to NVIDIA. A header both include stays shared.
+    (tmp_path / ".git").mkdir()
+    for d in ("gpu-stream", "cuda-memcpy"):
+        (tmp_path / d).mkdir()
+    (tmp_path / "timer.h").write_text("__device__ inline float swap(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }\n")
+    (tmp_path / "gpu-stream" / "Makefile").write_text(
+        "NVCC := nvcc\nLDFLAGS := -lcuda -lnvidia-ml\n"
+        "cuda-stream: main.cu Makefile\n\t$(NVCC) -O3 -o $@ $< $(LDFLAGS)\n"
+        "main.hip: main.cu\n\thipify-perl main.cu > main.hip\n"
+        "hip-stream: main.hip Makefile\n\thipcc -O3 -o $@ $<\n")
+    (tmp_path / "gpu-stream" / "main.cu").write_text('#include "../timer.h"\n' + KERNEL)
+    (tmp_path / "cuda-memcpy" / "Makefile").write_text(
+        "NVCC := nvcc\nLDFLAGS := -lcupti -lcuda\ncuda-memcpy: main.cu ../timer.h\n\t$(NVCC) -o $@ $< $(LDFLAGS)\n")
+    (tmp_path / "cuda-memcpy" / "main.cu").write_text('#include "../timer.h"\n' + KERNEL)
+    build = amdbuild.read(str(tmp_path))
+    assert str(tmp_path / "cuda-memcpy" / "main.cu") in build.nvidia_sources
+    assert str(tmp_path / "timer.h") not in build.nvidia_sources
+    found = scan(tmp_path)
+    assert {p for p, _, _ in found} == {"gpu-stream/main.cu", "timer.h"}, found
+    assert "BLD004" not in {c for _, _, c in found}

@@ -600,8 +600,8 @@ class CudaArchMacro(CudaRule):
         macro = m.group(1)
         if macro in self._defined_here(ctx):
             return  # the project defines it itself (a version constant of its own)
-        if self._defined_for_amd(ctx, macro):
-            return  # a project header defines it in AMD builds: reported there, not at every test
+        if self._defined_for_amd(ctx, macro, ctx.file_range(node)[0] if node is not None else None):
+            return  # a project header (or the file, before the test) defines it in AMD builds: reported there
         directive = node.child(0)
         if ctx.platform is not None and ctx.unit.delta == 0 and not ctx.settings.report_nvidia_branches \
                 and ctx.platform.off_on_amd(ctx.file_range(directive)[0]):
@@ -813,13 +813,19 @@ class CudaArchMacro(CudaRule):
         return False
 
     @staticmethod
-    def _defined_for_amd(ctx, macro: str) -> bool:
+    def _defined_for_amd(ctx, macro: str, at: int | None = None) -> bool:
         """A project header the file includes defines `macro` in AMD builds (ggml's vendors/hip.h has
-        `#define __CUDA_ARCH__ 1300`), so the test is not of an undefined macro. `__CUDA_ARCH__`
-        counts only when defined for AMD alone: a host-pass default (`#ifndef __CUDA_ARCH__` /
-        `#define __CUDA_ARCH__ 0`) leaves AMD's device pass at 0 too."""
+        `#define __CUDA_ARCH__ 1300`), so the test is not of an undefined macro; so does the file itself
+        in a HIP-only branch before the test at byte `at` (MegEngine's half.hpp: `#if defined(__HIPCC__)`
+        / `#define __CUDA_ARCH__ __HIP_DEVICE_COMPILE__`). `__CUDA_ARCH__` counts only when defined for
+        AMD alone: a host-pass default (`#ifndef __CUDA_ARCH__` / `#define __CUDA_ARCH__ 0`) leaves AMD's
+        device pass at 0 too."""
         found = amd_macros(ctx).get(macro)
-        return found is not None and found.header is not None and (found.hip_only or macro != "__CUDA_ARCH__")
+        if found is None:
+            return False
+        if found.header is None:
+            return found.hip_only and at is not None and 0 <= found.byte < at
+        return found.hip_only or macro != "__CUDA_ARCH__"
 
     @staticmethod
     def _defined_here(ctx) -> set[str]:

@@ -177,6 +177,35 @@ def _mark_conditionals(lines: list[MakeLine], file_text: str = "", per_backend: 
             continue  # the compiler itself (`NVCC ?= nvcc`): BLD007 weighs where it is used
         if _variable_with_twin(ml.variable, file_text) or (has_hip and _nvcc_only_variable(ml.variable, file_text)):
             ml.aware = True
+        elif hip_rules and _read_only_by_nvcc_recipes(ml.variable, lines):
+            # gpu-benches: `LDFLAGS := -lcuda -lnvidia-ml` read only by the `$(NVCC) ... $(LDFLAGS)` recipes,
+            # beside a `hipify-perl` + `hipcc` rule for the same program that does not read it.
+            ml.aware = True
+
+
+# Make's implicit rules read these without naming them: a target with no recipe of its own may link with them.
+_IMPLICIT_RULE_VARIABLES = frozenset({"LDFLAGS", "LDLIBS", "LOADLIBES", "CFLAGS", "CXXFLAGS", "CPPFLAGS"})
+
+
+def _runs_nvcc(ml: MakeLine) -> bool:
+    return any(os.path.basename(w.lstrip("@-+")) == "nvcc" or w in ("$(NVCC)", "${NVCC}") for w in ml.words())
+
+
+def _read_only_by_nvcc_recipes(name: str, lines: list[MakeLine]) -> bool:
+    """Is variable `name` read, and only by recipes that run nvcc (in a Makefile whose other rules run
+    hipcc)? A variable of make's implicit rules counts only where every rule has a recipe of its own."""
+    ref = re.compile(r"\$[({]" + re.escape(name) + r"[)}]")
+    readers = [ml for ml in lines if any(ref.search(w) for w in ml.words()) and ml.variable != name]
+    if not readers or not all(ml.recipe and _runs_nvcc(ml) for ml in readers):
+        return False
+    if name in _IMPLICIT_RULE_VARIABLES:
+        for i, ml in enumerate(lines):
+            words = ml.words()
+            rule = not ml.recipe and ml.variable is None and any(w.endswith(":") or w == ":" for w in words) \
+                and not (words and words[0].startswith("."))
+            if rule and (i + 1 >= len(lines) or not lines[i + 1].recipe):
+                return False  # a target make builds with its implicit rules, which read the variable
+    return True
 
 
 def _nvcc_only_variable(name: str, file_text: str) -> bool:
