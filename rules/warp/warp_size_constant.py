@@ -1,6 +1,26 @@
 from hiplint import CudaRule, Impact, Severity
+from hiplint.cparse import iter_nodes
 
-from ._lanes import WARP_SIZE_DEFINITIONS, WARP_SIZE_NAME, literal_value, relate_uses, unused_on_amd
+from ._lanes import (HEADER_PATH, WARP_SIZE_DEFINITIONS, WARP_SIZE_NAME, collectives_32_wide, does_warp_work,
+                     literal_value, relate_uses, unused_on_amd, use_starts)
+
+
+def _uses_keep_32_wide(ctx, name: str, defined) -> bool:
+    """Is every use of the constant in a function whose collectives all stay in 32 lanes (shuffles given
+    the constant as their width, XOR offsets below 32: collectives_32_wide)? Only for a source file: a
+    header's includers may use it otherwise."""
+    if ctx.unit.is_macro or ctx.enclosing_function(defined) is not None:
+        return False
+    after = ctx.file_range(defined)[1]
+    uses = [ident for ident in iter_nodes(ctx.unit.root, {"identifier"})
+            if ctx.text(ident) == name and ctx.file_range(ident)[0] >= after]
+    if not uses or len(uses) != len(use_starts(ctx, name, defined)):
+        return False  # unused, or used in a macro body too (where its uses are unknown)
+    for ident in uses:
+        fn = ctx.enclosing_function(ident)
+        if fn is None or not does_warp_work(ctx, fn) or not collectives_32_wide(ctx, fn):
+            return False  # a warps-per-block count in a helper is read elsewhere: not settled here
+    return True
 
 
 class WarpSizeConstant32(CudaRule):
@@ -13,7 +33,11 @@ class WarpSizeConstant32(CudaRule):
     related locations. A definition that no code the AMD build compiles reads is left alone: a local
     constant never used, a definition in a source file never used there, one used only in branches the
     AMD build skips (`#if GOOGLE_CUDA`). A header's definition with no use in the header may be used by
-    its includers and is reported.
+    its includers and is reported. Nor, in a source file, a constant every use of which sits in a
+    function whose warp collectives all stay within 32 lanes (each shuffle given the constant as its
+    width, XOR offsets below 32: see WRP001): each half of a 64-lane wave then does what a 32-lane warp
+    does. A use in a function with no warp work (`threads / kWarpSize` warps per block) still counts: its
+    result is read elsewhere.
 
     ## Why it breaks on AMD
     AMD CDNA GPUs (gfx90a, gfx942, gfx950) execute 64-lane wavefronts. Every index, mask and
@@ -69,6 +93,8 @@ class WarpSizeConstant32(CudaRule):
         node = captures["def"][0]
         if unused_on_amd(ctx, name, captures["name"][0]):
             return  # nothing the AMD build compiles reads it
+        if not HEADER_PATH.search(ctx.path) and _uses_keep_32_wide(ctx, name, captures["name"][0]):
+            return  # every use sits in a function that does no warp work or keeps its collectives 32 wide
         finding = ctx.report(captures["name"][0] if node.type == "preproc_def" else node,
                              f"`{name}` is defined as 32; a wave holds 64 lanes on gfx90a/gfx942: every use assumes half a wave")
         if finding is not None:
