@@ -237,7 +237,7 @@ def _twin_stems(name: str) -> set[str]:
     stem = name.split(".")[0]
     words = _WORDS.split(stem)
     stems = set()
-    if "cuda" in stem.lower():
+    if "cuda" in stem.lower() or any(w.lower() in _LIBRARY_TWINS for w in words):
         spellings = [_amd_word(w) if w not in "_.-" else [w] for w in words]
         stems = {"".join(choice) for choice in itertools.product(*spellings)} - {stem.lower()}
     # `Profiling.cuda.cc` beside `Profiling.hip.cc` (Celeritas): the backend named in a middle extension.
@@ -255,10 +255,20 @@ def _twin_stems(name: str) -> set[str]:
     return stems
 
 
+# An NVIDIA library named as a whole name word, and its AMD counterparts (PRK's `sgemm-cublas.cu` beside
+# `sgemm-hipblas.cc`).
+_LIBRARY_TWINS = {"cublas": ("hipblas", "rocblas"), "cusparse": ("hipsparse", "rocsparse"), "cufft": ("hipfft", "rocfft"),
+                  "curand": ("hiprand", "rocrand"), "cusolver": ("hipsolver", "rocsolver"), "nccl": ("rccl",),
+                  "cudnn": ("miopen",), "nvshmem": ("rocshmem",), "cub": ("hipcub", "rocprim")}
+
+
 def _amd_word(word: str) -> list[str]:
     """A name word with CUDA in it, as the HIP twin spells it (lower case): cuda -> hip, rocm; also
-    inside a CamelCase word (OpenMM `CudaContext.cpp` -> `HipContext.cpp`)."""
+    inside a CamelCase word (OpenMM `CudaContext.cpp` -> `HipContext.cpp`); an NVIDIA library word as
+    its AMD counterparts (cublas -> hipblas, rocblas)."""
     low = word.lower()
+    if low in _LIBRARY_TWINS:
+        return list(_LIBRARY_TWINS[low])
     return [low.replace("cuda", amd) for amd in AMD_NAMES] if "cuda" in low else [low]
 
 

@@ -176,3 +176,14 @@ def test_hip_written_over_cuda_and_loader_twins_are_nvidia_code(tmp_path):
     assert codes(tmp_path) == [("kernels.cu", "WRP006")]
     shutil.rmtree(tmp_path / "contrib" / "hipew")
     assert ("contrib/cuew/src/cuew.cpp", "WRP006") in codes(tmp_path)
+
+
+def test_a_file_named_for_an_nvidia_library_twins_its_amd_counterpart(tmp_path):
+    # Parallel Research Kernels: `sgemm-cublas.cu` beside `sgemm-hipblas.cc`, one program per library.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "sgemm-cublas.cu").write_text(KERNEL)
+    (tmp_path / "sgemm-hipblas.cc").write_text("int hip_side;\n")
+    (tmp_path / "scan-nccl.cu").write_text(KERNEL)
+    assert hip_twin(str(tmp_path / "sgemm-cublas.cu")) == str(tmp_path / "sgemm-hipblas.cc")
+    assert hip_twin(str(tmp_path / "scan-nccl.cu")) is None  # no `scan-rccl` beside it
+    assert codes(tmp_path) == [("scan-nccl.cu", "WRP006")]
