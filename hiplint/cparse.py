@@ -297,9 +297,19 @@ def respell_operators(expr: str) -> str:
     return re.sub(r"\b(and|or|not)\b", lambda w: {"and": "&&", "or": "||", "not": "!"}[w.group(1)], expr)
 
 
+# `__has_include(<cudnn.h>)` in an `#if`: the grammar has no header-name token there; the name's punctuation
+# read as `_` (same length) makes it a call with one identifier argument (hiplint.preproc reads the original).
+_HAS_INCLUDE = lazy_re(rb"\b__has_include(?:_next)?[ \t]*\([ \t]*([<\"][^>\"\n()]*[>\"])[ \t]*\)")
+_NOT_WORD = lazy_re(rb"\W")
+
+
 def for_parsing(data: bytes) -> bytes:
-    """`data` as the parser is given it: `and`/`or`/`not` in `#if`/`#elif` lines respelled `&&`/`||`/`!`
-    (same length). Anything read back for messages or fixes comes from the original bytes."""
+    """`data` as the parser is given it: `and`/`or`/`not` in `#if`/`#elif` lines respelled `&&`/`||`/`!`,
+    and `__has_include(<x.h>)` arguments spelled as an identifier (same length). Anything read back for
+    messages or fixes comes from the original bytes."""
+    if b"__has_include" in data:
+        data = _HAS_INCLUDE.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + _NOT_WORD.sub(b"_", m.group(1))
+                                + m.group(0)[m.end(1) - m.start(0):], data)
     if not _ANY_WORD_OP.search(data):
         return data
     return _DIRECTIVE_WITH_WORD_OPS.sub(lambda m: _WORD_OPS.sub(lambda w: _SPELLED[w.group(1)], m.group(0)), data)

@@ -448,7 +448,22 @@ class _Eval:
             if fn is not None and fn.type == "identifier" and self.text(fn).lower().endswith("defined") \
                     and len(names) == 1 and names[0].type == "identifier":
                 return self.defined(self.text(names[0]), world)
+            if world == HIP and fn is not None and self.text(fn) in ("__has_include", "__has_include_next") \
+                    and len(names) == 1 and nvidia_only_header(self.text(names[0]).strip("<>\"")):
+                return False  # `__has_include(<cudnn.h>)`: no ROCm installation has the header
         return None
+
+
+# Headers of NVIDIA libraries and tools that no ROCm installation has (ROCm ships `thrust/` through
+# rocThrust, so that is not one), by the start of their file name.
+_NVIDIA_ONLY_HEADERS = lazy_re(r"(?i)^(?:cudnn|nvinfer|nvonnxparser|nvparsers|cublas|cusparse|cufft|curand|cusolver|"
+                               r"nccl|nvml|cupti|nvrtc|nvtoolsext|nvtx3/|cuda_runtime|cuda\.h$|cudart|cutensor|"
+                               r"nvshmem|cutlass/|cub/|cuda/|cuda_fp16|cuda_bf16|cuda_fp8|nvjpeg|npp)")
+
+
+def nvidia_only_header(name: str) -> bool:
+    """Is `name` (as an include writes it) a header only NVIDIA's toolkit or libraries install?"""
+    return _NVIDIA_ONLY_HEADERS.match(name.strip()) is not None
 
 
 def _arith(op: str, a: int, b: int) -> int | None:

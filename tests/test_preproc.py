@@ -384,3 +384,25 @@ def test_arithmetic_over_toolkit_macros_is_settled_on_amd():
     data = src.encode()
     pm = platform_map(parser().parse(data).root_node, data, HIP_MACROS, [], None)
     assert pm.kind_at(data.index(b"int x_a;")) == "nvidia"
+
+
+def test_has_include_of_an_nvidia_only_header_is_false_on_amd():
+    # MegEngine: `#if __has_include("NvInfer.h") && MGB_ENABLE_TENSOR_RT` / `#if __has_include(<cudnn.h>)`:
+    # no ROCm installation has those headers, so the branch is NVIDIA's; rocThrust's `thrust/` is there.
+    from hiplint.cparse import for_parsing
+    from hiplint.preproc import HIP, CUDA, condition_truth
+
+    def truth(cond, world):
+        data = f"#if {cond}\nint x;\n#endif\n".encode()
+        node = new_parser().parse(for_parsing(data)).root_node.named_children[0].child_by_field_name("condition")
+        return condition_truth(node, data, world)
+
+    assert truth('__has_include("NvInfer.h") && MY_TRT', HIP) is False
+    assert truth("__has_include(<cudnn.h>)", HIP) is False
+    assert truth("__has_include(<cudnn.h>)", CUDA) is None
+    assert truth("__has_include(<thrust/device_vector.h>)", HIP) is None
+    assert truth("__has_include(<my/config.h>)", HIP) is None
+    data = b"#if __has_include(<cublas_v2.h>)\nint x_a;\n#else\nint x_b;\n#endif\n"
+    pm = PlatformMap(new_parser().parse(for_parsing(data)).root_node, data)
+    assert pm.off_on_amd(data.index(b"int x_a;")) and not pm.off_on_amd(data.index(b"int x_b;"))
+    assert for_parsing(data) != data and len(for_parsing(data)) == len(data)
