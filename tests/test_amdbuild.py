@@ -1377,3 +1377,19 @@ def test_programs_a_makefile_project_keeps_to_nvidia(tmp_path):
     found = scan(tmp_path)
     assert {p for p, _, _ in found} == {"gpu-stream/main.cu", "timer.h"}, found
     assert "BLD004" not in {c for _, _, c in found}
+
+
+def test_a_switch_defined_only_under_a_switch_shipped_off_is_off(tmp_path):
+    # QUICK: `//#define USE_TEXTURE` offered in a comment, then `#ifdef USE_TEXTURE` / `#define
+    # USE_TEXTURE_XCOEFF` / `#endif`: the sub-switch is defined only where the off one is on. One defined
+    # outside that guard too (`#else` branch) stays a plain switch.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "k.cu").write_text(
+        "//#define USE_TEXTURE\n#ifdef USE_TEXTURE\n#define USE_TEXTURE_XCOEFF\n#define USE_BOTH\n#else\n#define USE_BOTH\n"
+        "#endif\n__device__ float s(float v) {\n#ifdef USE_TEXTURE_XCOEFF\n"
+        "  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(__activemask(), v, o);\n#endif\n"
+        "#ifdef USE_BOTH\n  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(__activemask(), v, o);\n#endif\n"
+        "  return v;\n}\n")
+    out = run_cli("scan", "--show-build", cwd=tmp_path).stdout.decode()
+    assert "switches-shipped-off = [\n  'USE_TEXTURE',\n  'USE_TEXTURE_XCOEFF',\n]" in out
+    assert [(f[1], f[2]) for f in scan(tmp_path, "--isolated", "--select", "WRP003")] == [(13, "WRP003")]
