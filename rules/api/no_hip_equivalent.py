@@ -34,7 +34,8 @@ class ApiWithoutHipEquivalent(CudaRule):
     test), code in an `#if` branch that only compiles for NVIDIA, and a name the file defines or
     declares itself (a project's stub or AMD shim: `cusolverStatus_t cusolverDnDHgesv(...) { return
     NOT_SUPPORTED; }`, and the file's calls to it) are not, nor one the file renames to a symbol of its
-    own (`#define cudaInitDevice cudaInitDevice_oro`: Orochi's dynamically loaded wrappers). It is the fallback for
+    own (`#define cudaInitDevice cudaInitDevice_oro`: Orochi's dynamically loaded wrappers; not CUDA's
+    own versioned spellings such as `_v2` or `_ptds`). It is the fallback for
     names no specialist rule knows: when a RND, SLV, LIB, MEM or other rule reports the same name in
     the file, this rule stays quiet (unless that rule is not selected); for a family a specialist
     reports once per file (CUDA fp8: MEM009, on gfx940-gfx942 targets), it stays quiet on every
@@ -103,6 +104,10 @@ class ApiWithoutHipEquivalent(CudaRule):
 _RENAME_DEFINE = lazy_re(rb"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([A-Za-z_]\w*)[ \t]*(?://[^\n]*)?$")
 
 
+# CUDA's own versioned and per-thread-stream spellings (`cuMemAlloc_v2`, `cudaMemcpy_ptds`): still CUDA's API.
+_CUDA_VARIANT = lazy_re(rb"_v\d+|_ptds|_ptsz")
+
+
 def _renamed_to_project(ctx) -> frozenset:
     """`#define cudaInitDevice cudaInitDevice_oro`: names the file maps onto a project symbol of its own
     (Orochi's dynamic-loading wrappers), not onto a HIP or ROCm one. Its uses call the project's symbol."""
@@ -111,7 +116,8 @@ def _renamed_to_project(ctx) -> frozenset:
         found = ctx.cache["renamed_to_project"] = frozenset(
             m.group(1).decode() for m in _RENAME_DEFINE.finditer(ctx.source.data)
             if m.group(2).startswith(m.group(1)) and m.group(2) != m.group(1)
-            and not m.group(2).lower().startswith((b"hip", b"roc")))
+            and not m.group(2).lower().startswith((b"hip", b"roc"))
+            and not _CUDA_VARIANT.fullmatch(m.group(2)[len(m.group(1)):]))
     return found
 
 
