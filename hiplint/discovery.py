@@ -16,6 +16,38 @@ import pathspec
 from hiplint.languages import language_of
 
 
+# A directory kept for reference (`archive/`: an earlier version of the project beside the live one) is
+# not walked unless a build file beside it, or at the top of the walk, names it: no build compiles it,
+# so its findings would be reports on dead code. Named on the command line, it is scanned.
+ARCHIVE_DIRS = frozenset({"archive", "archived", "attic"})
+_BUILD_FILE_NAMES = ("CMakeLists.txt", "Makefile", "makefile", "GNUmakefile", "setup.py", "pyproject.toml",
+                     "setup.cfg", "meson.build", "BUILD", "BUILD.bazel", "configure.ac", "MANIFEST.in")
+MAX_BUILD_FILE_BYTES = 1024 * 1024
+
+
+def _names_directory(directory: str, name: str) -> bool:
+    """Whether a build file in `directory` names `name` as a path part (`add_subdirectory(archive)`,
+    `"archive/csrc/x.cu"`, `packages=find_packages("archive")`)."""
+    word = re.compile(r"(?<![\w.-])" + re.escape(name) + r"(?![\w.-])", re.I)
+    for build in _BUILD_FILE_NAMES:
+        try:
+            with open(os.path.join(directory, build), "rb") as fh:
+                text = fh.read(MAX_BUILD_FILE_BYTES).decode("utf-8", "replace")
+        except OSError:
+            continue
+        if word.search(text):
+            return True
+    return False
+
+
+def _archived(path: str, name: str, top: str) -> bool:
+    if name.lower() not in ARCHIVE_DIRS:
+        return False
+    parent = os.path.dirname(path) or "."
+    return not _names_directory(parent, name) and not (
+        os.path.abspath(top) != os.path.abspath(parent) and _names_directory(top, name))
+
+
 @dataclass(frozen=True)
 class SourcePath:
     path: str  # to open
@@ -165,6 +197,10 @@ def discover(paths: list[str], settings, languages: set[str] | None = None, note
                         continue  # symlinked directories are not followed: no loops
                 if is_dir:
                     if entry.name == ".git" or ignores.excluded(p, True) or ignores.gitignored(os.path.abspath(p), True, chain):
+                        continue
+                    if _archived(p, entry.name, given):
+                        notes.append(f"{_display(p)}: not checked: a directory kept for reference that no build "
+                                     "file beside it names; name it on the command line to check it")
                         continue
                     subdirs.append((p, chain + [os.path.abspath(p)]))
                     continue

@@ -265,6 +265,27 @@ def test_vendored_hip_headers_are_not_walked(cli, tmp_path):
     assert json.loads(named.stdout)
 
 
+def test_archived_directory_is_not_walked_unless_a_build_names_it(cli, tmp_path):
+    """`archive/` kept for reference (an earlier version with its own setup.py) is dead code: a walk
+    skips it with a note; a build file beside it that names it, or naming it on the command line,
+    brings it back."""
+    old = tmp_path / "archive" / "csrc"
+    old.mkdir(parents=True)
+    (tmp_path / "archive" / "setup.py").write_text("from setuptools import setup\nsetup(name='old')\n")
+    (old / "k.cu").write_bytes(BAD)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_bytes(BAD)
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='new', packages=['src'])\n")
+    proc = cli("scan", "--no-cache", "--output-format", "json", ".", cwd=tmp_path)
+    assert {f["path"] for f in json.loads(proc.stdout)} == {"src/k.cu"}
+    assert b"archive: not checked: a directory kept for reference" in proc.stderr
+    named = cli("scan", "--no-cache", "--output-format", "json", "archive", cwd=tmp_path)
+    assert {f["path"] for f in json.loads(named.stdout)} == {"archive/csrc/k.cu"}
+    (tmp_path / "CMakeLists.txt").write_text("add_subdirectory(archive)\n")
+    built = cli("scan", "--no-cache", "--output-format", "json", ".", cwd=tmp_path)
+    assert {f["path"] for f in json.loads(built.stdout)} == {"src/k.cu", "archive/csrc/k.cu"}
+
+
 @pytest.mark.parametrize("content,message", [
     (b"[tool]\nhiplint = 3\n", b"`tool.hiplint` must be a table"),
     (b"\xff\xfe[tool.hiplint]\n", b"invalid TOML: not UTF-8 text"),

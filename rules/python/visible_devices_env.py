@@ -105,7 +105,8 @@ class VisibleDevicesEnv(FileRule):
     inside a condition that names HIP/ROCm, a dict literal that is only compared (`assert env ==
     {...}`), a read inside a test assertion (`self.assertEqual(os.environ[...], "5,6")`), or a read in
     a function that sets `os.environ["CUDA_VISIBLE_DEVICES"]` itself (a fixture that saves the value,
-    sets its own and restores it). Nor anything in a pytest module (`test_*.py`, `*_test.py`,
+    sets its own and restores it), or in a file that sets it for its own process at module level (a
+    `--force-cpu` switch that empties it before importing torch, then checks it). Nor anything in a pytest module (`test_*.py`, `*_test.py`,
     `conftest.py`): a test sets both masks to check that the code under test strips them, and reads
     them to check what it left; the code under test is where GPUs are chosen.
 
@@ -172,6 +173,9 @@ class VisibleDevicesEnv(FileRule):
         # value, setting "0,1,2,3" and restoring it): their reads see the value they set.
         own_setters = {_function_of(py, node) for v, a, node in uses
                        if a == "write" and v == CUDA_VAR and env_group(py, node) == PROCESS_ENV}
+        # Set for the whole process at module level (`--force_cpu` sets it to "" before importing torch):
+        # the file's reads check the value it chose itself.
+        module_setter = None in own_setters
         for var, access, node in uses:
             if handles_rocm(py, node, cuda_build_guard=False):
                 continue
@@ -182,7 +186,8 @@ class VisibleDevicesEnv(FileRule):
                                  "only the GPUs ROCR left, so the same physical ids select the wrong GPU or none; "
                                  "set one of them")
             elif access == "read" and var == CUDA_VAR and not ({HIP_VAR, ROCR_VAR} & mentioned) \
-                    and not _checked_by_a_test(py, node) and _function_of(py, node) not in own_setters:
+                    and not _checked_by_a_test(py, node) and _function_of(py, node) not in own_setters \
+                    and not module_setter:
                 ctx.report_range(start, end,
                                  f"reads only `{CUDA_VAR}`: on ROCm the GPUs are often chosen with `{ROCR_VAR}` "
                                  f"(AMD's recommendation on Linux) or `{HIP_VAR}`, leaving it unset; read those too")
