@@ -57,6 +57,11 @@ class CudaCompilerMacroTest(CudaRule):
     (`torch/utils/hipify/cuda_to_hip_mappings.py`). In any other project that builds for AMD, the
     code inside a `#ifdef __CUDACC__` branch is NVIDIA code that the other rules leave alone; this
     rule reports the test itself where the branch holds GPU code.
+    Nor a block whose branches differ only in `__host__`/`__device__`/`__forceinline__` on a
+    constexpr function (`#ifdef __NVCC__ / __device__ static constexpr int / #else / static constexpr
+    int / #endif`, or a lone `#ifdef __CUDACC__ / __host__ __device__ / #endif` before one): clang
+    treats constexpr functions as `__host__ __device__` (`-fcuda-host-device-constexpr`, on by
+    default; checked with ROCm 7.2), so the HIP build loses nothing.
     Tests of `__CUDACC_VER_MAJOR__` and the other version macros are ARC001's.
 
     ## Why it breaks on AMD
@@ -96,6 +101,7 @@ class CudaCompilerMacroTest(CudaRule):
     ## References
     - HIP porting guide, compiler defines (`__HIPCC__`, `__HIP__`; `__CUDACC__` is nvcc's): https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_porting_guide.html#compiler-defines-summary
     - NVCC documentation, `__CUDACC__` and `__NVCC__`: https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#nvcc-identification-macro
+    - clang treats unattributed constexpr functions as `__host__ __device__` (`CUDAHostDeviceConstexpr`, on by default; `-fno-cuda-host-device-constexpr` turns it off): https://reviews.llvm.org/D18380
     """
 
     code = "ARC006"
@@ -156,6 +162,8 @@ class CudaCompilerMacroTest(CudaRule):
             # its code on AMD silently: reported.)
             return
         code = strip_c_comments(_STRING.sub('""', ctx.text(top)))
+        if _constexpr_qualifiers_only(ctx, top, code):
+            return  # `#ifdef __NVCC__ __device__ static constexpr int #else static constexpr int #endif f()`
         if not GPU_CODE.search(code):
             return  # `#ifdef __NVCC__ / #pragma nv_diag_suppress`: about the compiler, not the GPU build
         if _NVCC_BUILTIN.search(code):
@@ -181,6 +189,55 @@ class CudaCompilerMacroTest(CudaRule):
                          f"__HIPCC__), so a HIP build {'takes' if negated else 'skips'} this branch meant for "
                          f"{'host compilers' if negated else 'the GPU compiler'}; test `__HIPCC__` too",
                    fix=fix)
+
+
+_DIRECTIVE = lazy_re(r"^\s*#\s*(\w+)")
+_HD_QUALIFIER = lazy_re(r"\b__(?:host|device|forceinline)__\b")
+_CONSTEXPR = lazy_re(r"\bconstexpr\b")
+_DECLARATION_HEAD = lazy_re(r"[^;{}()]*")
+
+
+def _constexpr_qualifiers_only(ctx, top, code: str) -> bool:
+    """Branches that differ only in `__host__`/`__device__`/`__forceinline__` on a constexpr function
+    (`#ifdef __NVCC__ / __device__ static constexpr int / #else / static constexpr int / #endif`, or a
+    lone `#ifdef __NVCC__ / __device__ / #endif` before `static constexpr int f()`): clang treats a
+    constexpr function as `__host__ __device__` (-fcuda-host-device-constexpr, on by default), so the
+    HIP build loses nothing."""
+    branches, current, lines, after = [], None, code.splitlines(), ""
+    for i, line in enumerate(lines):
+        m = _DIRECTIVE.match(line)
+        if m is None:
+            if current is None:
+                return False
+            current.append(line)
+            continue
+        word = m.group(1)
+        if word in ("if", "ifdef", "ifndef") and current is not None:
+            return False  # a nested block: not read
+        if word in ("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else"):
+            current = []
+            branches.append(current)
+        elif word == "endif":
+            # The parser may take the declaration after `#endif` into the block: that is what follows it.
+            after = "\n".join(lines[i + 1:])
+            break
+        elif current is not None:
+            return False  # a #define, #pragma, ... inside: more than qualifiers
+    if not branches:
+        return False
+    bodies = [" ".join(" ".join(b).split()) for b in branches]
+    plain = {" ".join(_HD_QUALIFIER.sub(" ", body).split()) for body in bodies}
+    if len(plain) != 1 or not any(_HD_QUALIFIER.search(b) for b in bodies):
+        return False
+    rest = plain.pop()
+    if rest:
+        return _CONSTEXPR.search(rest) is not None
+    # Only qualifiers in the block: the declaration after `#endif` decides.
+    if not after.strip():
+        end = ctx.file_range(top)[1]
+        after = strip_c_comments(ctx.source.data[end:end + 400].decode("utf-8", "replace"))
+    head = _DECLARATION_HEAD.match(after)
+    return head is not None and _CONSTEXPR.search(head.group(0)) is not None
 
 
 _NVCC_VERSION = lazy_re(r"\b(?:__CUDACC_VER_(?:MAJOR|MINOR|BUILD)__|__CUDACC_VER__|CUDART_VERSION|CUDA_VERSION)\b")
