@@ -87,7 +87,8 @@ def hip_twin(path: str, whole_directory: bool = False) -> str | None:
     full = os.path.abspath(path)
     low = full.lower()
     if "cuda" not in low and "nvshmem" not in low and "optix" not in low and not low.endswith((".cu", ".cuh", ".hip")) \
-            and "nvidia" not in os.path.basename(low) and os.sep + "cu" not in low:
+            and "nvidia" not in os.path.basename(low) and os.sep + "cu" not in low \
+            and not any(os.sep + lib + os.sep in low for lib in ("nccl", "nvshmem")):
         return None  # no CUDA name word, `cuda` directory or CUDA extension: asked for every file, so first
     directory, name = os.path.split(full)
     if name.lower().startswith("nvidia_hip") or f"{os.sep}nvidia_detail{os.sep}" in low:
@@ -192,20 +193,26 @@ def _holds_hip_code(directory: str) -> bool:
 
 @lru_cache(maxsize=1024)
 def _cu_prefixed_twin(directory: str) -> str | None:
-    """A directory above (or at) `directory` named `cu<name>` beside a `hip<name>` (Orochi's and Blender's
-    `cuew/` beside `hipew/`, the CUDA and HIP loader libraries): the HIP twin, or None."""
+    """A directory above (or at) `directory` named `cu<name>` beside a `hip<name>` or `roc<name>` (Orochi's
+    and Blender's `cuew/` beside `hipew/`, the CUDA and HIP loader libraries; an FFT benchmark's `cufft/`
+    back end beside `rocfft/`), or named for an NVIDIA library beside its AMD counterpart (`nccl/` beside
+    `rccl/`): the HIP twin, or None."""
     current = directory
     for _ in range(MAX_LEVELS):
         if ".git" in _entries(current):
             break
         parent, base = os.path.split(current)
         low = base.lower()
-        if low.startswith("cu") and len(low) >= 4 and not low.startswith("cuda"):
+        names = [amd + low[2:] for amd in ("hip", "roc")] if low.startswith("cu") and len(low) >= 4 \
+            and not low.startswith("cuda") else []
+        names += [t for t in _LIBRARY_TWINS.get(low, ()) if t not in names]
+        if names:
             entries = _entries(parent)
-            twin = entries.get("hip" + low[2:])
-            if twin is not None and os.path.isdir(os.path.join(parent, twin)) \
-                    and not _generated_by_hipify(os.path.join(parent, twin)):
-                return os.path.join(parent, twin)
+            for name in names:
+                twin = entries.get(name)
+                if twin is not None and os.path.isdir(os.path.join(parent, twin)) \
+                        and not _generated_by_hipify(os.path.join(parent, twin)):
+                    return os.path.join(parent, twin)
         if parent == current:
             break
         current = parent

@@ -178,6 +178,23 @@ def test_hip_written_over_cuda_and_loader_twins_are_nvidia_code(tmp_path):
     assert ("contrib/cuew/src/cuew.cpp", "WRP006") in codes(tmp_path)
 
 
+def test_a_library_directory_beside_its_amd_counterpart_is_nvidia_code(tmp_path):
+    # An FFT benchmark: `libraries/cufft/` beside `libraries/rocfft/`, one back end per library; NCCL's
+    # `nccl/` beside `rccl/`. A `cublas/` with nothing of AMD's beside it stays reported.
+    (tmp_path / ".git").mkdir()
+    for lib in ("cufft", "rocfft", "nccl", "rccl", "cublas"):
+        (tmp_path / "libraries" / lib).mkdir(parents=True)
+    (tmp_path / "libraries" / "cufft" / "helper.hpp").write_text(KERNEL)
+    (tmp_path / "libraries" / "rocfft" / "helper.hpp").write_text("int amd_side;\n")
+    (tmp_path / "libraries" / "nccl" / "comm.cu").write_text(KERNEL)
+    (tmp_path / "libraries" / "rccl" / "comm.cpp").write_text("int amd_side;\n")
+    (tmp_path / "libraries" / "cublas" / "gemm.cu").write_text(KERNEL)
+    assert hip_twin(str(tmp_path / "libraries" / "cufft" / "helper.hpp")) == str(tmp_path / "libraries" / "rocfft")
+    assert hip_twin(str(tmp_path / "libraries" / "nccl" / "comm.cu")) == str(tmp_path / "libraries" / "rccl")
+    assert hip_twin(str(tmp_path / "libraries" / "cublas" / "gemm.cu")) is None
+    assert codes(tmp_path) == [("libraries/cublas/gemm.cu", "WRP006")]
+
+
 def test_a_file_named_for_an_nvidia_library_twins_its_amd_counterpart(tmp_path):
     # Parallel Research Kernels: `sgemm-cublas.cu` beside `sgemm-hipblas.cc`, one program per library.
     (tmp_path / ".git").mkdir()
