@@ -21,7 +21,8 @@ class CMakeFindCuda(FileRule):
     (`if(GPU_RUNTIME STREQUAL "CUDA")`; a backend switch `if(FFTLIB_ENABLE_CUDA)` in a file that also
     tests `FFTLIB_ENABLE_ROCM`; a dependency's CUDA backend, `if(Kokkos_ENABLE_CUDA)`, `if(RAJA_ENABLE_CUDA)`), or in a file that also calls `find_package(hip)`, nor a probe without
     `REQUIRED` in a file that also finds an AMD package (`find_package(ROCM REQUIRED)` in the branch for
-    an AMD build): on a ROCm machine the probe fails quietly and the AMD path runs. Nor a FindCUDA macro
+    an AMD build) or anywhere in a project that builds for AMD: on a ROCm machine the probe fails
+    quietly and the AMD path runs. Nor a FindCUDA macro
     the project defines itself in a CMake module that stops without HIP (`find_package(hip REQUIRED)` at
     its top level: QUICK's `FindHipCUDA.cmake` defines `cuda_add_library` for its AMD build).
     One finding per file for CUDA packages and one for FindCUDA macros; the other places are
@@ -76,7 +77,10 @@ class CMakeFindCuda(FileRule):
             return
         # A file that also finds an AMD package (`find_package(ROCM REQUIRED)` under HOROVOD_GPU=ROCM) and
         # probes for CUDA without REQUIRED: the probe fails quietly on a ROCm machine and the AMD path runs.
-        finds_amd = any(c.name == "find_package" and c.args and AMD_PACKAGE.match(c.args[0].text) for c in commands)
+        # So does any probe without REQUIRED in a project that builds for AMD (IREE's `find_package(CUDAToolkit
+        # 12)` that only sets a default): its AMD path is chosen elsewhere.
+        finds_amd = any(c.name == "find_package" and c.args and AMD_PACKAGE.match(c.args[0].text) for c in commands) \
+            or ctx.build_facts.project_builds_for_amd
         for cmd in commands:
             if cmd.aware:
                 continue
