@@ -275,15 +275,37 @@ IFNEQ_EMPTY = lazy_re(r"^\s*(?:else\s+)?ifneq\s*(?:\(\s*\$[({](\w+)[)}]\s*,\s*\)
 IFDEF_NAME = lazy_re(r"^\s*(?:else\s+)?ifdef\s+([A-Za-z_]\w*)\s*$")
 
 
+CALL_ARGUMENTS = lazy_re(r"\$[({]call\s+[\w.-]+\s*,([^)}]*)[)}]")
+_VENDOR_PART = {"nvidia": ("amd",), "cuda": ("hip", "rocm", "amd")}
+
+
+def _config_word_with_amd_twin(word: str, file_text: str) -> bool:
+    """`gpu_nvidia` where the Makefile also names `gpu_amd`: a configuration value for the NVIDIA build
+    beside the AMD one's."""
+    parts = re.split(r"[_-]", word.lower())
+    for i, part in enumerate(parts):
+        for amd in _VENDOR_PART.get(part, ()):
+            twin = "_".join(parts[:i] + [amd] + parts[i + 1:])
+            if len(parts) > 1 and re.search(r"(?i)(?<![\w-])" + re.escape(twin).replace("_", "[_-]") + r"(?![\w-])",
+                                            file_text):
+                return True
+    return False
+
+
 def _tests_for_cuda(text: str, file_text: str = "") -> bool:
     """`ifeq ($(GPU_RUNTIME),CUDA)` / `ifeq "$(BACKEND)" "cuda"`: true only in the CUDA build (or, as
     `ifeq ($(OS),Darwin)`, only on macOS, where no ROCm build runs). So is a
     test of the project's CUDA switch whose HIP twin the Makefile names too (`ifeq (YES,$(X_USE_CUDA))`
-    or `ifdef X_USE_CUDA` beside `X_USE_HIP`): the project picks one backend per build."""
+    or `ifdef X_USE_CUDA` beside `X_USE_HIP`): the project picks one backend per build; and a test of a
+    configuration value for NVIDIA whose AMD twin the Makefile names (`ifneq (,$(call
+    parse_config,gpu_nvidia))` beside `gpu_amd`, `ifeq ($(MACHINE),gpu_nvidia)`)."""
+    if CONDITIONAL.match(text) and any(_config_word_with_amd_twin(w, file_text)
+                                       for args in CALL_ARGUMENTS.findall(text) for w in re.split(r"[\s,]+", args) if w):
+        return True
     m = IFEQ_OPERANDS.match(text)
     if m is not None:
         operands = [w for w in re.split(r"[\s,()\"']+", VARIABLE_REF.sub(" ", m.group(1))) if w]
-        if any(w.upper() in NVIDIA_BACKENDS for w in operands):
+        if any(w.upper() in NVIDIA_BACKENDS or _config_word_with_amd_twin(w, file_text) for w in operands):
             return True
         if any(w.upper() in ("DARWIN", "MACOS", "OSX") for w in operands):
             return True  # `ifeq ($(OS),Darwin)`: macOS, which ROCm does not run on, links its own way
