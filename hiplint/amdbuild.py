@@ -904,6 +904,10 @@ def _branch_scope(words: list[str], context_text: bytes, project_words: frozense
         return "cuda"
     if not _is_build_switch(parts[0]):
         return None  # `if(CMAKE_HIP_COMPILER) ... else() message(FATAL_ERROR ...)`: a check, not a choice
+    if len(parts) == 1 and not negated and _other_vendor_switch(parts[0], context_text, project_words):
+        # `if(X_USE_SYCL)` beside `X_USE_ROCM`: another vendor's build, off wherever the AMD one is on
+        # (ktransformers' backends are exclusive); for AMD it is as foreign as the NVIDIA build's.
+        return "cuda"
     if names_amd(parts[0]) and len(parts) <= 2:
         return "cuda" if negated else "hip"
     if len(parts) == 1 and names_cuda(parts[0]) and _has_amd_twin(parts[0], context_text, project_words):
@@ -960,6 +964,25 @@ def _twins(switch: str) -> list[str]:
                 spelled = amd if part.isupper() else amd.lower() if part.islower() else amd.capitalize()
                 out.append("_".join(parts[:i] + [spelled + part[len(library):]] + parts[i + 1:]))
     return out
+
+
+# Other GPU vendors' build words: a project that names a switch per vendor builds one at a time.
+OTHER_VENDOR_WORDS = frozenset({"SYCL", "DPCPP", "ONEAPI", "XPU", "MUSA", "MACA", "CANN", "NPU", "METAL", "MPS"})
+
+
+def _other_vendor_switch(switch: str, text: bytes, project_words: frozenset = frozenset()) -> bool:
+    """`X_USE_SYCL` (or `_MUSA`, ...) whose AMD twin (`X_USE_ROCM`, `X_USE_HIP`) the project names."""
+    parts = switch.split("_")
+    for i, part in enumerate(parts):
+        if part.upper() not in OTHER_VENDOR_WORDS:
+            continue
+        for amd in ("HIP", "ROCM", "AMD", "AMDGPU"):
+            spelled = amd if part.isupper() else amd.lower() if part.islower() else amd.capitalize()
+            twin = "_".join(parts[:i] + [spelled] + parts[i + 1:])
+            if twin.upper() in project_words or re.search(
+                    rb"(?i)(?<![\w])" + re.escape(twin.encode()) + rb"(?![\w])", text):
+                return True
+    return False
 
 
 def _library_prefix(part: str) -> str | None:

@@ -596,6 +596,23 @@ def test_a_backend_chosen_by_a_cmake_number(tmp_path):
     assert {"BLD001", "LIB008"} <= quiet
 
 
+def test_another_vendors_block_beside_the_amd_switch(tmp_path):
+    # ktransformers' layout: CUDA, SYCL, ROCm and MUSA back ends, one per build. The SYCL block links
+    # cudart for a host callback bridge; the AMD build never reads it. A SYCL block in a project with no
+    # AMD switch is still read.
+    (tmp_path / ".git").mkdir()
+    cmake = ('project(kt CXX)\noption(KT_USE_SYCL "SYCL" OFF)\noption(KT_USE_ROCM "ROCm" OFF)\n'
+             "add_library(kt SHARED kt.cpp)\n"
+             "if(KT_USE_ROCM)\n  find_package(hip REQUIRED)\n  target_link_libraries(kt PRIVATE hip::host)\nendif()\n"
+             "if(KT_USE_SYCL)\n  find_package(CUDAToolkit REQUIRED)\n  target_link_libraries(kt PRIVATE CUDA::cudart)\nendif()\n")
+    (tmp_path / "CMakeLists.txt").write_text(cmake)
+    (tmp_path / "kt.cpp").write_text("int kt;\n")
+    assert scan(tmp_path) == []
+    (tmp_path / "CMakeLists.txt").write_text(cmake.replace("KT_USE_ROCM", "KT_USE_OPENMP").replace(
+        "  find_package(hip REQUIRED)\n  target_link_libraries(kt PRIVATE hip::host)\n", ""))
+    assert {code for _, _, code in scan(tmp_path)} == {"BLD003", "BLD004"}
+
+
 def test_a_removed_platform_name_the_build_defines(tmp_path):
     # `#ifdef __HIP_PLATFORM_HCC__` is dead on ROCm 6.0 and later (API007) unless the project defines the
     # name itself: in a Python build's define_macros (CuPy), or with -D in CMake.
