@@ -25,6 +25,7 @@ NVIDIA_PACKAGES = {
 RUNNERS = frozenset({"subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
                      "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput", "os.system",
                      "os.popen", "shutil.which", "run", "check_output", "check_call", "Popen", "getoutput"})
+_RUNNER_NAME = __import__("re").compile(r"(?i)(?:^|_)(?:run|exec|execute|cmd|command|shell|sh|popen|system|call)(?:_|$)")
 # A file that mentions any of these already talks to AMD's tools.
 # AMD's management tools, and its ways to find an AMD GPU (`rocminfo`, the `/dev/kfd` device node): a file
 # that uses them already asks AMD's side.
@@ -63,7 +64,9 @@ class NvmlAndNvidiaSmi(FileRule):
     ## What it does
     Finds imports of `pynvml`, `py3nvml`, `nvidia_smi` and `GPUtil`, `nvidia-smi` run through
     `subprocess` / `os.system` / `os.popen` (as a string or as the first element of an argument
-    list), `shutil.which("nvidia-smi")` used as a GPU probe, and reads of `/proc/driver/nvidia` (not in a
+    list) or through the project's own runner (a function named for running commands:
+    `run_command(["nvidia-smi", ...])`, `exec_cmd("nvidia-smi -L")`),
+    `shutil.which("nvidia-smi")` used as a GPU probe, and reads of `/proc/driver/nvidia` (not in a
     function named for NVIDIA, `_has_nvidia_gpu()`, whose answer on AMD is rightly "no", nor in an
     `assert` about a script's text).
     Not reported in a file that already uses AMD's tools (`amdsmi`, `amd-smi`, `rocm-smi`, `rocminfo`,
@@ -134,8 +137,10 @@ class NvmlAndNvidiaSmi(FileRule):
                                      severity=Severity.INFO if caught else None)
         for call in py.nodes(cst.Call):
             func = pyparse.dotted(call.func) or ""
-            if func not in RUNNERS or not call.args:
+            if not call.args:
                 continue
+            if func not in RUNNERS and not _RUNNER_NAME.search(func.rsplit(".", 1)[-1]):
+                continue  # a project's own runner is named for it: `run_command(["nvidia-smi", ...])`
             anchor, word = _command_word(py, call.args[0].value)
             if word and os.path.basename(word) == "nvidia-smi" and not handles_rocm(py, call):
                 start, end = py.span(anchor)
