@@ -179,6 +179,7 @@ class AmdBuild:
     include_dirs: list = field(default_factory=list)  # the project's own include directories (CMake)
     nvidia_switches: frozenset = frozenset()  # nvidia_switches(): known even where the AMD build is not
     python_amd: bool = False  # a Python build that builds for ROCm too (python_builds_for_amd)
+    ci_amd: str = ""  # a CI job that configures the project for AMD (ci_builds_for_amd): its file
     torch_extension: bool = False  # ... through torch.utils.cpp_extension (CUDAExtension, BuildExtension)
     source_names: frozenset = frozenset()  # file names and stems the build files write (unbuilt())
     # Directories whose CMakeLists.txt nothing reaches and that no reached build file names (GauXC's
@@ -304,7 +305,8 @@ class AmdBuild:
 
     def facts_for(self, path: str) -> FileFacts:
         if not self.known:
-            if not (self.nvidia_switches or self.python_amd or self.preset_nvidia_files or self.backend_choice):
+            if not (self.nvidia_switches or self.python_amd or self.preset_nvidia_files or self.backend_choice
+                    or self.ci_amd):
                 return FileFacts(removed_names_defined=self.removed_names_defined) if self.removed_names_defined \
                     else NOTHING
             full = os.path.abspath(path)
@@ -365,6 +367,9 @@ class AmdBuild:
             lines.append("# the Python build builds for ROCm too (setup.py / install scripts name hipcc, ROCM_HOME or a HIP switch)")
             if self.torch_extension:
                 lines.append("# through PyTorch's extension build, which hipifies the CUDA sources first (`__CUDACC__` reads `__HIPCC__`)")
+        if self.ci_amd and not self.known:
+            lines.append(f"# a CI job configures the project for AMD ({rel(self.ci_amd)}): build files with no "
+                         "HIP, ROCm or AMD word are the NVIDIA build's")
         if self.hipify_step:
             lines.append("# a build file runs hipify: the AMD build compiles hipified copies (`__CUDACC__` reads `__HIPCC__`)")
         elif self.known and not self.torch_extension:
@@ -2212,6 +2217,7 @@ def read(root: str) -> AmdBuild:
     cmake, make = _build_files(root, fragments, build.vendored_dirs, scripts)
     build.project_words = _switch_words(cmake + make + fragments[:MAX_BUILD_FILES])
     build.python_amd = python_builds_for_amd(root)
+    build.ci_amd = ci_builds_for_amd(root)
     build.torch_extension = build.python_amd and any(
         _TORCH_EXTENSION.search(_read_bytes(p) or b"") for p in _python_build_paths(root) if p.endswith(".py"))
     if build.python_amd:
@@ -2272,6 +2278,38 @@ def read(root: str) -> AmdBuild:
     else:
         build.unreached_dirs = set()  # Meson, Bazel or another build hiplint does not read may build them
     return build
+
+
+# A CI job that configures the project itself for AMD GPUs: a CMake switch for HIP or ROCm turned on
+# (`-DKokkos_ENABLE_HIP=ON`, `-DX_USE_ROCM=1`), AMD architectures (`-DCMAKE_HIP_ARCHITECTURES=gfx90a`,
+# `-DGPU_TARGETS=gfx942`, `--offload-arch=gfx90a`) or hipcc as the compiler.
+_CI_AMD = lazy_re(rb"(?i)-D\s*\w*(?:_HIP|_ROCM|HIP_|ROCM_)\w*\s*=\s*(?:ON|TRUE|YES|1)\b|-D\s*\w*(?:ARCHITECTURES|TARGETS|ARCH)\s*="
+                  rb"\s*[\"']?gfx[0-9a-f]{3,4}|--offload-arch[= ]gfx[0-9a-f]{3,4}|-DCMAKE_(?:CXX|HIP)_COMPILER=\S*hipcc\b")
+_CI_FILES = (".github/workflows", ".gitlab-ci.yml", ".gitlab/ci", ".circleci", "Jenkinsfile", ".ci", "ci")
+MAX_CI_FILES = 200
+
+
+def ci_builds_for_amd(root: str) -> str:
+    """A CI job of the project (GitHub workflows, GitLab CI, CircleCI, Jenkins) that configures it for AMD
+    (PennyLane-Lightning's ROCm wheel: `-DKokkos_ENABLE_HIP=ON`): the project builds for AMD even where
+    its build files say so only through a dependency's switch. The job's file, or ""."""
+    seen = 0
+    for name in _CI_FILES:
+        path = os.path.join(root, name)
+        paths = [path] if os.path.isfile(path) else []
+        if os.path.isdir(path):
+            for here, subdirs, files in os.walk(path):
+                subdirs.sort()
+                paths += [os.path.join(here, f) for f in sorted(files)
+                          if f.endswith((".yml", ".yaml", ".sh", ".groovy")) or f == "Jenkinsfile"]
+        for p in paths:
+            seen += 1
+            if seen > MAX_CI_FILES:
+                return ""
+            data = _read_bytes(p)
+            if data and _CI_AMD.search(re.sub(rb"(?m)^\s*#[^\n]*", b"", data)):
+                return p
+    return ""
 
 
 _VALUE_TEST = lazy_re(rb'(?i)\b(?:else)?if\s*\(\s*"?\$?\{?([A-Za-z_]\w*)\}?"?\s+STREQUAL\s+"?(CUDA|HIP)"?\s*\)')

@@ -613,6 +613,30 @@ def test_another_vendors_block_beside_the_amd_switch(tmp_path):
     assert {code for _, _, code in scan(tmp_path)} == {"BLD003", "BLD004"}
 
 
+def test_a_ci_job_that_configures_the_project_for_amd(tmp_path):
+    # PennyLane-Lightning's layout: a cuQuantum back end in CUDA, and a Kokkos one that its ROCm wheel
+    # job builds with `-DKokkos_ENABLE_HIP=ON`; no build file names HIP. The CUDA back end's build files
+    # are the NVIDIA build's. Without the job (or with the line commented out) they are reported.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text('project(sim CXX)\nset(SIM_BACKEND "cpu" CACHE STRING "")\n'
+                                             "add_subdirectory(${SIM_BACKEND})\n")
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "gpu" / "CMakeLists.txt").write_text(
+        "project(sim_gpu LANGUAGES CXX CUDA)\nfind_package(CUDAToolkit REQUIRED)\n"
+        "add_library(sim_gpu state.cu)\ntarget_link_libraries(sim_gpu PUBLIC CUDA::cublas)\n")
+    (tmp_path / "gpu" / "state.cu").write_text("int state;\n")
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    job = ("jobs:\n  rocm-wheel:\n    steps:\n      - run: |\n"
+           "          cmake -B build -DSIM_BACKEND=kokkos -DKokkos_ENABLE_HIP=ON -DKokkos_ARCH_AMD_GFX90A=ON\n")
+    (workflows / "wheel_rocm.yml").write_text(job)
+    assert scan(tmp_path) == []
+    show = run_cli("scan", "--show-build", cwd=tmp_path)
+    assert b"a CI job configures the project for AMD (.github/workflows/wheel_rocm.yml)" in show.stdout
+    (workflows / "wheel_rocm.yml").write_text(job.replace("          cmake", "          # cmake"))
+    assert {code for _, _, code in scan(tmp_path)} >= {"BLD001", "BLD003", "BLD004"}
+
+
 def test_a_removed_platform_name_the_build_defines(tmp_path):
     # `#ifdef __HIP_PLATFORM_HCC__` is dead on ROCm 6.0 and later (API007) unless the project defines the
     # name itself: in a Python build's define_macros (CuPy), or with -D in CMake.
