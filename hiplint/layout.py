@@ -128,7 +128,8 @@ def hip_twin(path: str, whole_directory: bool = False) -> str | None:
                     found = _counterpart(twin_dir, below, name)
                     if found:
                         return found
-                    if whole_directory or _separate_backend(current, twin_dir):
+                    if whole_directory or _separate_backend(current, twin_dir) \
+                            or _loader_picks_one(parent, base, os.path.basename(twin_dir)):
                         return twin_dir
             if whole_directory:
                 twin_file = _file_twin_in(parent)
@@ -161,6 +162,32 @@ def _separate_backend(cuda_dir: str, twin_dir: str) -> bool:
             if _counterpart(twin_dir, parts, name):
                 paired += 1
     return seen >= MIN_SEPARATE_FILES and paired * 10 < seen
+
+
+_VENDOR_TEST = re.compile(rb"\btorch\.version\.(?:hip|cuda)\b|\bIS_HIP_EXTENSION\b|\bis_hip\b|\bis_rocm\b")
+
+
+@lru_cache(maxsize=256)
+def _loader_picks_one(parent: str, cuda_name: str, twin_name: str) -> bool:
+    """A Python package whose own module imports its `cuda` subpackage or its `hip` one by the vendor of
+    the running PyTorch (optimum-quanto's `extensions/__init__.py`: `if torch.version.cuda: from .cuda
+    import *` / `elif torch.version.hip: from .hip import *`): the CUDA one is what NVIDIA machines load,
+    and a kernel the HIP one lacks is a feature kept to NVIDIA, not a port in progress."""
+    imports = [re.compile(rb"(?m)^\s*(?:from\s+\.%s\b|import\s+\.?%s\b)|import_module\(\s*[\"']\.%s[\"']"
+                          % ((re.escape(n.encode()),) * 3)) for n in (cuda_name, twin_name)]
+    try:
+        names = sorted(n for n in os.listdir(parent) if n.endswith(".py"))[:50]
+    except OSError:
+        return False
+    for name in names:
+        try:
+            with open(os.path.join(parent, name), "rb") as fh:
+                data = fh.read(200_000)
+        except OSError:
+            continue
+        if _VENDOR_TEST.search(data) and all(i.search(data) for i in imports):
+            return True
+    return False
 
 
 _HIP_CODE = re.compile(rb"#\s*include\s*[<\"]hip/|\bhipLaunchKernel|\b__HIP_PLATFORM_AMD__\b|\bhipMalloc\b|\bamdgcn\b")

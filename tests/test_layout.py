@@ -178,6 +178,27 @@ def test_hip_written_over_cuda_and_loader_twins_are_nvidia_code(tmp_path):
     assert ("contrib/cuew/src/cuew.cpp", "WRP006") in codes(tmp_path)
 
 
+def test_a_python_loader_that_picks_the_cuda_or_the_hip_package(tmp_path):
+    # optimum-quanto's layout: `extensions/cuda/` (unpack plus AWQ and Marlin kernels) beside
+    # `extensions/hip/` (unpack only); `extensions/__init__.py` imports one of them by the vendor of the
+    # running PyTorch. The kernels the HIP package lacks are NVIDIA features, not a port in progress.
+    # Without the loader's vendor test they are reported (a port file by file keeps the names).
+    (tmp_path / ".git").mkdir()
+    ext = tmp_path / "extensions"
+    for sub in ("cuda/awq", "hip"):
+        (ext / sub).mkdir(parents=True)
+    (ext / "cuda" / "unpack.cu").write_text(KERNEL)
+    (ext / "hip" / "unpack.cu").write_text("int hip_side;\n")
+    (ext / "cuda" / "awq" / "gemv.cu").write_text(KERNEL)
+    loader = ("import torch\n\nif torch.version.cuda:\n    from .cuda import *\n"
+              "elif torch.version.hip:\n    from .hip import *\n")
+    (ext / "__init__.py").write_text(loader)
+    assert hip_twin(str(ext / "cuda" / "awq" / "gemv.cu")) == str(ext / "hip")
+    assert codes(tmp_path) == []
+    (ext / "__init__.py").write_text("from .cuda import *\nfrom .hip import *\n")
+    assert ("extensions/cuda/awq/gemv.cu", "WRP006") in codes(tmp_path)
+
+
 def test_a_library_directory_beside_its_amd_counterpart_is_nvidia_code(tmp_path):
     # An FFT benchmark: `libraries/cufft/` beside `libraries/rocfft/`, one back end per library; NCCL's
     # `nccl/` beside `rccl/`. A `cublas/` with nothing of AMD's beside it stays reported.
