@@ -86,10 +86,17 @@ def _line_start(data: bytes, at: int) -> int:
     return data.rfind(b"\n", 0, at) + 1
 
 
+_WRAPPING_DECLARATORS = frozenset({"pointer_declarator", "reference_declarator", "array_declarator"})
+
+
 def _declares_variable(node) -> bool:
     """The name a variable declaration gives (`bool nvshmem_enabled = false;`, `int cudnn_ok;`)."""
     parent = node.parent
     if node.type != "identifier" or parent is None:
+        return False
+    while parent is not None and parent.type in _WRAPPING_DECLARATORS and parent.child_by_field_name("declarator") == node:
+        node, parent = parent, parent.parent  # `char* nvshmem_config = getenv(...)`, `int cudnn_ids[4]`
+    if parent is None:
         return False
     if parent.type == "init_declarator" and parent.child_by_field_name("declarator") == node:
         return True
