@@ -231,7 +231,10 @@ def _constexpr_qualifiers_only(ctx, top, code: str) -> bool:
         return False
     rest = plain.pop()
     if rest:
-        return _CONSTEXPR.search(rest) is not None
+        # Two spellings of one declaration's head (`__device__ static constexpr int` / `static constexpr
+        # int`): no statement or body in them (a whole class under `#ifdef __CUDACC__` is GPU code).
+        return len(branches) > 1 and _DECLARATION_HEAD.fullmatch(rest) is not None \
+            and _CONSTEXPR.search(rest) is not None
     # Only qualifiers in the block: the declaration after `#endif` decides.
     if not after.strip():
         end = ctx.file_range(top)[1]
