@@ -58,6 +58,21 @@ def _detects_nvidia_on_purpose(py, node) -> bool:
     return False
 
 
+def _runner_catches(py, name: str) -> bool:
+    """The file's own runner `name` runs its command inside a `try` that catches a missing program
+    (`except (FileNotFoundError, OSError)`), or returns early when `shutil.which` finds none."""
+    short = name.rsplit(".", 1)[-1]
+    for fn in py.nodes(cst.FunctionDef):
+        if fn.name.value != short:
+            continue
+        for call in py.nodes(cst.Call):
+            func = pyparse.dotted(call.func) or ""
+            if func in RUNNERS and any(a is fn for a in py.ancestors(call)):
+                if func.endswith("which") or caught_in_try(py, call, MISSING_PROGRAM_ERRORS):
+                    return True
+    return False
+
+
 class NvmlAndNvidiaSmi(FileRule):
     """NVIDIA-only GPU management from Python: NVML bindings and the nvidia-smi tool.
 
@@ -73,7 +88,8 @@ class NvmlAndNvidiaSmi(FileRule):
     the `/dev/kfd` device node) or inside a
     condition that names HIP/ROCm or `torch.version.cuda`, or that tests a CUDA switch whose HIP twin
     the file names too (`if env["USE_CUDA"] == "1":` beside `env["USE_HIP"]`: one backend per run). An import inside `try` ... `except
-    ImportError`, or a run inside `try` ... `except FileNotFoundError` / `OSError` / `Exception`, is an
+    ImportError`, or a run inside `try` ... `except FileNotFoundError` / `OSError` / `Exception` (or through
+    the file's own runner that runs it so, or checks `shutil.which` first), is an
     info note: nothing fails on ROCm, but the fallback runs and what the code queried is lost.
 
     ## Why it breaks on AMD
@@ -145,7 +161,8 @@ class NvmlAndNvidiaSmi(FileRule):
             if word and os.path.basename(word) == "nvidia-smi" and not handles_rocm(py, call):
                 start, end = py.span(anchor)
                 what = "probes for" if func.endswith("which") else "runs"
-                caught = not func.endswith("which") and caught_in_try(py, call, MISSING_PROGRAM_ERRORS)
+                caught = not func.endswith("which") and (caught_in_try(py, call, MISSING_PROGRAM_ERRORS)
+                                                         or (func not in RUNNERS and _runner_catches(py, func)))
                 ctx.report_range(start, end,
                                  f"this {what} `nvidia-smi`, which ROCm machines do not have: use `amd-smi` "
                                  "(output differs) or the `amdsmi` Python package" + (CAUGHT_NOTE if caught else ""),
