@@ -25,8 +25,14 @@ PTX_HINTS = (
     (lazy_re(r"\bpopc\."), "`__popc()`"),
     (lazy_re(r"\bclz\."), "`__clz()`"),
     (lazy_re(r"\blop3\."), "a C expression of `&`, `|`, `^`, `~`"),
-    (lazy_re(r"\bld\.global\.nc|\bld\.global"), "a plain load or `__ldg()`"),
-    (lazy_re(r"\bst\.global"), "a plain store or `__builtin_nontemporal_store()`"),
+    # An ordered load or store (a lock's acquire and release): a plain one would drop the ordering.
+    (lazy_re(r"\bld(?:\.\w+)*\.(?:acquire|relaxed|volatile)\b"),
+     "`__hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT)` (or `__ATOMIC_RELAXED`: keep the ordering)"),
+    (lazy_re(r"\bst(?:\.\w+)*\.(?:release|relaxed|volatile)\b"),
+     "`__hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_AGENT)` (or `__ATOMIC_RELAXED`: keep the ordering)"),
+    (lazy_re(r"\bld\.global(?!(?:\.\w+)*\.(?:acquire|relaxed|volatile)\b)"), "a plain load or `__ldg()`"),
+    (lazy_re(r"\bst\.global(?!(?:\.\w+)*\.(?:release|relaxed|volatile)\b)"),
+     "a plain store or `__builtin_nontemporal_store()`"),
     (lazy_re(r"\bmembar\.gl|\bfence\.[a-z.]*gpu"), "`__threadfence()`"),
     (lazy_re(r"\bmembar\.cta|\bfence\.[a-z.]*cta"), "`__threadfence_block()`"),
     (lazy_re(r"\bmembar\.sys|\bfence\.[a-z.]*sys"), "`__threadfence_system()`"),
@@ -36,7 +42,12 @@ PTX_HINTS = (
     (lazy_re(r"\bbar\.warp\.sync"), "`__syncwarp()`"),
     (lazy_re(r"\b(atom|red)\."), "the `atomic*()` functions"),
     (lazy_re(r"\b(ldmatrix|mma|wmma)\."), "rocWMMA or the MFMA/WMMA builtins (LIB rules)"),
-    (lazy_re(r"\bcvt\."), "a C cast or the `__float2*_r*` conversion functions"),
+    # `cvta.to.shared` (a generic address to a shared-window one, for another PTX operand): HIP code passes
+    # the `__shared__` pointer itself.
+    (lazy_re(r"\bcvta\."), "the `__shared__` pointer itself (no address-space conversion in HIP code)"),
+    (lazy_re(r"\bcvt\.[\w.]*?\b(?:f16|f32|f64|bf16|tf32|e4m3|e5m2)(?:x2)?\b"),
+     "a C cast or the `__float2*_r*` conversion functions"),
+    (lazy_re(r"\bcvt\.(?:sat\.)?[sub](?:8|16|32|64)\.[sub](?:8|16|32|64)\b"), "a C cast"),
     (lazy_re(r"\bdp4a\.|\bdp2a\."), "`__builtin_amdgcn_sdot4` (see NV003)"),
 )
 MAX_HINTS = 3
