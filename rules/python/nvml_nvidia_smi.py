@@ -25,6 +25,8 @@ NVIDIA_PACKAGES = {
 RUNNERS = frozenset({"subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
                      "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput", "os.system",
                      "os.popen", "shutil.which", "run", "check_output", "check_call", "Popen", "getoutput"})
+# pytest's test modules and fixtures (`test_gpu.py`, `gpu_test.py`, `conftest.py`).
+_TEST_MODULE = __import__("re").compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test|conftest)\.py$")
 _RUNNER_NAME = __import__("re").compile(r"(?i)(?:^|_)(?:run|exec|execute|cmd|command|shell|sh|popen|system|call)(?:_|$)")
 # A file that mentions any of these already talks to AMD's tools.
 # AMD's management tools, and its ways to find an AMD GPU (`rocminfo`, the `/dev/kfd` device node): a file
@@ -80,7 +82,8 @@ class NvmlAndNvidiaSmi(FileRule):
     Finds imports of `pynvml`, `py3nvml`, `nvidia_smi` and `GPUtil`, `nvidia-smi` run through
     `subprocess` / `os.system` / `os.popen` (as a string or as the first element of an argument
     list) or through the project's own runner (a function named for running commands:
-    `run_command(["nvidia-smi", ...])`, `exec_cmd("nvidia-smi -L")`),
+    `run_command(["nvidia-smi", ...])`, `exec_cmd("nvidia-smi -L")`; not in a pytest module, whose
+    helpers print the environment of tests that skip off NVIDIA's GPUs),
     `shutil.which("nvidia-smi")` used as a GPU probe, and reads of `/proc/driver/nvidia` (not in a
     function named for NVIDIA, `_has_nvidia_gpu()`, whose answer on AMD is rightly "no", nor in an
     `assert` about a script's text).
@@ -151,12 +154,15 @@ class NvmlAndNvidiaSmi(FileRule):
                                      f"`{top}` is {NVIDIA_PACKAGES[top]}, NVIDIA-only: on ROCm use the `amdsmi` "
                                      "package (or torch.cuda APIs such as mem_get_info)" + (CAUGHT_NOTE if caught else ""),
                                      severity=Severity.INFO if caught else None)
+        in_test_module = _TEST_MODULE.search(ctx.path.replace("\\", "/")) is not None
         for call in py.nodes(cst.Call):
             func = pyparse.dotted(call.func) or ""
             if not call.args:
                 continue
-            if func not in RUNNERS and not _RUNNER_NAME.search(func.rsplit(".", 1)[-1]):
-                continue  # a project's own runner is named for it: `run_command(["nvidia-smi", ...])`
+            if func not in RUNNERS and (not _RUNNER_NAME.search(func.rsplit(".", 1)[-1]) or in_test_module):
+                # A project's own runner is named for it: `run_command(["nvidia-smi", ...])`. Not in a pytest
+                # module, whose helpers print the environment of tests that skip off NVIDIA's GPUs.
+                continue
             anchor, word = _command_word(py, call.args[0].value)
             if word and os.path.basename(word) == "nvidia-smi" and not handles_rocm(py, call):
                 start, end = py.span(anchor)
