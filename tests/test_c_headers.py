@@ -57,3 +57,17 @@ def test_asm_operand_colons_are_c_and_its_assembly_is_the_cpus(tmp_path):
     # The same header reached by a CUDA source is compiled as C++: `register` is reported there.
     (tmp_path / "kernel.cu").write_text('#include "lock.h"\n__global__ void k(int* o) { lock(o); }\n')
     assert scan(tmp_path, ".") == [("arm.h", 2)]
+
+
+def test_a_project_pinned_before_cxx17_keeps_register_in_its_cpp_sources(tmp_path):
+    # Zero-RK and MGmol set CMAKE_CXX_STANDARD 14 and 11: their host C++ sources only get clang's
+    # deprecation warning. A `.cu` source is reported still (its HIP dialect is the port's to choose),
+    # and so is the C++ source once the project asks for C++17 anywhere at its top.
+    (tmp_path / ".git").mkdir()
+    cmake = "project(p CXX)\nset(CMAKE_CXX_STANDARD 14)\nadd_library(p dense.cpp k.cu)\n"
+    (tmp_path / "CMakeLists.txt").write_text(cmake)
+    (tmp_path / "dense.cpp").write_text("int f(int n) { register int s = 0; for (int i = 0; i < n; ++i) s += i; return s; }\n")
+    (tmp_path / "k.cu").write_text("__global__ void k(int* o) { register int i = threadIdx.x; o[i] = i; }\n")
+    assert [p for p, _ in scan(tmp_path)] == ["k.cu"]
+    (tmp_path / "CMakeLists.txt").write_text(cmake + "if(WITH_NEW)\n  set(CMAKE_CXX_STANDARD 17)\nendif()\n")
+    assert sorted(p for p, _ in scan(tmp_path)) == ["dense.cpp", "k.cu"]

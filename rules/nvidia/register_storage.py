@@ -46,6 +46,36 @@ def register_allowed_ranges(data: bytes) -> list[tuple[int, int]]:
     return ranges
 
 
+# The project's own C++ dialect, set at the top of its build: `set(CMAKE_CXX_STANDARD 14)` (outside
+# comments), or `-std=c++14` / `-std=gnu++11` in a top-level Makefile.
+_CMAKE_STANDARD = lazy_re(rb"(?im)^[ \t]*set[ \t]*\([ \t]*CMAKE_CXX_STANDARD[ \t]+\"?(\d+)")
+_MAKE_STANDARD = lazy_re(rb"-std=(?:c|gnu)\+\+(\d+|[0-9a-z]+)")
+_DIALECTS = {b"98": 98, b"03": 3, b"0x": 11, b"11": 11, b"1y": 14, b"14": 14, b"1z": 17, b"17": 17, b"2a": 20,
+             b"20": 20, b"2b": 23, b"23": 23, b"2c": 26, b"26": 26}
+GPU_SOURCE_EXTENSIONS = frozenset({".cu", ".cuh", ".hip"})
+
+
+def _before_cxx17(value: int) -> bool:
+    return value in (3, 11, 14) or value == 98
+
+
+def project_pins_pre17(root: str) -> bool:
+    """Does the project's top-level build pin a C++ dialect before C++17 (every `CMAKE_CXX_STANDARD` its
+    top CMakeLists.txt sets, or every `-std=` of its top Makefile)? Then its C++ sources, compiled as
+    CXX by whatever compiler (hipcc too), only get clang's deprecation warning for `register`."""
+    for name, pattern in (("CMakeLists.txt", _CMAKE_STANDARD), ("Makefile", _MAKE_STANDARD)):
+        try:
+            with open(os.path.join(root, name), "rb") as fh:
+                data = re.sub(rb"#[^\n]*", b"", fh.read(1024 * 1024))
+        except OSError:
+            continue
+        values = [_DIALECTS.get(m.group(1), 0 if name == "Makefile" else int(m.group(1)))
+                  for m in pattern.finditer(data)]
+        if values:
+            return all(_before_cxx17(v) for v in values)
+    return False
+
+
 class RegisterStorageClass(CudaRule):
     """The `register` storage class, which C++17 removed: a compile error under hip-clang.
 
@@ -63,7 +93,10 @@ class RegisterStorageClass(CudaRule):
     host pass. nvcc accepts the same file: its device front end says nothing, and GCC, as the host
     compiler, only warns (`-Wregister`), so CUDA projects carry the keyword for years unnoticed.
     Only with an explicit older dialect (`-std=c++14`; HIP 5.x's Perl `hipcc` passed `-std=c++11`)
-    is it a deprecation warning (`-Wdeprecated-register`).
+    is it a deprecation warning (`-Wdeprecated-register`). So a C++ source (not `.cu`, `.cuh`, `.hip`)
+    of a project whose top-level build pins C++14 or older (`set(CMAKE_CXX_STANDARD 14)` in its top
+    CMakeLists.txt, `-std=c++11` in its top Makefile: every such setting there) is not reported: CMake
+    passes that dialect to whatever compiles it as C++, hipcc included.
 
     The keyword has had no effect in C++ for a long time (compilers allocate registers themselves,
     and C++11 deprecated it), so the fix is to drop it.
@@ -125,6 +158,9 @@ class RegisterStorageClass(CudaRule):
             return
         if ctx.fs_path and c_only_header(ctx.fs_path):
             return  # a C header that only C sources include: compiled as C
+        if ctx.fs_path and os.path.splitext(ctx.path)[1].lower() not in GPU_SOURCE_EXTENSIONS \
+                and _pins_pre17(ctx.fs_path):
+            return  # a C++ source of a project built as C++14 or older: a deprecation warning there
         decl = spec.parent
         if decl is not None and _ASM_LABEL.search(ctx.unit.data[decl.start_byte:decl.end_byte]):
             return  # an explicit register variable: valid, and needs the keyword
@@ -141,3 +177,15 @@ class RegisterStorageClass(CudaRule):
         ctx.report(spec, "`register` storage class: C++17 removed it, and hip-clang rejects it "
                          "(\"ISO C++17 does not allow 'register' storage class specifier\"); nvcc only warns. "
                          "Remove the keyword", fix=fix)
+
+
+_PINNED: dict = {}
+
+
+def _pins_pre17(path: str) -> bool:
+    from hiplint.amdbuild import root_of
+
+    root = root_of(path)
+    if root not in _PINNED:
+        _PINNED[root] = project_pins_pre17(root)
+    return _PINNED[root]
