@@ -1,6 +1,7 @@
 """What a rule sees of a file, and how it reports."""
 from __future__ import annotations
 
+import os
 import re
 
 from tree_sitter import Node
@@ -216,6 +217,15 @@ class FileContext:
         return cached
 
     @property
+    def _uncalled_ranges(self) -> list[tuple[int, int]]:
+        """In a `setup.py` (a script no module imports), the byte ranges of its top-level functions that
+        nothing in it calls or names: a check whose only call is commented out runs in no build."""
+        cached = self.cache.get("uncalled_ranges")
+        if cached is None:
+            cached = self.cache["uncalled_ranges"] = _uncalled_setup_functions(self)
+        return cached
+
+    @property
     def _nvidia_dsl(self) -> bool:
         cached = self.cache.get("nvidia_dsl")
         if cached is None:
@@ -277,6 +287,9 @@ class FileContext:
             return True  # a module of the project's NVIDIA backend written in the CuTe DSL or cuTile (or its test)
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self._nvidia_header:
             return True  # a header the project includes from NVIDIA-only code alone (hiplint.includers)
+        if not rule.code.startswith("HL") and self.language == "python" and \
+                os.path.basename(self.path) == "setup.py" and any(s <= start < e for s, e in self._uncalled_ranges):
+            return True  # a `setup.py` function nothing calls (its one call commented out): no build runs it
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and \
                 any(s <= start < e for s, e in self._off_switch_ranges):
             return True  # `#ifdef USE_TEXTURES_FIELDS`, offered only as `//#define USE_TEXTURES_FIELDS`: no build takes it
@@ -450,3 +463,30 @@ def _off_switch_ranges(ctx) -> list[tuple[int, int]]:
         alternative = node.child_by_field_name("alternative")
         out.append((head.end_byte, alternative.start_byte if alternative is not None else node.end_byte))
     return out
+
+
+def _uncalled_setup_functions(ctx) -> list[tuple[int, int]]:
+    from hiplint import pyparse
+    from hiplint.lazy import libcst as cst
+
+    py = pyparse.get(ctx)
+    if py is None:
+        return []
+    # Functions of the script itself (also under a module-level `if`), not methods or inner functions.
+    defs = [fn for fn in py.nodes(cst.FunctionDef)
+            if not any(isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) for a in py.ancestors(fn))]
+    if not defs:
+        return []
+    names = {fn.name.value for fn in defs}
+    own = {id(fn.name) for fn in defs}
+    uses = [(node.value, node) for node in py.nodes(cst.Name) if node.value in names and id(node) not in own]
+    strings = {pyparse.string_value(x) for x in py.nodes(cst.SimpleString)} & names  # `getattr(mod, "f")`
+    dead: list = []
+    while True:  # a function only dead functions call is dead too
+        inside = lambda node: any(any(a is fn for a in py.ancestors(node)) for fn in dead)  # noqa: E731
+        live = {name for name, node in uses if not inside(node)} | strings
+        now = [fn for fn in defs if fn.name.value not in live]
+        if len(now) == len(dead):
+            break
+        dead = now
+    return [py.span(fn) for fn in dead]
