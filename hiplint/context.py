@@ -473,8 +473,9 @@ def _uncalled_setup_functions(ctx) -> list[tuple[int, int]]:
     if py is None:
         return []
     # Functions of the script itself (also under a module-level `if`), not methods or inner functions.
-    defs = [fn for fn in py.nodes(cst.FunctionDef)
-            if not any(isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) for a in py.ancestors(fn))]
+    # A decorated one (`@atexit.register`) is used through its decorator, whatever calls it.
+    defs = [fn for fn in py.nodes(cst.FunctionDef) if not fn.decorators
+            and not any(isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) for a in py.ancestors(fn))]
     if not defs:
         return []
     names = {fn.name.value for fn in defs}
