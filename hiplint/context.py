@@ -429,7 +429,7 @@ class FileContext:
         return names
 
 
-_TOKEN = lazy_re(r"\w+|\|\||\S")
+_TOKEN = lazy_re(r"\w+|\|\||&&|\S")
 
 
 def _off_switch_ranges(ctx) -> list[tuple[int, int]]:
@@ -457,8 +457,16 @@ def _off_switch_ranges(ctx) -> list[tuple[int, int]]:
             # `defined(X)`, `X`, and such terms joined by `||` alone: false while every X is off.
             tokens = _TOKEN.findall(main.text(head))
             words = [t for t in tokens if t[0].isalnum() or t[0] == "_"]
-            if not words or any(t not in ("(", ")", "||") for t in tokens if t not in words) or \
-                    any(w != "defined" and w not in names for w in words) or all(w == "defined" for w in words):
+            if not words or all(w == "defined" for w in words):
+                continue
+            any_of = not any(t not in ("(", ")", "||") for t in tokens if t not in words) and \
+                not any(w != "defined" and w not in names for w in words)
+            # `defined __CUDACC__ && defined X_NSIGHT_DEBUG`: a conjunction of positive terms with an off
+            # switch among them is false too, whatever the other terms.
+            all_of = not any(t not in ("(", ")", "&&") for t in tokens if t not in words and t != "and") and \
+                "||" not in tokens and "or" not in words and "not" not in words and \
+                any(w in names for w in words if w != "defined")
+            if not (any_of or all_of):
                 continue
         alternative = node.child_by_field_name("alternative")
         out.append((head.end_byte, alternative.start_byte if alternative is not None else node.end_byte))
