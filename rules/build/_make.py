@@ -272,6 +272,8 @@ TRUTHY = frozenset({"YES", "Y", "ON", "TRUE", "1"})
 # `ifneq ($(X),)`, `ifneq (,$(X))`, `ifneq "$(X)" ""`: X is set (a library directory found, a path given).
 IFNEQ_EMPTY = lazy_re(r"^\s*(?:else\s+)?ifneq\s*(?:\(\s*\$[({](\w+)[)}]\s*,\s*\)|\(\s*,\s*\$[({](\w+)[)}]\s*\)"
                       r"|\"\$[({](\w+)[)}]\"\s*\"\")\s*$")
+# `ifneq ($(wildcard $(CUDA_HOME)/bin/nvcc),)`, `ifneq ($(shell which nvcc),)`: nvcc is installed.
+NVCC_FOUND = lazy_re(r"^\s*(?:else\s+)?ifneq\s*\(\s*\$[({](?:wildcard|shell\s+(?:which|command\s+-v))\s[^,]*\bnvcc[)}]*\s*,\s*\)\s*$")
 IFDEF_NAME = lazy_re(r"^\s*(?:else\s+)?ifdef\s+([A-Za-z_]\w*)\s*$")
 
 
@@ -279,10 +281,22 @@ CALL_ARGUMENTS = lazy_re(r"\$[({]call\s+[\w.-]+\s*,([^)}]*)[)}]")
 _VENDOR_PART = {"nvidia": ("amd",), "cuda": ("hip", "rocm", "amd")}
 
 
+# A CUDA library's name inside a configuration word, and its AMD counterparts' (`hasCurand` / `hasHiprand`).
+_LIBRARY_TWINS = {"curand": ("hiprand", "rocrand"), "cublas": ("hipblas", "rocblas"), "cufft": ("hipfft", "rocfft"),
+                  "cusparse": ("hipsparse", "rocsparse"), "cusolver": ("hipsolver", "rocsolver"),
+                  "cudnn": ("miopen", "hipdnn"), "nccl": ("rccl",), "nvtx": ("roctx", "roctracer")}
+
+
 def _config_word_with_amd_twin(word: str, file_text: str) -> bool:
     """`gpu_nvidia` where the Makefile also names `gpu_amd`: a configuration value for the NVIDIA build
-    beside the AMD one's."""
-    parts = re.split(r"[_-]", word.lower())
+    beside the AMD one's. So is a value naming a CUDA library whose AMD counterpart's value the Makefile
+    names too (`hasCurand` beside `hasHiprand`): the NVIDIA build's choice of library."""
+    low = word.lower()
+    for cuda, amds in _LIBRARY_TWINS.items():
+        if cuda in low and any(re.search(r"(?i)(?<![\w-])" + re.escape(low.replace(cuda, amd)) + r"(?![\w-])", file_text)
+                               for amd in amds):
+            return True
+    parts = re.split(r"[_-]", low)
     for i, part in enumerate(parts):
         for amd in _VENDOR_PART.get(part, ()):
             twin = "_".join(parts[:i] + [amd] + parts[i + 1:])
@@ -313,6 +327,10 @@ def _tests_for_cuda(text: str, file_text: str = "") -> bool:
         if len(names) == 1 and len(operands) == 1 and operands[0].upper() in TRUTHY:
             return _switch_with_twin(names[0], file_text)
         return False
+    if NVCC_FOUND.match(text) and re.search(r"(?<![\w-])hipcc\b|\$[({]HIPCC[)}]", file_text):
+        # `ifneq ($(wildcard $(CUDA_HOME)/bin/nvcc),)` in a Makefile that sets up hipcc too: the block runs
+        # only where nvcc is installed, and configures the NVIDIA build.
+        return True
     m = IFNEQ_EMPTY.match(text)
     if m is not None:
         # `ifneq ($(CUDA_LIB_DIR),)` beside `ifneq ($(HIP_LIB_DIR),)`: the CUDA backend's block, found or not
