@@ -119,6 +119,9 @@ class FileFacts:
     gpu_defines: frozenset = frozenset()  # defined in every GPU build, AMD's included (gpu_build_defines())
     compiler_aliases: frozenset = frozenset()  # the project's names for __CUDACC__ (includers.compiler_aliases)
     hip_aliases: frozenset = frozenset()  # ... and for __HIPCC__: defined wherever hip-clang compiles
+    # defined by the AMD build's compile lines and the NVIDIA build's alike (a Makefile's `-DALPAKA` for
+    # hipcc and for nvcc): not a vendor's mark, so not among the HIP macros, but true wherever AMD compiles
+    both_defines: frozenset = frozenset()
 
     @property
     def builds_for_amd(self) -> bool:
@@ -160,7 +163,7 @@ class FileFacts:
                      self.project_builds_for_amd, self.nvidia_source, self.amd_build_file, self.valued,
                      self.vendored, sorted(self.removed_names_defined), self.hipified_at_build,
                      self.unbuilt, sorted(self.gpu_defines), sorted(self.compiler_aliases),
-                     sorted(self.hip_aliases))).encode()
+                     sorted(self.hip_aliases), sorted(self.both_defines))).encode()
 
 
 NOTHING = FileFacts()
@@ -186,6 +189,7 @@ class AmdBuild:
     # `attic/`): the project's build never configures them (unbuilt()).
     unreached_dirs: set = field(default_factory=set)
     source_globs: tuple = ()  # and their glob patterns' name parts
+    both_defines: set = field(default_factory=set)  # -D of the AMD and the NVIDIA compile lines alike (_read_make)
 
     def unbuilt(self, full: str) -> bool:
         """A source file no build compiles: in a project whose build hiplint read (CMake or Makefiles, and
@@ -338,7 +342,7 @@ class AmdBuild:
                          hipified_at_build=(self.torch_extension and not compiled) or self.hipify_step,
                          unbuilt=not compiled and not nvidia_source and self.unbuilt(full),
                          gpu_defines=self.gpu_defines, compiler_aliases=self._compiler_aliases(),
-                         hip_aliases=self._hip_aliases())
+                         hip_aliases=self._hip_aliases(), both_defines=frozenset(self.both_defines))
 
     def _compiler_aliases(self) -> frozenset:
         """The project's own names for `__CUDACC__` (includers.compiler_aliases), where hip-clang compiles
@@ -403,6 +407,7 @@ class AmdBuild:
                     ("headers-beside-them", sorted(rel(d) + "/*.h, *.cuh, ..." for d in self.amd_dirs)),
                     ("amd-definitions", sorted(self.amd_defines)),
                     ("nvidia-only-definitions", sorted(self.nvidia_defines)),
+                    *([("definitions-of-both-builds", sorted(self.both_defines))] if self.both_defines else []),
                     *([("gpu-build-definitions", sorted(self.gpu_defines))] if self.gpu_defines else []),
                     ("backend-values", [f"{n}: AMD {a}, NVIDIA {v}" for n, (a, v) in sorted(self.valued.items())]),
                     ("nvidia-only-build-files", sorted(map(rel, self.nvidia_build_files))),
@@ -2123,6 +2128,7 @@ def _read_make(root: str, paths: list[str], build: AmdBuild) -> None:
         found = [os.path.normpath(s if os.path.isabs(s) else os.path.join(here, s)) for s in sources]
         build.amd_sources.update(s for s in found if os.path.isfile(s))
         build.amd_defines.update(defines - nvidia_defines)
+        build.both_defines.update(d for d in defines & nvidia_defines if "=" not in d)
         build.nvidia_defines.update(nvidia_defines - defines)
         build.amd_build_files.add(path)
     _nvcc_only_makefiles(nvcc_only, amd_texts, build)
@@ -2263,6 +2269,7 @@ def read(root: str) -> AmdBuild:
         build.nvidia_subdirs = kept
         build.amd_defines.clear()
         build.nvidia_defines.clear()
+        build.both_defines.clear()
     build.gpu_defines = gpu_build_defines(build.gpu_candidates, fragments)
     build.preset_nvidia_files = backend_presets(cmake)
     build.nvidia_build_files |= build.preset_nvidia_files

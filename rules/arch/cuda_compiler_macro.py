@@ -34,7 +34,9 @@ class CudaCompilerMacroTest(CudaRule):
     (or macros defined empty for the host compiler), `__forceinline__`, kernel launches, `threadIdx`,
     `__syncthreads`, or `min`/`max` helpers. Not reported when the condition, or another branch of
     the same `#if` chain, tests a HIP macro (`__HIPCC__`, `__HIP__`, `__HIP_PLATFORM_AMD__`,
-    `USE_ROCM`, ...): the project already says what AMD takes; nor when it tests the project's
+    `USE_ROCM`, ...) or a macro the project's AMD build defines (a Makefile's hipcc rule passing
+    `-DALPAKA`, for `#if defined(ALPAKA) || defined(__CUDACC__)`): the project already says what AMD
+    takes; nor when it tests the project's
     NVIDIA-build switch (`defined(__CUDACC__) && defined(AMREX_USE_CUDA)`, where the build files also
     name `AMREX_USE_HIP`: hiplint.amdbuild), or a CUDA switch whose HIP twin the same file tests
     (`defined(CAMP_ENABLE_CUDA) && defined(__CUDACC__)` beside a `CAMP_ENABLE_HIP` block), which keeps
@@ -138,11 +140,14 @@ class CudaCompilerMacroTest(CudaRule):
             top = top.parent
         chain = list(_chain(top))
         hip = ctx.hip_macros
+        facts = ctx.build_facts
         for d in chain:
             test = d.child_by_field_name("condition") or d.child_by_field_name("name")
             names = [ctx.text(i) for i in [*iter_nodes(test, {"identifier"}), *_self(test)]] if test is not None else []
             if any(is_hip_macro(n, hip) for n in names):
                 return  # AMD has its own branch, or is tested with it
+            if any(n in facts.both_defines or n in facts.amd_defines for n in names if n not in MACROS):
+                return  # `defined(ALPAKA) || defined(__CUDACC__)` where the hipcc rule passes `-DALPAKA` too
             if any(NVIDIA_BUILD_MARK + n in hip for n in names if n not in MACROS):
                 return  # `defined(__CUDACC__) && defined(AMREX_USE_CUDA)`: the project's NVIDIA backend (hiplint.amdbuild)
             if any(n not in MACROS and is_cuda_build_macro(n, hip) and _names_amd_twin(ctx.source.data, n)
