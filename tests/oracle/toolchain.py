@@ -278,12 +278,14 @@ def compile_hip(text: str, archs=HIP_ARCHS, include_dir: Path | None = None, wha
 def compile_rocm72(text: str, archs=HIP_ARCHS, include_dir: Path | None = None, what: str = "hip",
                    headers: dict | None = None) -> Result:
     """Device code only, against ROCm 7.2's hiprtc_runtime.h (real *_sync family, non-constexpr warpSize)."""
+    extra = hip_flags(text)  # the fixture's AMD build definitions, as the full compiles take them
+
     def go(src, tmp):
         stub = Path(tmp) / "stub" / "hip"
         stub.mkdir(parents=True)
         (stub / "hip_runtime.h").write_text("// hipRTC provides the runtime header itself\n")
         cmd = [CLANG, "-x", "hip", "-std=c++17", "--cuda-device-only", "-nogpuinc", "-nogpulib", "-D__HIPCC_RTC__",
-               "-include", str(ROCM72_HEADER), f"-I{tmp}/stub", "-fsyntax-only"]
+               "-include", str(ROCM72_HEADER), f"-I{tmp}/stub", "-fsyntax-only", *extra]
         cmd += [f"--offload-arch={a}" for a in archs]
         if include_dir:
             cmd.append(f"-I{include_dir}")
