@@ -225,6 +225,11 @@ class FileContext:
             cached = self.cache["uncalled_ranges"] = _uncalled_setup_functions(self)
         return cached
 
+    def in_off_switch_branch(self, file_byte: int) -> bool:
+        """Is `file_byte` where the body of a branch on a switch the project ships off begins (its
+        `#ifdef`'s test ends there)? No build compiles that branch."""
+        return any(s <= file_byte < e for s, e in self._off_switch_ranges)
+
     @property
     def _nvidia_dsl(self) -> bool:
         cached = self.cache.get("nvidia_dsl")

@@ -55,7 +55,8 @@ def library_users(root: str, library: str) -> frozenset:
 
 
 # A switch the project ships turned off: `//#define USE_TEXTURES_FIELDS` (no value, or 1) in a header.
-_COMMENTED_DEFINE = re.compile(rb"^[ \t]*//+[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:[ \t]+1)?[ \t]*$", re.M)
+# `//#define USE_X`, `//#define USE_X 1 // slower`: a switch offered in a comment (its own note after it).
+_COMMENTED_DEFINE = re.compile(rb"^[ \t]*//+[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:[ \t]+1)?[ \t]*(?://[^\n]*)?$", re.M)
 _ACTIVE_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
 # Files that may turn a switch on from outside the sources: build files, scripts, CI and Python builds.
 _SETS_DEFINES = re.compile(r"(?i)^(?:CMakeLists\.txt|.*\.cmake|(?:GNU)?makefile.*|.*\.(?:mk|mak|am|in|ac|m4|sh|py|"
@@ -67,13 +68,16 @@ _SETS_DEFINES = re.compile(r"(?i)^(?:CMakeLists\.txt|.*\.cmake|(?:GNU)?makefile.
 _COMPILER_ALIAS = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+(__CUDACC__|__NVCC__|__HIPCC__|__HIP__|"
                              rb"__HIP_PLATFORM_AMD__)[ \t]*(?://[^\n]*|/\*[^\n]*)?$", re.M)
 _NVCC_MACROS = frozenset({b"__CUDACC__", b"__NVCC__"})
+_HIP_COMPILER_TEST = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|elif)\b[^\n]*\b(?:__HIPCC__|__HIP__|__HIP_PLATFORM_AMD__)\b", re.M)
 
 
 def compiler_aliases(root: str) -> tuple[frozenset, frozenset]:
     """Macros the project defines only as another name of a compiler macro, in every definition it has:
     (those of `__CUDACC__` / `__NVCC__`, those of `__HIPCC__` / `__HIP__` / `__HIP_PLATFORM_AMD__`). Eigen's
     `#define EIGEN_CUDACC __CUDACC__` is defined exactly where nvcc compiles, so undefined under
-    hip-clang, and its `#define EIGEN_HIPCC __HIPCC__` exactly where hip-clang does."""
+    hip-clang, and its `#define EIGEN_HIPCC __HIPCC__` exactly where hip-clang does. So is, on the nvcc
+    side, a name every definition of which sits under `#ifdef __CUDACC__` in a file that tests
+    `__HIPCC__` too (`#ifdef __CUDACC__ / #define X_CUCXTYPE_THRUST 1 / #elif defined __HIPCC__ / ...`)."""
     return _walk(root)[3]
 
 
@@ -131,6 +135,8 @@ def _walk(root: str) -> tuple[dict, dict, frozenset, tuple]:
     other_definitions: set = set()
     guarded: dict[bytes, list] = {}  # name -> the `#ifdef` names around each of its definitions
     unguarded: set = set()  # names defined somewhere outside any `#ifdef X`
+    definitions: dict[bytes, int] = {}  # name -> how many `#define`s of it the project has
+    under_nvcc: dict[bytes, int] = {}  # ... of which under `#ifdef __CUDACC__` in a file that tests HIP's macros too
     setters: list = []  # build files and scripts, read only if a switch is offered in a comment
     count = 0
     complete = True
@@ -157,7 +163,16 @@ def _walk(root: str) -> tuple[dict, dict, frozenset, tuple]:
                 commented.update(_COMMENTED_DEFINE.findall(data))
                 defined = _ACTIVE_DEFINE.findall(data)
                 active.update(defined)
+                for d in defined:
+                    definitions[d] = definitions.get(d, 0) + 1
                 _guards_of_defines(data, guarded, unguarded)
+                if b"__CUDACC__" in data and _HIP_COMPILER_TEST.search(data):
+                    local: dict[bytes, list] = {}
+                    _guards_of_defines(data, local, set())
+                    for d, guards in local.items():
+                        n = sum(1 for g in guards if g & _NVCC_MACROS)
+                        if n:
+                            under_nvcc[d] = under_nvcc.get(d, 0) + n
                 if b"__CUDACC__" in data or b"__NVCC__" in data or b"__HIP" in data:
                     pairs = _COMPILER_ALIAS.findall(data)
                     found = [name for name, _ in pairs]
@@ -194,6 +209,13 @@ def _walk(root: str) -> tuple[dict, dict, frozenset, tuple]:
     for name, value in aliases:
         sides.setdefault(name, set()).add(value in _NVCC_MACROS)
     kept = {n: side for n, side in sides.items() if n not in other_definitions and len(side) == 1} if complete else {}
+    # `#ifdef __CUDACC__ / #define X_CUCXTYPE_THRUST 1 / #elif defined __HIPCC__ / #define X_HIPCXTYPE_CXSMPL 1`:
+    # a name the project defines only where nvcc compiles, in files that give hip-clang its own branch, is
+    # undefined under hip-clang as `__CUDACC__` is: another name for the NVIDIA compile.
+    if complete:
+        for n, count in under_nvcc.items():
+            if count == definitions.get(n, 0) and n not in sides and n not in _NVCC_MACROS:
+                kept[n] = {True}
     compiler = (frozenset(n.decode() for n, side in kept.items() if True in side),
                 frozenset(n.decode() for n, side in kept.items() if False in side))
     return by_name, {k: frozenset(v) for k, v in mentions.items()}, frozenset(n.decode() for n in off), compiler

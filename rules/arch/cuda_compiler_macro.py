@@ -64,6 +64,11 @@ class CudaCompilerMacroTest(CudaRule):
     int / #endif`, or a lone `#ifdef __CUDACC__ / __host__ __device__ / #endif` before one): clang
     treats constexpr functions as `__host__ __device__` (`-fcuda-host-device-constexpr`, on by
     default; checked with ROCm 7.2), so the HIP build loses nothing.
+    Nor a test joined to a switch the project ships off (`defined __CUDACC__ && defined X_NSIGHT_DEBUG`,
+    offered only as `//#define X_NSIGHT_DEBUG`), nor a branch that holds nothing but nested blocks no AMD
+    compile takes (`#ifdef __CUDACC__ / #ifdef X_CUCXTYPE_THRUST ... #endif / #else ...`, where the
+    project defines `X_CUCXTYPE_THRUST` only under `#ifdef __CUDACC__` in a file that gives `__HIPCC__`
+    its own branch): hip-clang skipping it loses nothing.
     Tests of `__CUDACC_VER_MAJOR__` and the other version macros are ARC001's.
 
     ## Why it breaks on AMD
@@ -134,6 +139,8 @@ class CudaCompilerMacroTest(CudaRule):
             directive = directive.parent
         if directive is None:
             return
+        if ctx.in_off_switch_branch(ctx.file_range(directive.child_by_field_name("condition") or node)[1]):
+            return  # `defined __CUDACC__ && defined X_NSIGHT_DEBUG`, X shipped off: no build takes the branch
         top = directive
         while top.parent is not None and top.type in ("preproc_elif", "preproc_elifdef", "preproc_else") \
                 and top.parent.type in _CHAIN:
@@ -166,6 +173,8 @@ class CudaCompilerMacroTest(CudaRule):
             # another GPU compiler's: written for hip-clang. (A lone `#ifdef __CUDACC__` there still drops
             # its code on AMD silently: reported.)
             return
+        if not _negated(ctx, node, directive) and _only_nvidia_blocks(ctx, directive):
+            return  # `#ifdef __CUDACC__ / #ifdef X_CUCXTYPE_THRUST ... #endif / #else`: nothing AMD would compile
         code = strip_c_comments(_STRING.sub('""', ctx.text(top)))
         if _constexpr_qualifiers_only(ctx, top, code):
             return  # `#ifdef __NVCC__ __device__ static constexpr int #else static constexpr int #endif f()`
@@ -246,6 +255,39 @@ def _constexpr_qualifiers_only(ctx, top, code: str) -> bool:
         after = strip_c_comments(ctx.source.data[end:end + 400].decode("utf-8", "replace"))
     head = _DECLARATION_HEAD.match(after)
     return head is not None and _CONSTEXPR.search(head.group(0)) is not None
+
+
+def _nvidia_only_branch(ctx, d) -> bool:
+    """Is `d` (an `#if`/`#ifdef`/`#elif` of a nested chain) a branch no AMD compile takes: on a switch the
+    project ships off, or a positive test of names defined only where nvcc compiles (`__CUDACC__`, the
+    project's aliases of it: NVIDIA_BUILD_MARK among the file's HIP macros)?"""
+    test = d.child_by_field_name("condition") or d.child_by_field_name("name")
+    if test is None or d.type == "preproc_else":
+        return False
+    if ctx.in_off_switch_branch(ctx.file_range(test)[1]):
+        return True
+    if ctx.text(d).startswith("#ifndef") or "!" in ctx.text(test):
+        return False
+    names = {ctx.text(i) for i in [*iter_nodes(test, {"identifier"}), *_self(test)]} - {"defined"}
+    return bool(names) and all(n in MACROS or NVIDIA_BUILD_MARK + n in ctx.hip_macros for n in names)
+
+
+def _only_nvidia_blocks(ctx, directive) -> bool:
+    """Does the branch hold nothing but nested blocks no AMD compile takes (`#ifdef __CUDACC__ / #ifdef
+    X_CUCXTYPE_THRUST ... #elif defined X_CUCXTYPE_CUCOMPLEX ... #endif / #else`, where nvcc alone defines
+    the one and the other is shipped off)? Then hip-clang skipping it loses nothing."""
+    alternative = directive.child_by_field_name("alternative")
+    head = directive.child_by_field_name("condition") or directive.child_by_field_name("name")
+    blocks = 0
+    for child in directive.named_children:
+        if child == head or (alternative is not None and child == alternative) or child.type == "comment":
+            continue
+        if child.type not in ("preproc_if", "preproc_ifdef"):
+            return False
+        if not all(_nvidia_only_branch(ctx, d) for d in _chain(child)):
+            return False
+        blocks += 1
+    return blocks > 0
 
 
 _NVCC_VERSION = lazy_re(r"\b(?:__CUDACC_VER_(?:MAJOR|MINOR|BUILD)__|__CUDACC_VER__|CUDART_VERSION|CUDA_VERSION)\b")
