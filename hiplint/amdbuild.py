@@ -1316,10 +1316,11 @@ def nvidia_switches(project_words: frozenset) -> frozenset:
                 any(t.upper() in project_words for t in _twins(word)):
             out.add(word)
         elif len(parts) >= 2 and _NOT_A_SWITCH.isdisjoint(parts) and _VALUE_WORDS.isdisjoint(parts) and \
-                any(p in _TWINNED_LIBRARIES or _library_prefix(p) for p in parts) and \
+                _NEGATIONS.isdisjoint(parts) and any(p in _TWINNED_LIBRARIES or _library_prefix(p) for p in parts) and \
                 any(t.upper() in project_words for t in _twins(word)):
             # `GRID_TRACING_NVTX` beside `GRID_TRACING_ROCTX` (configure.ac's AC_DEFINEs): one option per
-            # vendor's library, even without a switch word; the NVIDIA one is off in an AMD build.
+            # vendor's library, even without a switch word; the NVIDIA one is off in an AMD build. Not a
+            # negated one (`X_HAS_NO_CURAND`): that one an AMD build turns on.
             out.add(word)
     return frozenset(out)
 

@@ -68,6 +68,7 @@ _SETS_DEFINES = re.compile(r"(?i)^(?:CMakeLists\.txt|.*\.cmake|(?:GNU)?makefile.
 _COMPILER_ALIAS = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+(__CUDACC__|__NVCC__|__HIPCC__|__HIP__|"
                              rb"__HIP_PLATFORM_AMD__)[ \t]*(?://[^\n]*|/\*[^\n]*)?$", re.M)
 _NVCC_MACROS = frozenset({b"__CUDACC__", b"__NVCC__"})
+_HIP_MACROS = frozenset({b"__HIPCC__", b"__HIP__", b"__HIP_PLATFORM_AMD__"})
 _HIP_COMPILER_TEST = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|elif)\b[^\n]*\b(?:__HIPCC__|__HIP__|__HIP_PLATFORM_AMD__)\b", re.M)
 
 
@@ -137,6 +138,7 @@ def _walk(root: str) -> tuple[dict, dict, frozenset, tuple]:
     unguarded: set = set()  # names defined somewhere outside any `#ifdef X`
     definitions: dict[bytes, int] = {}  # name -> how many `#define`s of it the project has
     under_nvcc: dict[bytes, int] = {}  # ... of which under `#ifdef __CUDACC__` in a file that tests HIP's macros too
+    under_hip: dict[bytes, int] = {}  # ... of which under `#ifdef __HIPCC__` (or `__HIP__`, `__HIP_PLATFORM_AMD__`)
     setters: list = []  # build files and scripts, read only if a switch is offered in a comment
     count = 0
     complete = True
@@ -166,13 +168,16 @@ def _walk(root: str) -> tuple[dict, dict, frozenset, tuple]:
                 for d in defined:
                     definitions[d] = definitions.get(d, 0) + 1
                 _guards_of_defines(data, guarded, unguarded)
-                if b"__CUDACC__" in data and _HIP_COMPILER_TEST.search(data):
+                if _HIP_COMPILER_TEST.search(data):
                     local: dict[bytes, list] = {}
                     _guards_of_defines(data, local, set())
                     for d, guards in local.items():
-                        n = sum(1 for g in guards if g & _NVCC_MACROS)
+                        n = sum(1 for g in guards if g & _NVCC_MACROS) if b"__CUDACC__" in data else 0
                         if n:
                             under_nvcc[d] = under_nvcc.get(d, 0) + n
+                        n = sum(1 for g in guards if g & _HIP_MACROS)
+                        if n:
+                            under_hip[d] = under_hip.get(d, 0) + n
                 if b"__CUDACC__" in data or b"__NVCC__" in data or b"__HIP" in data:
                     pairs = _COMPILER_ALIAS.findall(data)
                     found = [name for name, _ in pairs]
@@ -212,10 +217,21 @@ def _walk(root: str) -> tuple[dict, dict, frozenset, tuple]:
     # `#ifdef __CUDACC__ / #define X_CUCXTYPE_THRUST 1 / #elif defined __HIPCC__ / #define X_HIPCXTYPE_CXSMPL 1`:
     # a name the project defines only where nvcc compiles, in files that give hip-clang its own branch, is
     # undefined under hip-clang as `__CUDACC__` is: another name for the NVIDIA compile.
+    # And on the other side, `#if defined __HIPCC__ / #define X_HAS_NO_CURAND 1`: defined wherever hip-clang
+    # compiles (a build's `-D` may define it elsewhere too; that does not undefine it under hip-clang).
     if complete:
-        for n, count in under_nvcc.items():
-            if count == definitions.get(n, 0) and n not in sides and n not in _NVCC_MACROS:
-                kept[n] = {True}
+        nvcc_only = {n for n, count in under_nvcc.items()
+                     if count == definitions.get(n, 0) and n not in sides and n not in _NVCC_MACROS}
+        for path in setters if nvcc_only else ():
+            data = _read_regular(path)  # a build's `-DX` would define it under hip-clang too
+            nvcc_only = {n for n in nvcc_only if data is not None and n not in data}
+            if not nvcc_only:
+                break
+        for n in nvcc_only:
+            kept[n] = {True}
+        for n, count in under_hip.items():
+            if count == definitions.get(n, 0) and n not in sides and n not in kept and n not in _HIP_MACROS:
+                kept[n] = {False}
     compiler = (frozenset(n.decode() for n, side in kept.items() if True in side),
                 frozenset(n.decode() for n, side in kept.items() if False in side))
     return by_name, {k: frozenset(v) for k, v in mentions.items()}, frozenset(n.decode() for n in off), compiler

@@ -278,3 +278,23 @@ def test_a_shim_every_includer_includes_first_settles_the_masks(tmp_path):
     assert scan_codes(tmp_path, "WRP006") == []
     (src / "b.cu").write_text('#include "kernels.hpp"\n__global__ void k2(float* x) { x[0] = mix(x[0]); }\n')
     assert scan_codes(tmp_path, "WRP006") == [("src/kernels.hpp", "WRP006")]
+
+
+def test_names_defined_only_under_one_compiler_are_its_aliases(tmp_path):
+    """A name every definition of which sits under `#ifdef __CUDACC__` (in a file that gives `__HIPCC__`
+    its own branch) is defined only where nvcc compiles; one under `#if defined(__HIPCC__)` wherever
+    hip-clang does. Not a name a build file may define, nor one also defined elsewhere."""
+    from hiplint.includers import _walk, compiler_aliases
+
+    _walk.cache_clear()
+    (tmp_path / "config.h").write_text(
+        "#ifdef __CUDACC__\n#define P_LIBRARY_COMPLEX 1\n#define P_SET_BY_BUILD 1\n#define P_TWICE 1\n"
+        "#elif defined(__HIPCC__)\n#define P_OWN_COMPLEX 1\n#endif\n"
+        "#if defined(__HIPCC__)\n#define P_COMMON_RNG 1\n#endif\n")
+    (tmp_path / "other.h").write_text("#define P_TWICE 1\n")
+    (tmp_path / "plain.h").write_text("#ifdef __CUDACC__\n#define P_NO_HIP_BRANCH 1\n#endif\n")
+    (tmp_path / "Makefile").write_text("flags = -DP_SET_BY_BUILD\n")
+    nvcc, hip = compiler_aliases(str(tmp_path))
+    assert nvcc == {"P_LIBRARY_COMPLEX"}
+    assert hip == {"P_COMMON_RNG"}  # (an `#elif` branch guards by no name: P_OWN_COMPLEX is not read)
+    _walk.cache_clear()
