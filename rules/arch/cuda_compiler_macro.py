@@ -160,6 +160,8 @@ class CudaCompilerMacroTest(CudaRule):
             if any(n not in MACROS and is_cuda_build_macro(n, hip) and _names_amd_twin(ctx.source.data, n)
                    for n in names):
                 return  # `defined(CAMP_ENABLE_CUDA) && ...` in a file that also tests `CAMP_ENABLE_HIP`: the HIP block is its own
+        if _after_amd_taken_branch(ctx, top, facts.both_defines | facts.amd_defines):
+            return  # in the `#else` of `#ifdef ALPAKA`, where the hipcc rule passes `-DALPAKA`: AMD never gets here
         if any(_tests_hip(ctx, sibling) and _twin_names(ctx, top, sibling)
                for sibling in (top.prev_named_sibling, top.next_named_sibling)):
             return  # `#ifdef __CUDACC__ apply_cuda() #endif` beside `#ifdef __HIPCC__ apply_hip() #endif`
@@ -255,6 +257,31 @@ def _constexpr_qualifiers_only(ctx, top, code: str) -> bool:
         after = strip_c_comments(ctx.source.data[end:end + 400].decode("utf-8", "replace"))
     head = _DECLARATION_HEAD.match(after)
     return head is not None and _CONSTEXPR.search(head.group(0)) is not None
+
+
+def _after_amd_taken_branch(ctx, node, defined) -> bool:
+    """Is `node` inside a later branch (`#elif`/`#else`) of a chain an earlier branch of which tests a
+    macro the AMD build defines (`#ifdef ALPAKA` ... `#else` ... here)? The AMD build takes that one."""
+    if not defined:
+        return False
+    child, anc = node, node.parent
+    while anc is not None:
+        if anc.type in ("preproc_elif", "preproc_elifdef", "preproc_else") and child != anc.child_by_field_name("condition"):
+            head = anc
+            while head.parent is not None and head.type in ("preproc_elif", "preproc_elifdef", "preproc_else") \
+                    and head.parent.type in _CHAIN:
+                head = head.parent
+            for d in _chain(head):
+                if d == anc:
+                    break
+                test = d.child_by_field_name("condition") or d.child_by_field_name("name")
+                if test is None or ctx.text(d).startswith("#ifndef") or "!" in ctx.text(test):
+                    continue
+                names = {ctx.text(i) for i in [*iter_nodes(test, {"identifier"}), *_self(test)]} - {"defined"}
+                if len(names) == 1 and names <= defined:
+                    return True
+        child, anc = anc, anc.parent
+    return False
 
 
 def _nvidia_only_branch(ctx, d) -> bool:

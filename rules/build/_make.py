@@ -33,6 +33,7 @@ class MakeLine:
     value_start: int = 0  # byte offset just after the assignment operator
     aware: bool = False  # inside a conditional that handles HIP/ROCm
     nvcc_context: bool = False  # runs nvcc or sets nvcc flags
+    cuda_branch: bool = False  # inside a branch whose own test picks the CUDA build (_tests_for_cuda)
 
     def words(self) -> list[str]:
         return [t[0] for t in self.tokens]
@@ -161,6 +162,16 @@ def _mark_conditionals(lines: list[MakeLine], file_text: str = "", per_backend: 
     # `NVCC_FLAGS = ...` in a Makefile that also sets up hipcc: nvcc's own options.
     if not per_backend:
         return
+    # `CUFLAGS = ...` set only in the block for machines with nvcc, then `CUFLAGS += -Xcompiler ...` further
+    # down: the additions go to the NVIDIA build's variable.
+    set_where: dict[str, list[bool]] = {}
+    for ml in lines:
+        if ml.variable and not ml.recipe and not re.match(r"^\s*(?:override\s+|export\s+)*[\w.-]+\s*\+=",
+                                                           " ".join(ml.words())):
+            set_where.setdefault(ml.variable, []).append(ml.cuda_branch)
+    for ml in lines:
+        if ml.variable and not ml.aware and all(set_where.get(ml.variable, [False])):
+            ml.aware = True
     has_hip = _builds_for_both(lines, file_text)
     hip_rules = has_hip and runs_hip_compiler(lines)
     for ml in lines:
@@ -351,6 +362,7 @@ def _end_branch(lines: list[MakeLine], entry: list, end: int) -> None:
     if entry[3]:
         for ml in lines[entry[2]:end + 1]:
             ml.aware = True
+            ml.cuda_branch = True
 
 
 def get(ctx) -> list[MakeLine]:
