@@ -904,8 +904,10 @@ def _branch_scope(words: list[str], context_text: bytes, project_words: frozense
     if not parts or (negated and len(parts) > 1):
         return None
     if len(parts) == 1 and _FOUND_CUDA.fullmatch(parts[0].upper()) and not names_amd(parts[0]) \
-            and any(_FOUND_AMD.fullmatch(w) for w in project_words):
-        # `if(CUDAToolkit_FOUND)` beside `if(HIP_FOUND)`: the backend the build found (SLATE's `auto`)
+            and any(_FOUND_AMD.fullmatch(w) or names_amd(w) for w in project_words):
+        # `if(CUDAToolkit_FOUND)` beside `if(HIP_FOUND)`: the backend the build found (SLATE's `auto`); or
+        # in a project with an AMD switch (`TRACCC_BUILD_HIP`): what only a CUDA toolkit brings (traccc's
+        # NVTX ranges) is missing where ROCm alone is installed
         return None if negated else "cuda"
     if len(parts) == 1 and _FOUND_NVIDIA_LIBRARY.fullmatch(parts[0].upper()) and not negated \
             and any(names_amd(w) for w in project_words):

@@ -434,6 +434,8 @@ def test_vendor_choices_in_generator_expressions_and_found_toolkits():
     assert amdbuild._branch_scope(["CUDAToolkit_FOUND"], b"", words) == "cuda"
     assert amdbuild._branch_scope(["CUDAToolkit_FOUND"], b"", frozenset({"CUDATOOLKIT_FOUND"})) is None
     assert amdbuild._branch_scope(["NOT", "CUDAToolkit_FOUND"], b"", words) is None
+    # A project with an AMD switch: what the CUDA toolkit's block adds is missing where ROCm alone is.
+    assert amdbuild._branch_scope(["CUDAToolkit_FOUND"], b"", frozenset({"CUDATOOLKIT_FOUND", "X_BUILD_HIP"})) == "cuda"
     assert amdbuild._branch_scope(["ENABLE_HIP", "AND", "HIP_PLATFORM", "STREQUAL", "nvcc"], b"", words) == "cuda"
 
 
