@@ -493,7 +493,11 @@ def _uncalled_setup_functions(ctx) -> list[tuple[int, int]]:
         return []
     names = {fn.name.value for fn in defs}
     own = {id(fn.name) for fn in defs}
-    uses = [(node.value, node) for node in py.nodes(cst.Name) if node.value in names and id(node) not in own]
+    # A use inside a function that defines an inner function of the same name is the inner one's.
+    inner = {(id(anc), fn.name.value) for fn in py.nodes(cst.FunctionDef) for anc in py.ancestors(fn)
+             if isinstance(anc, cst.FunctionDef)}
+    uses = [(node.value, node) for node in py.nodes(cst.Name) if node.value in names and id(node) not in own
+            and not any(isinstance(a, cst.FunctionDef) and (id(a), node.value) in inner for a in py.ancestors(node))]
     strings = {pyparse.string_value(x) for x in py.nodes(cst.SimpleString)} & names  # `getattr(mod, "f")`
     dead: list = []
     while True:  # a function only dead functions call is dead too
