@@ -287,7 +287,8 @@ class NamesRuleMixin:
         for asm in captures.get("asm", ()):
             template = asm_template(ctx, asm)
             if is_ptx(template) and ptx_category(template) == self.ASM_CATEGORY:
-                ctx.report(asm, self.asm_message(template), group="asm" if self.GROUP_PER_FILE else None)
+                message = self.asm_message(template)
+                ctx.report(asm, message, group=f"asm:{message}" if self.GROUP_PER_FILE else None)
 
     def asm_message(self, template: str) -> str:
         """The message for an inline-asm template of this rule's PTX category (one message by default)."""

@@ -29,7 +29,9 @@ class Sm90Clusters(NamesRuleMixin, CudaRule):
     `tcgen05.*`, `setmaxnreg`, `stmatrix`, `elect.sync`, `barrier.cluster`, `mapa`,
     `%cluster*` registers or `multimem.*`. The message says what each kind of PTX is for: matrix
     instructions (rocWMMA, MFMA), cluster addressing, `setmaxnreg`, `elect.sync`, and `multimem`
-    (NVLink SHARP multicast, which has nothing to do with matrices: reduce with RCCL).
+    (NVLink SHARP multicast, which has nothing to do with matrices: reduce with RCCL). One finding per
+    name and per kind of PTX in a file; its other places are the finding's related locations (a file's
+    `wgmma` kernels are re-tiled as one task, and a generated header may hold hundreds of them).
 
     ## Why it breaks on AMD
     Clusters, distributed shared memory and warpgroup MMA are features of NVIDIA sm_90 and later.
@@ -69,6 +71,10 @@ class Sm90Clusters(NamesRuleMixin, CudaRule):
     # A file whose wgmma/tcgen05 PTX is reported does not compile for AMD: the shared-memory address
     # conversions that feed it (`__cvta_generic_to_shared`) are not reported again (API001).
     covers = PTX_ADDRESS_HELPERS
+    # One finding per name and per kind of PTX per file, the other places related: re-tiling a file's
+    # wgmma kernels (or its cluster code) is one task, not one per instruction (a generated header holds
+    # hundreds).
+    GROUP_PER_FILE = True
     ASM_CATEGORY = "sm90"
     ASM_MESSAGE = "Hopper/Blackwell PTX (wgmma, tcgen05, clusters, setmaxnreg) has no AMD equivalent; use rocWMMA or MFMA builtins"
     # What each kind of sm_90+ PTX is for, and what to do instead (the first match wins).
