@@ -292,20 +292,19 @@ CALL_ARGUMENTS = lazy_re(r"\$[({]call\s+[\w.-]+\s*,([^)}]*)[)}]")
 _VENDOR_PART = {"nvidia": ("amd",), "cuda": ("hip", "rocm", "amd")}
 
 
-# A CUDA library's name inside a configuration word, and its AMD counterparts' (`hasCurand` / `hasHiprand`).
-_LIBRARY_TWINS = {"curand": ("hiprand", "rocrand"), "cublas": ("hipblas", "rocblas"), "cufft": ("hipfft", "rocfft"),
-                  "cusparse": ("hipsparse", "rocsparse"), "cusolver": ("hipsolver", "rocsolver"),
-                  "cudnn": ("miopen", "hipdnn"), "nccl": ("rccl",), "nvtx": ("roctx", "roctracer")}
-
-
 def _config_word_with_amd_twin(word: str, file_text: str) -> bool:
     """`gpu_nvidia` where the Makefile also names `gpu_amd`: a configuration value for the NVIDIA build
     beside the AMD one's. So is a value naming a CUDA library whose AMD counterpart's value the Makefile
     names too (`hasCurand` beside `hasHiprand`): the NVIDIA build's choice of library."""
+    from hiplint.preproc import AMD_LIBRARY_WORDS
+
     low = word.lower()
-    for cuda, amds in _LIBRARY_TWINS.items():
-        if cuda in low and any(re.search(r"(?i)(?<![\w-])" + re.escape(low.replace(cuda, amd)) + r"(?![\w-])", file_text)
-                               for amd in amds):
+    for cuda, amds in AMD_LIBRARY_WORDS.items():
+        cuda = cuda.lower()
+        if cuda == "cuda" or cuda not in low:
+            continue  # `cuda` itself is _VENDOR_PART's, word by word
+        if any(re.search(r"(?i)(?<![\w-])" + re.escape(low.replace(cuda, amd.lower())) + r"(?![\w-])", file_text)
+               for amd in amds):
             return True
     parts = re.split(r"[_-]", low)
     for i, part in enumerate(parts):
