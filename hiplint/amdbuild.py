@@ -188,7 +188,8 @@ class AmdBuild:
     # Directories whose CMakeLists.txt nothing reaches and that no reached build file names (GauXC's
     # `attic/`): the project's build never configures them (unbuilt()).
     unreached_dirs: set = field(default_factory=set)
-    source_globs: tuple = ()  # and their glob patterns' name parts
+    source_globs: tuple = ()  # and their glob patterns (with the directory part they write)
+    directory_names: frozenset = frozenset()  # the directory names they write (`src/x.cu`: src; a bare word)
     both_defines: set = field(default_factory=set)  # -D of the AMD and the NVIDIA compile lines alike (_read_make)
 
     def unbuilt(self, full: str) -> bool:
@@ -204,11 +205,17 @@ class AmdBuild:
             # unless its include finds a namesake of its own: `attic/cuda/ext.hpp` beside `src/cuda/ext.hpp`).
             return all(any(p.startswith(d + os.sep) for d in self.unreached_dirs) or _includes_namesake(p, at, full)
                        for p, at in includers(full))
-        if not self.source_names or os.path.splitext(name)[1].lower() not in _UNBUILT_SUFFIXES:
+        suffix = os.path.splitext(name)[1].lower()
+        if self.source_names and suffix in HEADERS:
+            from hiplint.includers import includers
+            # An implementation include (`.inl`, `.ipp`) no file includes, or a header no file includes in a
+            # directory the build lists leave out (cuSZ's `_deprecated/`): nothing compiles it.
+            return not includers(full) and (suffix in _INCLUDED_ONLY or self._cousins_named(os.path.dirname(full)))
+        if not self.source_names or suffix not in _UNBUILT_SUFFIXES:
             return False
         if {name, os.path.splitext(name)[0], name.split(".", 1)[0]} & self.source_names:
             return False
-        if any(fnmatch.fnmatch(name, g) for g in self.source_globs):
+        if any(_glob_matches(full, g) for g in self.source_globs):
             return False
         directory = os.path.dirname(full)
         try:
@@ -216,10 +223,37 @@ class AmdBuild:
                         and os.path.splitext(e)[1].lower() in _UNBUILT_SUFFIXES]
         except OSError:
             return False
-        if not any({e, os.path.splitext(e)[0]} & self.source_names for e in siblings):
+        if not any({e, os.path.splitext(e)[0]} & self.source_names for e in siblings) and \
+                not self._cousins_named(directory):
             return False
         from hiplint.includers import includers
         return not includers(full)
+
+    def _cousins_named(self, directory: str, depth: int = 0) -> bool:
+        """A directory whose sources are listed one by one, as its sibling directories' are, none of its
+        own: no build file in it, its name written nowhere as a directory, and a sibling directory with a
+        source the build files name (aphrodite's `kernels/quantization/autoquant/` beside `awq/` and
+        `aqlm/`, whose sources the CMake list names: it is left out of every target); or a directory so
+        left out itself holds it (`punica/bgmv/`)."""
+        if os.path.basename(directory) in self.directory_names or depth > 3:
+            return False
+        parent = os.path.dirname(directory)
+        if parent != self.root and not parent.startswith(self.root + os.sep):
+            return False
+        try:
+            if any(e in _BUILD_FILE_NAMES or e.endswith((".cmake", ".mk")) or is_makefile_name(e)
+                   for e in os.listdir(directory)):
+                return False
+            cousins = [e.path for e in os.scandir(parent) if e.is_dir(follow_symlinks=False)
+                       and e.path != directory]
+            for cousin in cousins:
+                for e in os.listdir(cousin):
+                    if os.path.splitext(e)[1].lower() in _UNBUILT_SUFFIXES and \
+                            {e, os.path.splitext(e)[0]} & self.source_names:
+                        return True
+        except OSError:
+            return False
+        return self._cousins_named(parent, depth + 1)
 
     @property
     def hipify_step(self) -> bool:
@@ -1607,10 +1641,9 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
     for path in files:
         if path.endswith(".cmake"):
             modules.setdefault(os.path.basename(path)[:-6], []).append(path)
-    for f in files.values():
-        here = os.path.dirname(f.path)
+    def read_by(f, here: str, include_only: bool = False):
         for c in f.commands:
-            if c.name in ("add_subdirectory", "include") and c.args:
+            if c.name in ("add_subdirectory", "include") and c.args and not (include_only and c.name != "include"):
                 target = _expand(c.args[0], {}, here, root)
                 if not target:
                     continue
@@ -1619,7 +1652,23 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                 found = modules.get(target[0], ())
                 if c.name == "include" and t not in files and "/" not in target[0] and len(found) == 1:
                     t = found[0]
-                reached.setdefault(t, set()).add((f.path, c.scope))
+                yield t, c
+
+    # An included `.cmake` file runs in its includer's directory: its relative paths are the includer's
+    # (cuSZ's `cmake/cuda.cmake` says `add_subdirectory(codec/fzg)` for the top directory's `codec/fzg`).
+    includer_dirs: dict[str, set] = {}
+    for f in files.values():
+        if os.path.basename(f.path) == "CMakeLists.txt":
+            for t, _ in read_by(f, os.path.dirname(f.path), include_only=True):
+                if t.endswith(".cmake"):
+                    includer_dirs.setdefault(t, set()).add(os.path.dirname(f.path))
+    for f in files.values():
+        here = os.path.dirname(f.path)
+        for t, c in read_by(f, here):
+            if t not in files and f.path in includer_dirs:
+                t = next((t2 for d in sorted(includer_dirs[f.path]) for t2, c2 in read_by(f, d)
+                          if c2 is c and t2 in files), t)
+            reached.setdefault(t, set()).add((f.path, c.scope))
 
     build.unreached_dirs = _unreached_dirs(root, files, texts, reached)
 
@@ -2279,8 +2328,9 @@ def read(root: str) -> AmdBuild:
     build.amd_defines -= build.nvidia_defines & build.amd_defines
     build.amd_dirs = {os.path.dirname(s) for s in build.amd_sources}
     if build.known and not any(os.path.exists(os.path.join(root, n)) for n in _OTHER_BUILD_SYSTEMS):
-        build.source_names, build.source_globs = _named_sources(
-            cmake + make + fragments + scripts + _python_build_paths(root))
+        build.source_names, build.source_globs, build.directory_names = _named_sources(
+            cmake + make + fragments + [p for p in scripts if not _TOOLING_SCRIPT.search(os.path.basename(p))]
+            + _python_build_paths(root))
         # A directory no CMake file reaches may still be built by a Makefile, a script or setup.py.
         others = [_BUILD_COMMENT.sub(b"", _read_bytes(p) or b"") for p in make + fragments + scripts + _python_build_paths(root)]
         build.unreached_dirs = {d for d in build.unreached_dirs if not any(
@@ -2343,17 +2393,58 @@ def _chooses_cuda_or_hip(cmake_files: list[str]) -> bool:
 _OTHER_BUILD_SYSTEMS = ("meson.build", "SConstruct", "BUILD", "BUILD.bazel", "WORKSPACE", "MODULE.bazel",
                         "premake5.lua", "build.ninja", "xmake.lua")
 _BUILD_SCRIPT = lazy_re(r"\.(?:sh|bash|pl|in)$")
+# A directory holding one of these builds its own sources (unbuilt(): not a directory a list left out).
+_BUILD_FILE_NAMES = frozenset({"CMakeLists.txt", "setup.py", "pyproject.toml", "meson.build", "BUILD", "BUILD.bazel",
+                               "configure.ac", "Makefile.am", "SConscript", "SConstruct", "build.sh"})
 _FILE_TOKEN = lazy_re(rb"[A-Za-z0-9_.+\-/${}*?\[\]]+")
 _UNBUILT_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".cu", ".hip"})
+_INCLUDED_ONLY = frozenset({".inl", ".cuinl", ".ipp", ".tpp"})  # read only through an #include
 # A `#` comment to the end of its line: at the line's start or after a blank (not `$#`, `"#define"`).
 _BUILD_COMMENT = lazy_re(rb"(?m)(?:^|(?<=[ \t]))#(?![a-z]+\s*<)[^\n\"']*$")
 
 
-def _named_sources(paths: list[str]) -> tuple[frozenset, tuple]:
-    """The file names (and their stems) the build files and scripts write, and the glob patterns they
-    write (`*.cu`, `kernel_*.cpp`, `$(wildcard src/*.c)`), by name part."""
+def _glob_with_directory(token: str, name_pattern: str) -> str:
+    """`kernels/generated/*.cu` for the token `"${SRC}/kernels/generated/*.cu"`: its directory part, each
+    variable a `*`, leading `./` and `../` dropped; the name pattern alone where the token has none."""
+    token = token.rstrip(")}\"',")
+    if "/" not in token:
+        return name_pattern
+    directory = re.sub(r"\$[({][^)}]*[)}]|\$\w+", "*", token.rsplit("/", 1)[0])
+    parts = [p for p in directory.split("/") if p not in ("", ".", "..")]
+    if not parts or all(p in ("*", "**") for p in parts):
+        return name_pattern
+    return "/".join(parts) + "/" + name_pattern
+
+
+def _glob_matches(full: str, pattern: str) -> bool:
+    """Does a build file's glob pattern (its directory part, if any) match the source at `full`? The
+    directory part matches the end of the source's directory path, at any depth below it (`*` spans `/`,
+    as GLOB_RECURSE and `**` do)."""
+    if "/" not in pattern:
+        return fnmatch.fnmatch(os.path.basename(full), pattern)
+    full = full.replace(os.sep, "/")
+    return fnmatch.fnmatch(full, pattern if pattern.startswith("*") else "*/" + pattern)
+
+
+# Scripts that format, lint or check the sources name every `*.cu` of the tree without building one
+# (`find kernels/ -name '*.cu' | xargs clang-format`): not read for the names a build compiles.
+_TOOLING_SCRIPT = lazy_re(r"(?i)(?:format|lint|tidy|style|codespell|licen[cs]e|copyright|spell)")
+
+
+# pyproject.toml tables of linters, formatters and test runners: the paths they name are not built.
+_TOOLING_TABLE = lazy_re(rb"(?ms)^\[tool\.(?:ruff|mypy|black|isort|yapf|codespell|pytest|coverage|pylint|flake8|"
+                         rb"typos|pyright|pydocstyle|bandit|autopep8|docformatter)\b[^\n]*\n.*?(?=^\[(?!tool\.(?:ruff|mypy|"
+                         rb"black|isort|yapf|codespell|pytest|coverage|pylint|flake8|typos|pyright|pydocstyle|bandit|"
+                         rb"autopep8|docformatter)\b)|\Z)")
+
+
+def _named_sources(paths: list[str]) -> tuple[frozenset, tuple, frozenset]:
+    """The file names (and their stems) the build files and scripts write, the glob patterns they
+    write (`*.cu`, `kernel_*.cpp`, `$(wildcard src/*.c)`) and the directory names they write (each
+    directory part of a path, and a bare word: `add_subdirectory(punica)`)."""
     names: set[str] = set()
     globs: set[str] = set()
+    directories: set[str] = set()
     for path in paths:
         data = _read_bytes(path)
         if not data:
@@ -2361,20 +2452,28 @@ def _named_sources(paths: list[str]) -> tuple[frozenset, tuple]:
         # A name in a comment builds nothing (Legion's `# set(HIPSRC_cuda_arrays cuda_arrays_gpu.cu)`, left
         # out of the HIP build until a bug is fixed). CMake, Make, shell and Python all comment with `#`.
         data = _BUILD_COMMENT.sub(b"", data)
+        if os.path.basename(path) == "pyproject.toml":
+            data = _TOOLING_TABLE.sub(b"", data)  # `[tool.ruff] exclude = ["kernels/x/gen.py"]` builds nothing
         for m in _FILE_TOKEN.finditer(data):
-            base = m.group(0).decode("utf-8", "replace").rstrip(")}\"',").rsplit("/", 1)[-1]
+            token = m.group(0).decode("utf-8", "replace").rstrip(")}\"',")
+            base = token.rsplit("/", 1)[-1]
+            directories.update(token.split("/")[:-1])
+            if "." not in base:
+                directories.add(base)
             if not base:
                 continue
             if any(c in base for c in "*?[") or "$" in base:
                 pattern = re.sub(r"\$[({][^)}]*[)}]", "*", base)
                 suffix = pattern.rsplit(".", 1)[1].lower() if "." in pattern else ""
                 if suffix == "*" or "." + suffix in C_FAMILY or any(c in suffix for c in "?["):
-                    globs.add(pattern)  # `*.cu`, `kernel_*.cpp`, `${NAME}.cu`, `*.*` (not a lone `*`: comments)
+                    # `*.cu`, `kernel_*.cpp`, `${NAME}.cu`, `*.*` (not a lone `*`: comments); with the directory
+                    # part the token writes (`generated/*.cu` matches no source outside a `generated/`).
+                    globs.add(_glob_with_directory(m.group(0).decode("utf-8", "replace"), pattern))
                 continue
             names.add(base)
             names.add(os.path.splitext(base)[0])
             names.add(base.split(".", 1)[0])
-    return frozenset(names), tuple(sorted(globs))
+    return frozenset(names), tuple(sorted(globs)), frozenset(directories)
 
 
 def digest(root: str) -> str:

@@ -292,7 +292,7 @@ def _off_on_amd(path: str, at: int, hip_macros: frozenset, depth: int, seen: fro
     facts = for_path(path).facts_for(path)
     if facts.amd_compiled:
         pass  # the AMD build compiles the file: only its branches can keep the include out
-    elif facts.nvidia_source or facts.nvidia_build_file or hip_twin(path, facts.project_builds_for_amd):
+    elif facts.nvidia_source or facts.unbuilt or facts.nvidia_build_file or hip_twin(path, facts.project_builds_for_amd):
         return True
     data = _read(path)
     if data is not None:

@@ -969,6 +969,71 @@ def test_a_source_no_build_compiles_is_not_reported(tmp_path):
             (tmp_path / name).unlink()
 
 
+def _hip_list_project(tmp_path: Path, sources: str) -> None:
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    (tmp_path / "CMakeLists.txt").write_text(
+        "option(P_USE_HIP OFF)\nset(SRC " + sources + ")\nif(P_USE_HIP)\n  enable_language(HIP)\n"
+        "  set_source_files_properties(${SRC} PROPERTIES LANGUAGE HIP)\n  add_library(p ${SRC})\nendif()\n")
+
+
+def test_a_directory_the_source_lists_leave_out_is_unbuilt(tmp_path):
+    # aphrodite's `kernels/quantization/autoquant/`: its sibling directories' sources are listed one by one,
+    # none of its own, and no build file names it: its sources, the headers only they include, a
+    # subdirectory of it, and an implementation include nothing includes are compiled by no build.
+    _hip_list_project(tmp_path, "kernels/awq/gemm.cu")
+    for d in ("kernels/awq", "kernels/autoquant/sub", "kernels/detail"):
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / "kernels/awq/gemm.cu").write_text(KERNEL)
+    (tmp_path / "kernels/autoquant/gemm_s4.cu").write_text('#include "common.h"\n' + KERNEL)
+    (tmp_path / "kernels/autoquant/common.h").write_text(KERNEL)
+    (tmp_path / "kernels/autoquant/sub/more.cu").write_text(KERNEL)
+    (tmp_path / "kernels/detail/old_scan.inl").write_text(KERNEL)
+    assert [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")] == ["kernels/awq/gemm.cu"]
+    # A formatting script's `-name '*.cu'` and a linter's exclude list build nothing either.
+    (tmp_path / "format.sh").write_text("find kernels/ -name '*.cu' | xargs clang-format -i\n")
+    (tmp_path / "pyproject.toml").write_text('[tool.ruff]\nexclude = ["kernels/autoquant/gen.py"]\n')
+    assert [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")] == ["kernels/awq/gemm.cu"]
+    # A build script naming the directory, or a glob that reaches it: compiled after all.
+    for extra in ({"build.sh": "hipcc -c kernels/autoquant/*.cu\n"}, {"setup.py": 'SRC = ["autoquant"]\n'}):
+        for name, text in extra.items():
+            (tmp_path / name).write_text(text)
+        assert "kernels/autoquant/gemm_s4.cu" in [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")], extra
+        for name in extra:
+            (tmp_path / name).unlink()
+
+
+def test_a_glob_with_a_directory_matches_only_there(tmp_path):
+    # `file(GLOB G "kernels/generated/*.cu")` compiles the generated kernels, not every `.cu` of the tree.
+    _hip_list_project(tmp_path, "kernels/a.cu ${G}")
+    (tmp_path / "CMakeLists.txt").write_text('file(GLOB G "kernels/generated/*.cu")\n'
+                                             + (tmp_path / "CMakeLists.txt").read_text())
+    (tmp_path / "kernels/generated").mkdir(parents=True)
+    for name in ("kernels/a.cu", "kernels/old.cu", "kernels/generated/g.cu"):
+        (tmp_path / name).write_text(KERNEL)
+    build = amdbuild.read(str(tmp_path))
+    assert build.unbuilt(str(tmp_path / "kernels/old.cu"))
+    assert not build.unbuilt(str(tmp_path / "kernels/generated/g.cu"))
+
+
+def test_an_included_cmake_file_adds_directories_relative_to_its_includer(tmp_path):
+    # cuSZ: `include(cmake/cuda.cmake)` in the CUDA branch, and that file's `add_subdirectory(codec/fzg)`
+    # names the top directory's `codec/fzg` (CMake runs an included file in its includer's directory).
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "cmake").mkdir()
+    (tmp_path / "codec/fzg").mkdir(parents=True)
+    (tmp_path / "CMakeLists.txt").write_text(
+        'project(p)\nset(P_BACKEND "CUDA")\nif(P_BACKEND STREQUAL "CUDA")\n  include(cmake/cuda.cmake)\n'
+        'elseif(P_BACKEND STREQUAL "HIP")\n  include(cmake/hip.cmake)\nendif()\n')
+    (tmp_path / "cmake/cuda.cmake").write_text("enable_language(CUDA)\nadd_subdirectory(codec/fzg)\n")
+    (tmp_path / "cmake/hip.cmake").write_text("enable_language(HIP)\nadd_library(p_hip a.hip)\n")
+    (tmp_path / "a.hip").write_text("int a;\n")
+    (tmp_path / "codec/fzg/CMakeLists.txt").write_text("add_library(fzg k.cu)\n")
+    (tmp_path / "codec/fzg/k.cu").write_text(KERNEL)
+    out = run_cli("scan", "--show-build", cwd=tmp_path).stdout.decode()
+    assert "nvidia-only-directories = [\n  'codec/fzg',\n]" in out, out
+    assert scan(tmp_path, "--isolated", "--select", "WRP006") == []
+
+
 def test_backend_macros_of_one_backend_libraries(tmp_path):
     # PelePhysics: `#ifdef AMREX_USE_CUDA` (cuSOLVER calls) / `#else` (an Abort stub for HIP). AMReX builds
     # for one GPU backend at a time: in a project that builds for AMD, that branch is the NVIDIA build's.

@@ -277,6 +277,9 @@ def test_a_shim_every_includer_includes_first_settles_the_masks(tmp_path):
     (src / "a.cu").write_text('#include "device.hpp"\n__global__ void k(float* x) { x[0] = mix(x[0]); }\n')
     assert scan_codes(tmp_path, "WRP006") == []
     (src / "b.cu").write_text('#include "kernels.hpp"\n__global__ void k2(float* x) { x[0] = mix(x[0]); }\n')
+    # (b.cu in the AMD target's list: a source no build names compiles nowhere, so it settles nothing)
+    (tmp_path / "CMakeLists.txt").write_text(
+        (tmp_path / "CMakeLists.txt").read_text().replace("src/a.cu)", "src/a.cu src/b.cu)"))
     assert scan_codes(tmp_path, "WRP006") == [("src/kernels.hpp", "WRP006")]
 
 
