@@ -1,3 +1,4 @@
+import os
 import re
 
 from hiplint import CudaRule, Impact, Severity
@@ -14,6 +15,24 @@ AMD_ADVICE = lazy_re(r"\bhipMemAdvise(Set|Unset)CoarseGrain\b")
 # A file that looks at XNACK or page migration itself knows what managed memory does on AMD.
 XNACK_AWARE = lazy_re(r"HSA_XNACK|\bxnack\b|hipDeviceAttributePageableMemoryAccess\b|"
                          r"hipDeviceAttributeConcurrentManagedAccess\b", re.I)
+
+
+_AMD_DIR = frozenset({"hip", "rocm", "amd"})
+_NVIDIA_DIR = frozenset({"cuda", "nvidia"})
+
+
+def _beside_cuda_backend(path: str) -> bool:
+    """Is `path` under a `hip/` (`rocm/`, `amd/`) directory whose parent holds a `cuda/` (`nvidia/`) one?"""
+    parts = os.path.abspath(path).split(os.sep)
+    for i in range(len(parts) - 1, 0, -1):
+        if parts[i].lower() in _AMD_DIR:
+            parent = os.sep.join(parts[:i]) or os.sep
+            try:
+                return any(e.lower() in _NVIDIA_DIR and os.path.isdir(os.path.join(parent, e))
+                           for e in os.listdir(parent))
+            except OSError:
+                return False
+    return False
 
 
 def _knows_xnack(ctx) -> bool:
@@ -43,14 +62,17 @@ class ManagedMemoryXnack(CudaRule):
     In a project that keeps an NVIDIA and an AMD build (backend switches for both), a `hip` spelling
     is the project's own choice for AMD, not a port of NVIDIA code: not reported there (reviewers
     judged every such finding on five dual-target trees advisory or false: opt-in managed pools, hook
-    tests). HIP code of a project with no NVIDIA build (hipify's output) is still checked.
+    tests), nor in a `hip/` (or `rocm/`) directory beside a `cuda/` one (an AMD backend written by hand
+    next to the NVIDIA one). HIP code of a project with no NVIDIA build (hipify's output) is still checked.
 
     ## Why it breaks on AMD
     On NVIDIA, managed memory migrates pages on demand between host and GPU. On AMD that needs
     XNACK (GPU page-fault retry) enabled in the driver and the process (`HSA_XNACK=1`), a kernel
     with HMM support, and code objects built for an `xnack+` or `xnack`-any target. Without it
-    (the default on most systems), managed memory is pinned host memory that kernels access over the
-    interconnect with no migration: correct but far slower, and prefetch and advice do not move data.
+    (the default on most systems), kernels do not page-fault managed memory over to the GPU: correct but
+    far slower. Explicit prefetch and advice then depend on the driver: with HMM support the runtime can
+    still move a range when asked; without it `hipMallocManaged` "behaves the same as `hipMallocHost`"
+    (HIP API reference), pinned host memory that no hint moves.
     With XNACK enabled, the first touch page-faults. Oversubscribing GPU memory only works with
     XNACK. MI300A (an APU) shares memory physically and behaves differently again. gfx90a and gfx942
     support XNACK; RDNA targets (gfx1100) do not. Every ROCm version.
@@ -81,6 +103,7 @@ class ManagedMemoryXnack(CudaRule):
     ## References
     - HIP unified memory management (XNACK, HMM, behaviour without XNACK): https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_runtime_api/memory_management/unified_memory.html
     - ROCm, GPU memory and XNACK: https://rocm.docs.amd.com/en/latest/conceptual/gpu-memory.html
+    - HIP runtime API, Managed Memory (`hipMallocManaged`: without HMM "behaves the same as hipMallocHost"): https://rocm.docs.amd.com/projects/HIP/en/latest/doxygen/html/group___memory_m.html
     - CUDA unified memory programming: https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#unified-memory-programming
     """
 
@@ -106,6 +129,8 @@ class ManagedMemoryXnack(CudaRule):
         facts = ctx.build_facts
         if fn.startswith("hip") and facts.builds_for_amd and facts.nvidia_switches:
             return  # written for AMD by a project that builds for both vendors: its choice there
+        if fn.startswith("hip") and _beside_cuda_backend(ctx.path):
+            return  # `interfaces/hip/` beside `interfaces/cuda/`: the project's AMD backend, written for AMD
         if _knows_xnack(ctx):
             return  # the file checks XNACK itself (HSA_XNACK, xnack, page-migration attribute): already handled
         if fn in HINTS and AMD_ADVICE.search(ctx.text(call)):
@@ -114,5 +139,6 @@ class ManagedMemoryXnack(CudaRule):
             ctx.report(call, f"`{fn}`: on AMD managed memory migrates only with XNACK enabled (HSA_XNACK=1, xnack+ "
                              f"build); otherwise it is host memory accessed over the interconnect")
         elif fn in HINTS:
-            ctx.report(call, f"`{fn}`: without XNACK, AMD does not migrate managed memory, so this hint has no effect",
-                       severity=Severity.INFO)
+            ctx.report(call, f"`{fn}`: on AMD managed memory migrates on access only with XNACK enabled (HSA_XNACK=1); "
+                             f"without it whether this hint moves data depends on HMM support in the driver (none: "
+                             f"managed memory is pinned host memory)", severity=Severity.INFO)
