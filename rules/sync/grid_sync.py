@@ -21,7 +21,8 @@ class GridSyncWithoutCooperativeLaunch(CudaRule):
     Finds `this_grid().sync()`, `grid.sync()` on a `grid_group` (declared as one, or set from
     `this_grid()`), and `cg::sync(grid)`, in files that never call `cudaLaunchCooperativeKernel`
     (or `hipLaunchCooperativeKernel`, or set `cudaLaunchAttributeCooperative`), nor include (with
-    quotes) a project header that does (a launch macro that sets the attribute).
+    quotes) a project header that does (a launch macro that sets the attribute). Reported once per
+    kernel (one launch to change), its other grid syncs as related locations.
 
     ## Why it breaks on AMD
     A grid barrier needs every block of the grid resident at once, which only a cooperative
@@ -87,8 +88,11 @@ class GridSyncWithoutCooperativeLaunch(CudaRule):
             return
         if self._has_cooperative_launch(ctx) or self._launched_by_includer(ctx) or self._header_launches(ctx):
             return
+        # One launch to change per kernel: its grid syncs are one finding, the others related locations.
+        scope = ctx.function_scope(call)
         ctx.report(call, f"`{ctx.text(call)}` needs a cooperative launch (all blocks resident); this file has "
-                         f"no cudaLaunchCooperativeKernel: on AMD non-resident blocks never arrive and the kernel hangs")
+                         f"no cudaLaunchCooperativeKernel: on AMD non-resident blocks never arrive and the kernel hangs",
+                   group=f"kernel:{scope.start_byte if scope is not None else 0}")
 
     @staticmethod
     def _has_cooperative_launch(ctx) -> bool:
