@@ -1951,6 +1951,32 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
 _SOURCE_DIRS = frozenset({"PROJECT_SOURCE_DIR", "CMAKE_SOURCE_DIR", "CMAKE_CURRENT_SOURCE_DIR", "CMAKE_CURRENT_LIST_DIR"})
 
 
+_NVCC_WORD = lazy_re(rb"(?<![\w-])(?:nvcc|NVCC)(?![\w-])")
+_MAKE_AMD_WORD = lazy_re(rb"(?i)(?<![a-z])(?:hip|hipcc|rocm|amdgpu|gfx[0-9]+)(?![a-z])")
+
+
+def _nvidia_make_dirs(root: str, make: list[str], cmake: list[str]) -> set:
+    """Directories of a CMake project that hold a Makefile of their own compiling with nvcc and naming
+    nothing of AMD's, no CMakeLists.txt, and whose name no CMake file writes (DPLASMA's `tools/gemmpeak`:
+    a standalone CUDA benchmark beside the CMake build): NVIDIA-only code the AMD build never reaches."""
+    top = os.path.join(root, "CMakeLists.txt")
+    if top not in cmake or _CMAKE_PROJECT.search(_read_bytes(top) or b"") is None:
+        return set()
+    cmake_text = b"\n".join(_BUILD_COMMENT.sub(b"", _read_bytes(p) or b"") for p in cmake)
+    out = set()
+    for path in make:
+        d = os.path.dirname(path)
+        if d == root or os.path.exists(os.path.join(d, "CMakeLists.txt")):
+            continue
+        text = _BUILD_COMMENT.sub(b"", _read_bytes(path) or b"")
+        if not _NVCC_WORD.search(text) or _MAKE_AMD_WORD.search(text):
+            continue
+        if re.search(rb"(?<![\w.\-])" + re.escape(os.path.basename(d).encode()) + rb"(?![\w\-])", cmake_text):
+            continue
+        out.add(d)
+    return {d for d in out if not any(d.startswith(o + os.sep) for o in out)}
+
+
 def _unreached_dirs(root: str, files: dict, texts: dict, reached: dict) -> set:
     """Top directories of CMakeLists.txt files that no add_subdirectory reaches (GauXC's `attic/src/
     integrator/CMakeLists.txt`, kept from an old layout): the highest directory above one, below a
@@ -2322,6 +2348,8 @@ def read(root: str) -> AmdBuild:
         build.amd_defines.clear()
         build.nvidia_defines.clear()
         build.both_defines.clear()
+    if build.known:
+        build.nvidia_subdirs |= _nvidia_make_dirs(root, make, cmake)
     build.gpu_defines = gpu_build_defines(build.gpu_candidates, fragments)
     build.preset_nvidia_files = backend_presets(cmake)
     build.nvidia_build_files |= build.preset_nvidia_files

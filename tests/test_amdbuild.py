@@ -1034,6 +1034,21 @@ def test_an_included_cmake_file_adds_directories_relative_to_its_includer(tmp_pa
     assert scan(tmp_path, "--isolated", "--select", "WRP006") == []
 
 
+def test_a_standalone_nvcc_makefile_beside_the_cmake_build_is_nvidia_code(tmp_path):
+    # DPLASMA's `tools/gemmpeak`: a CUDA benchmark with its own nvcc Makefile, which the CMake build (the
+    # one with the AMD path) never adds. A Makefile that knows hipcc too is an AMD build of its own.
+    _hip_list_project(tmp_path, "src/a.cu")
+    (tmp_path / "CMakeLists.txt").write_text("project(p)\n" + (tmp_path / "CMakeLists.txt").read_text())
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/a.cu").write_text(KERNEL)
+    (tmp_path / "tools/peak").mkdir(parents=True)
+    (tmp_path / "tools/peak/peak.cu").write_text(KERNEL)
+    (tmp_path / "tools/peak/Makefile").write_text("peak: peak.cu\n\t$(NVCC) -o peak peak.cu -lcublas\nNVCC ?= nvcc\n")
+    assert [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")] == ["src/a.cu"]
+    (tmp_path / "tools/peak/Makefile").write_text("peak: peak.cu\n\t$(NVCC) -o peak peak.cu\nhip: peak.cu\n\thipcc -o peak peak.cu\n")
+    assert [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")] == ["src/a.cu", "tools/peak/peak.cu"]
+
+
 def test_backend_macros_of_one_backend_libraries(tmp_path):
     # PelePhysics: `#ifdef AMREX_USE_CUDA` (cuSOLVER calls) / `#else` (an Abort stub for HIP). AMReX builds
     # for one GPU backend at a time: in a project that builds for AMD, that branch is the NVIDIA build's.
