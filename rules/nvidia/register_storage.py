@@ -82,7 +82,8 @@ class RegisterStorageClass(CudaRule):
     ## What it does
     Finds the `register` storage class specifier in declarations and parameters
     (`register int i = ...;`, `for (register int j = 0; ...)`, `void f(register float x)`), in
-    device and host code alike.
+    device and host code alike. Not HLSL's `register(u8)` binding in a shader header kept beside
+    the C++ sources.
 
     ## Why it breaks on AMD
     C++17 removed `register` as a storage class (P0001R1); the keyword stays reserved. HIP code is
@@ -166,6 +167,11 @@ class RegisterStorageClass(CudaRule):
             return  # an explicit register variable: valid, and needs the keyword
         start, end = ctx.file_range(spec)
         data = ctx.source.data
+        after = end
+        while after < len(data) and data[after] in b" \t":
+            after += 1
+        if data[after:after + 1] == b"(":
+            return  # HLSL's resource binding (`RWBuffer<float> x : register(u8);`, a shader header): no C++ keyword
         allowed = ctx.cache.get("register_allowed")
         if allowed is None:
             allowed = ctx.cache["register_allowed"] = register_allowed_ranges(data)
