@@ -25,6 +25,15 @@ _AMD_WORD = lazy_re(rb"(?i)(?<![a-z])(hip|rocm|amdgpu|gfx[0-9]|rccl|miopen|"
                        rb"roc(tx|blas|rand|prim|fft|solver|sparse|thrust|wmma|shmem))")
 
 
+# A loader of an NVIDIA library: `dlopen("libcublas.so", ...)` or the name in a string the file passes to it.
+_DLOPEN_NVIDIA_LIBRARY = lazy_re(rb'"lib(?:cublas|cublasLt|cudart|cudnn|cuda|nvrtc|cusparse|cusolver|cufft|curand|nccl|'
+                                 rb'nvidia-ml)\b[^"\n]*"')
+# ... that includes none of the library's headers (outside comments: `// #include <cublas_v2.h>` is none).
+_NVIDIA_LIBRARY_INCLUDE = lazy_re(rb'(?m)^[ \t]*#[ \t]*include[ \t]*[<"](?:cublas|cublasLt|cuda_runtime|cuda|cudnn|nvrtc|'
+                                  rb'cusparse|cusolver\w*|cufft|curand|nccl|nvml)(?:_v2|_api)?\.h[>"]')
+_LIBRARY_API_FAMILIES = frozenset({"API", "LIB", "RND", "SLV"})
+
+
 def _names_amd(data: bytes) -> bool:
     """Does a build file name HIP, ROCm or an AMD target outside its comments (`HIP_ARCHITECTURES`, `hipcc`,
     `gfx942`)?"""
@@ -238,6 +247,20 @@ class FileContext:
         return cached
 
     @property
+    def _nvidia_library_loader(self) -> bool:
+        """Does the file load an NVIDIA library with dlopen and declare its API itself (no NVIDIA header
+        included)? hidet's `runtime/cuda/cublas.cpp`: `dlopen("libcublas.so")`, its own enum copies and
+        function-pointer typedefs. It is built without the CUDA toolkit and never hipified; the project
+        loads the AMD library in another file. Its uses of the library's names are no port."""
+        cached = self.cache.get("nvidia_library_loader")
+        if cached is None:
+            data = self.source.data
+            cached = b"dlopen" in data and _DLOPEN_NVIDIA_LIBRARY.search(data) is not None and \
+                _NVIDIA_LIBRARY_INCLUDE.search(data) is None
+            self.cache["nvidia_library_loader"] = cached
+        return cached
+
+    @property
     def in_cuda_backend(self) -> bool:
         """Is the file part of a CUDA backend with a HIP twin (hiplint.layout)? Asked on first report."""
         if self._cuda_backend is None:
@@ -268,6 +291,8 @@ class FileContext:
     def _silenced(self, start: int) -> bool:
         """Whether the current rule stays quiet about file byte `start` (a branch AMD never compiles...)."""
         rule = self.rule
+        if rule.code[:3] in _LIBRARY_API_FAMILIES and self.language == "cuda" and self._nvidia_library_loader:
+            return True  # a dlopen loader with its own copy of the NVIDIA library's API: no header to hipify
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.in_cuda_backend:
             return True  # the file has a HIP twin (`cuda/` beside `hip/`): AMD compiles that one instead
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.language != "cuda":
