@@ -183,6 +183,7 @@ class AmdBuild:
     nvidia_switches: frozenset = frozenset()  # nvidia_switches(): known even where the AMD build is not
     python_amd: bool = False  # a Python build that builds for ROCm too (python_builds_for_amd)
     ci_amd: str = ""  # a CI job that configures the project for AMD (ci_builds_for_amd): its file
+    meson_amd: bool = False  # the Meson files name an AMD path (hiplint.mesonread)
     torch_extension: bool = False  # ... through torch.utils.cpp_extension (CUDAExtension, BuildExtension)
     source_names: frozenset = frozenset()  # file names and stems the build files write (unbuilt())
     # Directories whose CMakeLists.txt nothing reaches and that no reached build file names (GauXC's
@@ -344,11 +345,12 @@ class AmdBuild:
     def facts_for(self, path: str) -> FileFacts:
         if not self.known:
             if not (self.nvidia_switches or self.python_amd or self.preset_nvidia_files or self.backend_choice
-                    or self.ci_amd):
+                    or self.ci_amd or self.meson_amd):
                 return FileFacts(removed_names_defined=self.removed_names_defined) if self.removed_names_defined \
                     else NOTHING
             full = os.path.abspath(path)
             return FileFacts(nvidia_switches=self.nvidia_switches, project_builds_for_amd=True,
+                             nvidia_defines=frozenset(self.nvidia_defines),
                              nvidia_build_file=full in self.preset_nvidia_files,
                              nvidia_source=full in self.autotools_nvidia_files or full in self.nvidia_sources
                              or any(full.startswith(d + os.sep) for d in self.autotools_nvidia_dirs)
@@ -405,6 +407,9 @@ class AmdBuild:
             lines.append("# the Python build builds for ROCm too (setup.py / install scripts name hipcc, ROCM_HOME or a HIP switch)")
             if self.torch_extension:
                 lines.append("# through PyTorch's extension build, which hipifies the CUDA sources first (`__CUDACC__` reads `__HIPCC__`)")
+        if self.meson_amd:
+            lines.append("# the Meson files name an AMD path: sources and definitions only their NVIDIA blocks "
+                         "(`if cu_dart.found()`, `if get_option('cudnn')`) list are the NVIDIA build's")
         if self.ci_amd and not self.known:
             lines.append(f"# a CI job configures the project for AMD ({rel(self.ci_amd)}): build files with no "
                          "HIP, ROCm or AMD word are the NVIDIA build's")
@@ -428,6 +433,9 @@ class AmdBuild:
             if self.autotools_nvidia_files or self.python_nvidia_files or self.nvidia_sources:
                 lines.append("nvidia-only-sources = [\n" + "".join(f"  {v!r},\n" for v in sorted(
                     map(rel, self.autotools_nvidia_files | self.python_nvidia_files | self.nvidia_sources))) + "]")
+            if self.nvidia_defines:
+                lines.append("nvidia-only-definitions = [\n" + "".join(
+                    f"  {v!r},\n" for v in sorted(self.nvidia_defines)) + "]")
             if self.python_nvidia_dirs:
                 lines.append("nvidia-only-directories-python-build = [\n" + "".join(
                     f"  {v!r},\n" for v in sorted(map(rel, self.python_nvidia_dirs))) + "]")
@@ -2350,6 +2358,13 @@ def read(root: str) -> AmdBuild:
         build.both_defines.clear()
     if build.known:
         build.nvidia_subdirs |= _nvidia_make_dirs(root, make, cmake)
+    if os.path.isfile(os.path.join(root, "meson.build")):
+        from hiplint import mesonread
+        meson = mesonread.read(root)
+        if meson.amd:
+            build.meson_amd = True
+            build.nvidia_sources |= meson.nvidia_files
+            build.nvidia_defines.update(meson.nvidia_defines)
     build.gpu_defines = gpu_build_defines(build.gpu_candidates, fragments)
     build.preset_nvidia_files = backend_presets(cmake)
     build.nvidia_build_files |= build.preset_nvidia_files

@@ -239,15 +239,20 @@ def _walk(root: str) -> tuple[dict, dict, frozenset, tuple]:
 
 def includers(header: str) -> list[tuple[str, int]]:
     """The project's (file, directive offset) pairs that include `header`, by path: a quoted include
-    relative to the includer, or any include whose text the header's path ends with."""
+    relative to the includer, or any include whose text the header's path ends with (unless a file of
+    that name sits beside the includer: the preprocessor finds that one first)."""
     full = os.path.abspath(header)
     out = []
     for path, at, text in _index(root_of(full)).get(os.path.basename(full), ()):
         if path == full:
             continue
         norm = os.path.normpath(text)
-        if os.path.normpath(os.path.join(os.path.dirname(path), text)) == full or \
-                full.endswith(os.sep + norm.lstrip("." + os.sep)) or full == norm:
+        beside = os.path.normpath(os.path.join(os.path.dirname(path), text))
+        if beside == full:
+            out.append((path, at))
+        elif os.path.isfile(beside):
+            continue  # `#include "layers.h"` finds the includer's own neighbour first (sycl/ beside cuda/)
+        elif full.endswith(os.sep + norm.lstrip("." + os.sep)) or full == norm:
             out.append((path, at))
     return out
 

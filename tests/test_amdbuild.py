@@ -1049,6 +1049,38 @@ def test_a_standalone_nvcc_makefile_beside_the_cmake_build_is_nvidia_code(tmp_pa
     assert [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")] == ["src/a.cu", "tools/peak/peak.cu"]
 
 
+def test_a_meson_build_keeps_what_its_nvidia_blocks_list_to_nvidia(tmp_path):
+    # lc0: Meson compiles the CUDA backend with nvcc custom targets inside `if ... cu_dart.found()`, and
+    # builds for AMD through another backend (`-Dsycl=amd`, hipBLAS). Those sources, the headers only they
+    # include (a `#include "io.h"` of the SYCL twin finds its own `sycl/io.h`) and the definitions those
+    # blocks set are the NVIDIA build's.
+    (tmp_path / ".git").mkdir()
+    for d in ("src/cuda", "src/sycl"):
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / "meson.build").write_text(
+        "project('p', 'cpp')\nfiles = ['src/common.cc']\n"
+        "if get_option('cudnn') and cu_dart.found() and nvcc_ok  # the CUDA backend\n"
+        "  files += 'src/cuda/network.cc'\n  conf.set('USE_P_CUDART', true)\n"
+        "  files += custom_target('cuda code',\n    input : 'src/cuda/kernels.cu',\n"
+        "    command : [nvcc, nvcc_arguments]\n  )\n"
+        "elif get_option('sycl') == 'amd'\n  deps += cc.find_library('hipblas')\n  files += 'src/sycl/network.cc'\n"
+        "endif\n")
+    (tmp_path / "src/cuda/kernels.cu").write_text(KERNEL)
+    (tmp_path / "src/cuda/io.h").write_text(KERNEL)
+    (tmp_path / "src/cuda/network.cc").write_text('#include "io.h"\n')
+    (tmp_path / "src/sycl/io.h").write_text("int io;\n")
+    (tmp_path / "src/sycl/network.cc").write_text('#include "io.h"\n')
+    (tmp_path / "src/common.cc").write_text("#ifdef USE_P_CUDART\n" + KERNEL + "#endif\n")
+    assert scan(tmp_path, "--isolated", "--select", "WRP006") == []
+    out = run_cli("scan", "--show-build", cwd=tmp_path).stdout.decode()
+    assert "'src/cuda/kernels.cu'" in out and "'USE_P_CUDART'" in out, out
+    # With no AMD path in the Meson files, nothing is taken for NVIDIA's.
+    (tmp_path / "meson.build").write_text((tmp_path / "meson.build").read_text().replace(
+        "elif get_option('sycl') == 'amd'\n  deps += cc.find_library('hipblas')\n", "else\n"))
+    assert [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")] == [
+        "src/common.cc", "src/cuda/io.h", "src/cuda/kernels.cu"]
+
+
 def test_backend_macros_of_one_backend_libraries(tmp_path):
     # PelePhysics: `#ifdef AMREX_USE_CUDA` (cuSOLVER calls) / `#else` (an Abort stub for HIP). AMReX builds
     # for one GPU backend at a time: in a project that builds for AMD, that branch is the NVIDIA build's.
