@@ -1021,7 +1021,10 @@ def _twins(switch: str) -> list[str]:
 
 
 # Other GPU vendors' build words: a project that names a switch per vendor builds one at a time.
-OTHER_VENDOR_WORDS = frozenset({"SYCL", "DPCPP", "ONEAPI", "XPU", "MUSA", "MACA", "CANN", "NPU", "METAL", "MPS"})
+# Other accelerators' builds (Intel, Moore Threads, MetaX, Huawei, Apple; Hygon's DCU toolkit, whose CUDA-named
+# libraries a `USE_HYGON` block links; Cambricon, Iluvatar CoreX): off wherever the AMD switch is on.
+OTHER_VENDOR_WORDS = frozenset({"SYCL", "DPCPP", "ONEAPI", "XPU", "MUSA", "MACA", "CANN", "NPU", "METAL", "MPS",
+                                "HYGON", "DCU", "MLU", "COREX"})
 
 
 def _other_vendor_switch(switch: str, text: bytes, project_words: frozenset = frozenset()) -> bool:

@@ -610,6 +610,9 @@ def test_another_vendors_block_beside_the_amd_switch(tmp_path):
     (tmp_path / "CMakeLists.txt").write_text(cmake)
     (tmp_path / "kt.cpp").write_text("int kt;\n")
     assert scan(tmp_path) == []
+    # Mooncake's `if(USE_HYGON)` beside `USE_HIP`: Hygon's DCU toolkit ships CUDA-named libraries.
+    (tmp_path / "CMakeLists.txt").write_text(cmake.replace("KT_USE_SYCL", "KT_USE_HYGON").replace("KT_USE_ROCM", "KT_USE_HIP"))
+    assert scan(tmp_path) == []
     (tmp_path / "CMakeLists.txt").write_text(cmake.replace("KT_USE_ROCM", "KT_USE_OPENMP").replace(
         "  find_package(hip REQUIRED)\n  target_link_libraries(kt PRIVATE hip::host)\n", ""))
     assert {code for _, _, code in scan(tmp_path)} == {"BLD003", "BLD004"}
