@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from hiplint.lazy import libcst as cst
+from hiplint.lazy import lazy_re
 
 from hiplint import FileRule, Impact, Severity
 from hiplint import pyparse
@@ -8,6 +9,9 @@ from hiplint import pyparse
 from ._vendor import handles_rocm
 
 WARPS_NAMES = ("num_warps",)
+# Another kernel language's module (a `num_warps` of its own): imported, and Triton named nowhere in the file.
+_OTHER_KERNEL_DSL = lazy_re(rb"(?m)^\s*(?:import|from)\s+(?:hidet|tilelang|cutlass|cuda\.tile|numba|warp|taichi|"
+                            rb"thunderkittens|tvm)\b")
 
 
 def _is_warps(node) -> bool:
@@ -30,7 +34,9 @@ class TritonWarpThreads(FileRule):
     Finds `num_warps * 32` and `32 * num_warps` (also `config.num_warps`, `meta["num_warps"]`) in
     Python code: thread counts, per-thread work splits and shared-memory budgets derived from
     Triton's `num_warps` with NVIDIA's warp width. Not reported inside a condition that names HIP/ROCm
-    (`if is_hip():`, `torch.version.hip`) or `torch.version.cuda`.
+    (`if is_hip():`, `torch.version.hip`) or `torch.version.cuda`, nor in a module of another kernel
+    language (it imports hidet, TileLang, the CuTe DSL, Numba, Warp, Taichi, TVM and names no Triton):
+    its `num_warps` is that language's own.
 
     ## Why it breaks on AMD
     Triton's AMD backend compiles a "warp" to a hardware wavefront: 64 lanes on CDNA GPUs (MI200
@@ -76,6 +82,9 @@ class TritonWarpThreads(FileRule):
     checklist = "Multiply Triton's num_warps by the target's warp size (get_current_target().warp_size), not 32."
 
     def check_file(self, ctx):
+        data = ctx.source.data
+        if b"triton" not in data and _OTHER_KERNEL_DSL.search(data):
+            return  # hidet's `num_warps` (its own script language, CUDA tutorials), TileLang's, ...: not Triton's
         py = pyparse.get(ctx)
         if py is None:
             return
