@@ -191,6 +191,8 @@ class AmdBuild:
     unreached_dirs: set = field(default_factory=set)
     source_globs: tuple = ()  # and their glob patterns (with the directory part they write)
     directory_names: frozenset = frozenset()  # the directory names they write (`src/x.cu`: src; a bare word)
+    source_places: dict = field(default_factory=dict)  # source name -> where the tokens put it (_named_sources)
+    loose_names: frozenset = frozenset()  # names and stems written other than as a source's path
     both_defines: set = field(default_factory=set)  # -D of the AMD and the NVIDIA compile lines alike (_read_make)
 
     def unbuilt(self, full: str) -> bool:
@@ -214,7 +216,7 @@ class AmdBuild:
             return not includers(full) and (suffix in _INCLUDED_ONLY or self._cousins_named(os.path.dirname(full)))
         if not self.source_names or suffix not in _UNBUILT_SUFFIXES:
             return False
-        if {name, os.path.splitext(name)[0], name.split(".", 1)[0]} & self.source_names:
+        if {name, os.path.splitext(name)[0], name.split(".", 1)[0]} & self.source_names and self._named(full, name):
             return False
         if any(_glob_matches(full, g) for g in self.source_globs):
             return False
@@ -229,6 +231,17 @@ class AmdBuild:
             return False
         from hiplint.includers import includers
         return not includers(full)
+
+    def _named(self, full: str, name: str) -> bool:
+        """Does a build file name this source: a bare name, a path ending in its own (aphrodite's
+        `kernels/attention/attention_kernels.cu` is not the `kernels/backup/` copy), or its stem as an
+        object or a target (`x.o`)?"""
+        if {name, os.path.splitext(name)[0], name.split(".", 1)[0]} & self.loose_names:
+            return True
+        places = self.source_places.get(name)
+        if not places:
+            return True  # named some other way (a stem shared with another source's name): kept as named
+        return "" in places or any(_glob_matches(full, p) for p in places)
 
     def _cousins_named(self, directory: str, depth: int = 0) -> bool:
         """A directory whose sources are listed one by one, as its sibling directories' are, none of its
@@ -2374,7 +2387,7 @@ def read(root: str) -> AmdBuild:
     build.amd_defines -= build.nvidia_defines & build.amd_defines
     build.amd_dirs = {os.path.dirname(s) for s in build.amd_sources}
     if build.known and not any(os.path.exists(os.path.join(root, n)) for n in _OTHER_BUILD_SYSTEMS):
-        build.source_names, build.source_globs, build.directory_names = _named_sources(
+        build.source_names, build.source_globs, build.directory_names, build.source_places, build.loose_names = _named_sources(
             cmake + make + fragments + [p for p in scripts if not _TOOLING_SCRIPT.search(os.path.basename(p))]
             + _python_build_paths(root))
         # A directory no CMake file reaches may still be built by a Makefile, a script or setup.py.
@@ -2484,13 +2497,17 @@ _TOOLING_TABLE = lazy_re(rb"(?ms)^\[tool\.(?:ruff|mypy|black|isort|yapf|codespel
                          rb"autopep8|docformatter)\b)|\Z)")
 
 
-def _named_sources(paths: list[str]) -> tuple[frozenset, tuple, frozenset]:
+def _named_sources(paths: list[str]) -> tuple[frozenset, tuple, frozenset, dict, frozenset]:
     """The file names (and their stems) the build files and scripts write, the glob patterns they
-    write (`*.cu`, `kernel_*.cpp`, `$(wildcard src/*.c)`) and the directory names they write (each
-    directory part of a path, and a bare word: `add_subdirectory(punica)`)."""
+    write (`*.cu`, `kernel_*.cpp`, `$(wildcard src/*.c)`), the directory names they write (each
+    directory part of a path, and a bare word: `add_subdirectory(punica)`), where each source name is
+    placed ({`x.cu`: {`kernels/attention/x.cu`, or "" for a bare name}}) and the names and stems written
+    otherwise (`x.o`, a target named `x`)."""
     names: set[str] = set()
     globs: set[str] = set()
     directories: set[str] = set()
+    placed: dict[str, set] = {}
+    loose: set[str] = set()
     for path in paths:
         data = _read_bytes(path)
         if not data:
@@ -2519,7 +2536,13 @@ def _named_sources(paths: list[str]) -> tuple[frozenset, tuple, frozenset]:
             names.add(base)
             names.add(os.path.splitext(base)[0])
             names.add(base.split(".", 1)[0])
-    return frozenset(names), tuple(sorted(globs)), frozenset(directories)
+            if os.path.splitext(base)[1].lower() in _UNBUILT_SUFFIXES:
+                # where the token puts the source (`kernels/attention/x.cu`; "" for a bare or variable path)
+                where = _glob_with_directory(token, base)
+                placed.setdefault(base, set()).add(where if "/" in where else "")
+            else:
+                loose.update((base, os.path.splitext(base)[0], base.split(".", 1)[0]))  # `x.o`, a target `x`
+    return frozenset(names), tuple(sorted(globs)), frozenset(directories), placed, frozenset(loose)
 
 
 def digest(root: str) -> str:

@@ -991,6 +991,10 @@ def test_a_directory_the_source_lists_leave_out_is_unbuilt(tmp_path):
     (tmp_path / "kernels/autoquant/common.h").write_text(KERNEL)
     (tmp_path / "kernels/autoquant/sub/more.cu").write_text(KERNEL)
     (tmp_path / "kernels/detail/old_scan.inl").write_text(KERNEL)
+    # A copy of a listed source under the same name elsewhere (`kernels/backup/gemm.cu`): the list's path
+    # names the other one.
+    (tmp_path / "kernels/backup").mkdir()
+    (tmp_path / "kernels/backup/gemm.cu").write_text(KERNEL)
     assert [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")] == ["kernels/awq/gemm.cu"]
     # A formatting script's `-name '*.cu'` and a linter's exclude list build nothing either.
     (tmp_path / "format.sh").write_text("find kernels/ -name '*.cu' | xargs clang-format -i\n")
