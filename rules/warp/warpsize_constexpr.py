@@ -1,3 +1,4 @@
+import os
 import re
 
 from hiplint import CudaRule, Impact, Severity
@@ -15,7 +16,9 @@ class WarpSizeNotConstexpr(CudaRule):
     ## What it does
     Finds `warpSize` in template arguments, array bounds, `static_assert`, `constexpr` initialisers,
     `case` labels and enumerator values, and any use of the deprecated `__AMDGCN_WAVEFRONT_SIZE`
-    macros. A template or function parameter named `warpSize` (`template <int warpSize>`), or a
+    macros; and the same uses of a macro the project defines as `warpSize` where AMD compiles it
+    (`#define WARP_SIZE warpSize` in the ROCm branch of a compat header: once per file, its other
+    uses related). A template or function parameter named `warpSize` (`template <int warpSize>`), or a
     variable the code declares under that name (`constexpr int warpSize = 64;`), hides HIP's and is
     not reported; nor is a member (`Config::warpSize`) or a variable template of the code's own
     (`traits::warpSize<Kernel>`: HIP's `warpSize` is no template).
@@ -79,20 +82,69 @@ class WarpSizeNotConstexpr(CudaRule):
         if node.parent is not None and node.parent.type in ("template_function", "template_type") \
                 and node.parent.child_by_field_name("name") == node:
             return  # `trait::warpSize<Kernel, Acc>`: a variable template of the code's own (alpaka); HIP's is no template
-        message = None
-        n = node.parent
-        while n is not None and n.type not in ("compound_statement", "translation_unit", "function_definition"):
-            if n.type in CONSTANT_CONTEXTS:
-                if n.type == "array_declarator" and ctx.enclosing(n, {"parameter_declaration"}) is not None:
-                    break
-                message = "`warpSize` needs to be a compile-time constant here; it is a run-time value from ROCm 7.0"
-                break
-            if n.type == "declaration" and any(c.type == "type_qualifier" and ctx.text(c) == "constexpr" for c in n.children):
-                message = "`constexpr` initialised from `warpSize`: not a constant from ROCm 7.0"
-                break
-            n = n.parent
+        message = _constant_context(ctx, node, "`warpSize`")
         if message and not _names_own_variable(ctx, node):
             ctx.report(node, message)
+
+    def check_unit(self, ctx):
+        """A macro the project defines as `warpSize` where AMD compiles it (`#define WARP_SIZE warpSize` in
+        the `USE_ROCM` branch of a compat header), used where a constant is needed: the same error."""
+        if not ctx.units or ctx.unit is not ctx.units[0]:
+            return
+        aliases = _warpsize_aliases(ctx)
+        if not aliases:
+            return
+        data = ctx.unit.data
+        for name, where in aliases.items():
+            for m in re.finditer(rb"(?<![\w#])" + re.escape(name.encode()) + rb"(?!\w)", data):
+                node = ctx.unit.root.descendant_for_byte_range(m.start(), m.end())
+                if node is None or node.type not in ("identifier", "type_identifier") or ctx.text(node) != name:
+                    continue
+                message = _constant_context(ctx, node, f"`{name}` (`warpSize` on AMD, {where})")
+                if message:
+                    ctx.report(node, message, group=f"alias:{name}")  # one definition to change: once per file
+
+
+_WARPSIZE_ALIAS = lazy_re(rb"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+\(?[ \t]*warpSize[ \t]*\)?[ \t]*"
+                          rb"(?://[^\n]*|/\*[^\n]*)?$")
+
+
+def _warpsize_aliases(ctx) -> dict:
+    """{macro: "file:line"} for `#define NAME warpSize` in the file or a project header it includes, where
+    the AMD compile reads it (not in a branch AMD never takes)."""
+    from hiplint.headers import project_headers
+    from hiplint.preproc import HIP, _Eval, excluded_when
+
+    found = {}
+    own = ctx.source.data
+    sources = [(ctx.path, own)] if b"warpSize" in own else []
+    sources += [(p, d) for p, d in project_headers(ctx) if b"warpSize" in d]
+    for path, data in sources:
+        ev = None
+        for m in _WARPSIZE_ALIAS.finditer(data):
+            if ev is None:
+                ev = _Eval(data, frozenset(ctx.hip_macros))
+            if excluded_when(m.start(), data, lambda name: ev.defined(name, HIP)):
+                continue
+            name = m.group(1).decode()
+            if name != "warpSize":
+                line = data.count(b"\n", 0, m.start()) + 1
+                found.setdefault(name, f"{os.path.basename(path)}:{line}")
+    return found
+
+
+def _constant_context(ctx, node, what: str) -> str | None:
+    """The message for `node` (warpSize, or a macro for it) where C++ needs a constant, else None."""
+    n = node.parent
+    while n is not None and n.type not in ("compound_statement", "translation_unit", "function_definition"):
+        if n.type in CONSTANT_CONTEXTS:
+            if n.type == "array_declarator" and ctx.enclosing(n, {"parameter_declaration"}) is not None:
+                return None
+            return f"{what} needs to be a compile-time constant here; it is a run-time value from ROCm 7.0"
+        if n.type == "declaration" and any(c.type == "type_qualifier" and ctx.text(c) == "constexpr" for c in n.children):
+            return f"`constexpr` initialised from {what}: not a constant from ROCm 7.0"
+        n = n.parent
+    return None
 
 
 PARAMETER_KINDS = frozenset({"parameter_declaration", "optional_parameter_declaration"})
