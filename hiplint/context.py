@@ -267,8 +267,17 @@ class FileContext:
             from hiplint.layout import hip_twin
             # A source the project's AMD build compiles is its input, twin or not (hiplint.amdbuild).
             facts = self.build_facts
-            self._cuda_backend = not facts.amd_compiled and \
-                hip_twin(self.fs_path, whole_directory=facts.project_builds_for_amd) is not None
+            # A header counts as compiled for sitting beside AMD sources; one with an AMD twin of its own
+            # beside it (`svsim_nvgpu_omp.cuh` and `svsim_amdgpu_omp.hpp`) is not what they include.
+            twin = hip_twin(self.fs_path, whole_directory=facts.project_builds_for_amd)
+            if twin is None:
+                self._cuda_backend = False
+            elif not facts.amd_compiled:
+                self._cuda_backend = True
+            else:
+                from hiplint.amdbuild import HEADERS
+                header = os.path.splitext(self.path)[1].lower() in HEADERS
+                self._cuda_backend = header and os.path.dirname(twin) == os.path.dirname(os.path.abspath(self.fs_path))
         return self._cuda_backend
 
     def platform_kind(self, file_byte: int) -> str | None:

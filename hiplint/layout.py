@@ -282,6 +282,9 @@ def _twin_stems(name: str) -> set[str]:
     # dispatched on `IS_ROCM`): the NVIDIA side of a per-vendor pair.
     if "nvidia" in stem.lower():
         stems |= {stem.lower().replace("nvidia", amd) for amd in ("amd", "rocm", "hip")}
+    # SV-Sim's `svsim_nvgpu_mpi.cuh` beside `svsim_amdgpu_mpi.hpp`: the GPU named by its vendor.
+    if "nvgpu" in stem.lower():
+        stems |= {stem.lower().replace("nvgpu", amd) for amd in ("amdgpu", "amd", "hip", "rocm")}
     # `.hip` too: what `hiplint migrate --hip-extension` makes of such a `.cu` keeps its twin (idempotence).
     if name.lower().endswith((".cu", ".cuh", ".hip")):
         low = stem.lower()

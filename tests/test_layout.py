@@ -158,6 +158,38 @@ def test_a_module_named_for_nvidia_beside_its_amd_one_is_the_nvidia_side(tmp_pat
     assert py004() == ["hardware/nvidia.py"]
 
 
+def test_a_file_named_for_the_nvidia_gpu_beside_its_amd_gpu_one(tmp_path):
+    # SV-Sim: `svsim_nvgpu_mpi.cuh` beside `svsim_amdgpu_mpi.hpp`, one per vendor.
+    (tmp_path / "svsim_nvgpu_mpi.cuh").write_text("int a;\n")
+    (tmp_path / "svsim_amdgpu_mpi.hpp").write_text("int b;\n")
+    assert hip_twin(str(tmp_path / "svsim_nvgpu_mpi.cuh")) == str(tmp_path / "svsim_amdgpu_mpi.hpp")
+    assert hip_twin(str(tmp_path / "svsim_amdgpu_mpi.hpp")) is None
+    assert hip_twin(str(tmp_path / "svsim_nvgpu_omp.cuh")) is None  # no AMD one beside it
+
+
+def test_an_nvidia_header_with_its_amd_twin_beside_amd_sources(tmp_path):
+    # SV-Sim's `src/`: the AMD build compiles sources there, so headers beside them count as compiled;
+    # one with its AMD twin beside it is the NVIDIA side all the same.
+    (tmp_path / ".git").mkdir()
+    src = tmp_path / "src"
+    src.mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(
+        "option(P_USE_HIP OFF)\nif(P_USE_HIP)\n  enable_language(HIP)\n  add_library(p src/main.hip)\nendif()\n")
+    (src / "main.hip").write_text('#include "sim_amdgpu.hpp"\n')
+    (src / "sim_amdgpu.hpp").write_text("int sim;\n")
+    (src / "sim_nvgpu.cuh").write_text(
+        "__global__ void k(float* x) { x[0] = __shfl_xor_sync(0xffffffff, x[0], 1); }\n")
+
+    def wrp006():
+        proc = run_cli("scan", ".", "--isolated", "--no-cache", "--select", "WRP006", "--output-format", "json",
+                       cwd=tmp_path)
+        return [f["path"] for f in json.loads(proc.stdout)]
+
+    assert wrp006() == []
+    (src / "sim_amdgpu.hpp").rename(src / "sim_common.hpp")
+    assert wrp006() == ["src/sim_nvgpu.cuh"]
+
+
 def test_hip_written_over_cuda_and_loader_twins_are_nvidia_code(tmp_path):
     # Orochi: its copy of HIP's NVIDIA-platform header (`nvidia_hip_runtime_api_oro.h`, after HIP's own
     # `nvidia_detail/nvidia_hip_runtime_api.h`) implements HIP over CUDA; `contrib/cuew/` (the CUDA loader)
