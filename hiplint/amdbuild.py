@@ -61,7 +61,7 @@ _LICENSE_FILE = lazy_re(r"^(?:LICEN[CS]E|COPYING)", re.I)
 
 _HIP_WORDS = frozenset({"HIP", "ROCM", "AMD", "HIPCC", "AMDGPU"}) | frozenset(
     w for words in AMD_LIBRARY_WORDS.values() for w in words)
-_CUDA_WORDS = frozenset({"CUDA", "NVCC", "NVIDIA", "CUDACXX"})
+_CUDA_WORDS = frozenset({"CUDA", "NVCC", "NVIDIA", "CUDACXX", "NVGPU"})  # NVGPU: SV-Sim's `USE_NVGPU`
 _NEGATIONS = frozenset({"NOT", "NO", "DISABLE", "DISABLED", "WITHOUT", "SKIP", "OFF"})
 _WORD_SPLIT = lazy_re(r"[^A-Za-z0-9]+")
 _DEF = lazy_re(r"^-D([A-Za-z_]\w*)(?:=.*)?$")
@@ -1016,7 +1016,7 @@ def _twins(switch: str) -> list[str]:
     out = []
     for i, part in enumerate(parts):
         # `TI_WITH_CUDA` beside `TI_WITH_AMDGPU` (Taichi's LLVM back ends): AMDGPU names the AMD build too.
-        for amd in AMD_LIBRARY_WORDS.get(part.upper(), ()) + (("AMDGPU",) if part.upper() == "CUDA" else ()):
+        for amd in AMD_LIBRARY_WORDS.get(part.upper(), ()) + (("AMDGPU",) if part.upper() in ("CUDA", "NVGPU") else ()):
             spelled = amd if part.isupper() else amd.lower() if part.islower() else amd.capitalize()
             out.append("_".join(parts[:i] + [spelled] + parts[i + 1:]))
         vendor_lib = _VENDOR_LIB.match(part.upper())

@@ -618,6 +618,20 @@ def test_another_vendors_block_beside_the_amd_switch(tmp_path):
     assert {code for _, _, code in scan(tmp_path)} == {"BLD003", "BLD004"}
 
 
+def test_a_switch_named_for_the_nvidia_gpu_beside_the_amd_gpu_one(tmp_path):
+    # SV-Sim: `USE_NVGPU` beside `USE_AMDGPU`; what the NVGPU block sets up is the NVIDIA build's.
+    (tmp_path / ".git").mkdir()
+    cmake = ('project(sv CXX)\noption(USE_NVGPU "NVIDIA" ON)\noption(USE_AMDGPU "AMD" OFF)\n'
+             "if(USE_NVGPU)\n  find_package(CUDA REQUIRED)\n  set(CUDA_NVCC_FLAGS -arch=sm_80)\nendif()\n"
+             "if(USE_AMDGPU)\n  enable_language(HIP)\n  add_library(sv sv.hip)\nendif()\n")
+    (tmp_path / "CMakeLists.txt").write_text(cmake)
+    (tmp_path / "sv.hip").write_text("int sv;\n")
+    assert scan(tmp_path) == []
+    (tmp_path / "CMakeLists.txt").write_text(cmake.replace("USE_AMDGPU", "USE_OPENMP").replace(
+        "  enable_language(HIP)\n  add_library(sv sv.hip)\n", ""))
+    assert "BLD003" in {code for _, _, code in scan(tmp_path)}
+
+
 def test_a_ci_job_that_configures_the_project_for_amd(tmp_path):
     # PennyLane-Lightning's layout: a cuQuantum back end in CUDA, and a Kokkos one that its ROCm wheel
     # job builds with `-DKokkos_ENABLE_HIP=ON`; no build file names HIP. The CUDA back end's build files
