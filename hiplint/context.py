@@ -8,7 +8,7 @@ from tree_sitter import Node
 
 from hiplint.cparse import FUNCTION_TYPES, FunctionSpans, Unit, path_to
 from hiplint.cudaversions import newer_cuda_only
-from hiplint.model import Applicability, Edit, Finding, Fix, RelatedLocation, Severity
+from hiplint.model import Applicability, Edit, Finding, Fix, Impact, RelatedLocation, Severity
 from hiplint.source import Source
 from hiplint.lazy import lazy_re
 
@@ -393,13 +393,14 @@ class FileContext:
                 finding.add_related(loc)
 
     def report(self, node: Node, message: str | None = None, fix: Fix | None = None,
-               checklist: str | None = None, severity: Severity | None = None, group: str | None = None) -> Finding | None:
+               checklist: str | None = None, severity: Severity | None = None, group: str | None = None,
+               impact: Impact | None = None) -> Finding | None:
         start, end = self.file_range(node)
-        return self.report_range(start, end, message, fix, checklist, severity, group)
+        return self.report_range(start, end, message, fix, checklist, severity, group, impact)
 
     def report_range(self, start: int, end: int, message: str | None = None, fix: Fix | None = None,
                      checklist: str | None = None, severity: Severity | None = None,
-                     group: str | None = None) -> Finding | None:
+                     group: str | None = None, impact: Impact | None = None) -> Finding | None:
         """Report [start, end) of the file. Findings of the rule given the same `group` key are merged
         after suppressions into the first one left, the others its related locations (a build file's
         nvcc options: one finding). Findings with a fix are never merged."""
@@ -420,7 +421,7 @@ class FileContext:
             code=rule.code, name=rule.name, message=message or rule.summary,
             severity=severity or rule.severity, path=self.path, line=line, column=col,
             end_line=end_line, end_column=end_col, start_byte=start, end_byte=end, fix=fix,
-            impact=rule.impact, checklist=checklist or rule.checklist or None,
+            impact=impact or rule.impact, checklist=checklist or rule.checklist or None,
             source_line=self.source.line_text(line), group=group,
         )
         self.findings.append(f)

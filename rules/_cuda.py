@@ -258,6 +258,9 @@ class NamesRuleMixin:
     # related locations: for rules whose porting task is the file's whole use of a feature (an async-copy
     # pipeline is rewritten as one), not each call.
     GROUP_PER_FILE = False
+    # "name" -> (Severity, Impact) where one name's consequence differs from the rule's (a deprecated API
+    # that still compiles, among names that do not exist).
+    NAME_SEVERITY: dict = {}
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -327,7 +330,9 @@ class NamesRuleMixin:
         if line in seen:
             return
         seen.add(line)
-        ctx.report(report_node, message, group=key if self.GROUP_PER_FILE else None)
+        severity, impact = self.NAME_SEVERITY.get(key) or self.NAME_SEVERITY.get(self.qualify(ctx, ns, name) or "") \
+            or (None, None)
+        ctx.report(report_node, message, group=key if self.GROUP_PER_FILE else None, severity=severity, impact=impact)
 
     def qualify(self, ctx, ns: str, name: str) -> str | None:
         ns = ns.lstrip(":")

@@ -39,3 +39,17 @@ def test_messages_follow_the_targets(tmp_path):
     assert "(2 * 256) / 128 on wave32" in bounds["message"]
     wave64 = next(f for f in _scan(tmp_path, "--target", "gfx942") if f["code"] == "ARC004")
     assert "(2 * 128) / 256 on wave64" in wave64["message"] and "wave32" not in wave64["message"]
+
+
+def test_a_deprecated_name_that_still_compiles_is_a_warning(tmp_path):
+    # SYN006: `cg::reduce` does not exist in HIP (an error); `this_multi_grid()` is deprecated and ROCm 7.2
+    # still declares it (a portability warning).
+    (tmp_path / "k.cu").write_text(
+        "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\nnamespace cg = cooperative_groups;\n"
+        "__global__ void k(float* x) {\n"
+        "    auto tile = cg::tiled_partition<32>(cg::this_thread_block());\n"
+        "    x[0] = cg::reduce(tile, x[0], cg::plus<float>());\n"
+        "    cg::this_multi_grid().sync();\n}\n")
+    found = {f["line"]: f for f in _scan(tmp_path, "--select", "SYN006")}
+    assert (found[6]["severity"], found[6]["impact"]) == ("error", "compile-error")
+    assert (found[7]["severity"], found[7]["impact"]) == ("warning", "portability")

@@ -10,7 +10,8 @@ _NAMES = {f"cooperative_groups::{n}": _MISSING.format(n) for n in (
     "invoke_one", "invoke_one_broadcast", "reduce_update_async", "reduce_store_async",
 )}
 _NAMES["cooperative_groups::this_multi_grid"] = ("`this_multi_grid()` (multi-device grid groups) is deprecated in "
-                                                 "ROCm since 5.0; launch per device and synchronise on the host")
+                                                 "ROCm since 5.0 (ROCm 7.2 still compiles it); launch per device "
+                                                 "and synchronise on the host")
 _HEADERS = {h: f"<{h}> has no HIP counterpart (HIP ships only <hip/hip_cooperative_groups.h>)" for h in (
     "cooperative_groups/reduce.h", "cooperative_groups/memcpy_async.h", "cooperative_groups/scan.h",
 )}
@@ -39,7 +40,8 @@ class CooperativeGroupsGaps(NamesRuleMixin, CudaRule):
     larger than warp (wavefront) size": a compile-time `static_assert` for
     `thread_block_tile<N>`, and a device-side `__hip_assert(false && "invalid tile size")` for
     the runtime form. 64 is valid on wave64 targets (gfx90a, gfx942, gfx950) but not on wave32
-    (gfx1100). Multi-grid groups have been deprecated since ROCm 5.0.
+    (gfx1100). Multi-grid groups have been deprecated since ROCm 5.0; ROCm 7.2's header still
+    declares `this_multi_grid()`, so that one is a warning about the future, not a compile error.
 
     ## Example
     ```cuda
@@ -77,6 +79,8 @@ class CooperativeGroupsGaps(NamesRuleMixin, CudaRule):
     checklist = "Replace cg::reduce/scan/memcpy_async/labeled_partition with hipCUB/rocPRIM or explicit code; keep tile sizes powers of two no larger than the wave."
     NAMES = _NAMES
     HEADERS = _HEADERS
+    # Deprecated, not missing: ROCm 7.2's amd_hip_cooperative_groups.h still declares it.
+    NAME_SEVERITY = {"cooperative_groups::this_multi_grid": (Severity.WARNING, Impact.PORTABILITY)}
     NAME_NODES = ("identifier",)
     EXTRA_QUERY = """
     ((template_function name: (identifier) @tile arguments: (template_argument_list (number_literal) @size)) (#match? @tile "^(tiled_partition)$"))
