@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from hiplint.lazy import lazy_re
+from hiplint.suppress import hash_comment_at
 
 MAX_FILES = 400  # meson.build files read per project
 MAX_BYTES = 1024 * 1024
@@ -38,16 +39,8 @@ class MesonFacts:
 
 def _code(line: str) -> str:
     """The line without its `#` comment (a `#` inside a string stays)."""
-    quote = None
-    for i, c in enumerate(line):
-        if quote:
-            if c == quote:
-                quote = None
-        elif c in "'\"":
-            quote = c
-        elif c == "#":
-            return line[:i]
-    return line
+    at = hash_comment_at(line)
+    return line if at is None else line[:at]
 
 
 def _meson_files(root: str) -> list[str]:

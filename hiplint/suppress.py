@@ -154,6 +154,20 @@ def c_next_statement(root, source):
     return lines
 
 
+def hash_comment_at(text: str) -> int | None:
+    """Where a line's `#` comment starts, outside quoted strings (Python, CMake, Make, Meson), or None."""
+    quote = None
+    for j, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "#":
+            return j
+    return None
+
+
 def hash_comments(source) -> list[Comment]:
     """`#` comments of Python, CMake and Makefiles (a quote-aware scan; no tokenizer needed for this)."""
     out = []
@@ -161,18 +175,11 @@ def hash_comments(source) -> list[Comment]:
         text = source.line_text(i)
         if "hiplint:" not in text:
             continue
-        quote = None
-        for j, ch in enumerate(text):
-            if quote:
-                if ch == quote:
-                    quote = None
-            elif ch in "\"'":
-                quote = ch
-            elif ch == "#":
-                lb = source.line_starts[i - 1]
-                prefix = text[:j].encode()
-                out.append(Comment(i, i, text[j:], not text[:j].strip(), lb + len(prefix), lb + len(text.encode())))
-                break
+        j = hash_comment_at(text)
+        if j is not None:
+            lb = source.line_starts[i - 1]
+            prefix = text[:j].encode()
+            out.append(Comment(i, i, text[j:], not text[:j].strip(), lb + len(prefix), lb + len(text.encode())))
     return out
 
 
