@@ -2487,7 +2487,8 @@ def _glob_matches(full: str, pattern: str) -> bool:
 
 # Scripts that format, lint or check the sources name every `*.cu` of the tree without building one
 # (`find kernels/ -name '*.cu' | xargs clang-format`): not read for the names a build compiles.
-_TOOLING_SCRIPT = lazy_re(r"(?i)(?:format|lint|tidy|style|codespell|licen[cs]e|copyright|spell)")
+_TOOLING_SCRIPT = lazy_re(r"(?i)(?:^|[-_.])(?:(?:clang[-_])?format(?:ting)?|lint(?:ing|er)?|(?:clang[-_])?tidy|style|"
+                          r"codespell|spell(?:check)?|licen[cs]es?|copyright)(?:[-_.]|$)")  # not `information.sh`
 
 
 # pyproject.toml tables of linters, formatters and test runners: the paths they name are not built.

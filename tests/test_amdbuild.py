@@ -1015,7 +1015,8 @@ def test_a_directory_the_source_lists_leave_out_is_unbuilt(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.ruff]\nexclude = ["kernels/autoquant/gen.py"]\n')
     assert [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")] == ["kernels/awq/gemm.cu"]
     # A build script naming the directory, or a glob that reaches it: compiled after all.
-    for extra in ({"build.sh": "hipcc -c kernels/autoquant/*.cu\n"}, {"setup.py": 'SRC = ["autoquant"]\n'}):
+    for extra in ({"build.sh": "hipcc -c kernels/autoquant/*.cu\n"}, {"setup.py": 'SRC = ["autoquant"]\n'},
+                  {"build_information.sh": "hipcc -c kernels/autoquant/gemm_s4.cu\n"}):
         for name, text in extra.items():
             (tmp_path / name).write_text(text)
         assert "kernels/autoquant/gemm_s4.cu" in [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")], extra
