@@ -199,8 +199,10 @@ class DeviceApiWithoutHeader(CudaRule):
     def check(self, ctx, captures):
         node = captures["name"][0]
         parent = node.parent
-        if parent is not None and parent.type in ("field_expression", "function_declarator"):
-            return
+        if parent is not None and parent.type in ("field_expression", "function_declarator", "enumerator"):
+            return  # a member, a declaration of the project's own, an enumerator (`enum class backend { curand }`)
+        if parent is not None and parent.type == "qualified_identifier" and parent.child_by_field_name("scope") is not None:
+            return  # `backend::curand`: cuRAND's device API has no namespace
         ctx.cache.setdefault(("RND007", "uses"), []).append(node)
 
     @staticmethod
