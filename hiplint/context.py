@@ -110,13 +110,19 @@ def _names_nvidia_arch(path: str) -> bool:
 
 
 def _names_cuda_module(path: str) -> bool:
-    """A CMake module named for CUDA (`CUDA.cmake`, `CudaToolkit.cmake`, `SetupCUDA.cmake`, `FindNVTX.cmake`)."""
+    """A CMake module named for CUDA (`CUDA.cmake`, `CudaToolkit.cmake`, `SetupCUDA.cmake`, `FindNVTX.cmake`),
+    or a find module for one NVIDIA library (`FindcuRAND.cmake`, `FindCUDNN.cmake`, `FindNVSHMEM.cmake`):
+    only the NVIDIA build's `find_package(cuRAND)` reads it."""
     import os
 
-    from hiplint.amdbuild import names_cuda
+    from hiplint.amdbuild import NVIDIA_LIBRARY_WORDS, names_cuda
     name = os.path.basename(path)
+    if not name.endswith(".cmake"):
+        return False
+    if name.startswith("Find") and name[4:-6].upper() in NVIDIA_LIBRARY_WORDS:
+        return True
     words = re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name[:-6])  # FindCUDAToolkit: Find_CUDA_Toolkit
-    return name.endswith(".cmake") and names_cuda(words)
+    return names_cuda(words)
 
 
 class FileContext:
