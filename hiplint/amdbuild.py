@@ -1357,8 +1357,18 @@ def backend_presets(cmake_files: list[str]) -> set:
     out = set()
     for by_vendor in picks.values():
         if "cuda" in by_vendor and "hip" in by_vendor:
-            out |= {p for p in by_vendor["cuda"] if _AMD_WORD.search(_read_bytes(p) or b"") is None}
+            out |= {p for p in by_vendor["cuda"] if not _picks_amd(_read_bytes(p) or b"")}
     return out
+
+
+# What an initial-cache file sets for AMD: a backend value, a HIP/ROCm switch turned on, an AMD architecture,
+# an AMD compiler. A test in a condition (`if(${DEV} STREQUAL "HIP" OR ...)`) sets nothing.
+_SETS_AMD = lazy_re(rb"(?im)^\s*set\s*\(\s*(?:\w*(?:HIP|ROCM|AMD)\w*\s+\"?(?:ON|TRUE|YES|1)\"?|\w+\s+\"?(?:HIP|ROCM|AMD)\"?)\s+CACHE\b"
+                    rb"|\bgfx[0-9a-f]{3,4}\b|\b(?:hipcc|amdclang\+\+)\b")
+
+
+def _picks_amd(data: bytes) -> bool:
+    return _SETS_AMD.search(re.sub(rb"#[^\n]*", b"", data)) is not None
 
 
 def nvidia_switches(project_words: frozenset) -> frozenset:
@@ -1433,6 +1443,9 @@ ONE_GPU_BACKEND_CUDA_MACROS = frozenset({
     "MFEM_USE_CUDA", "HYPRE_USING_CUDA"})
 _CUDA_LIBRARIES = frozenset({"CUBLAS", "CUBLASLT", "CUSPARSE", "CUSOLVER", "CUSOLVERSP", "CUFFT", "CURAND",
                              "CUDNN", "NVSHMEM", "CUTLASS", "TENSORRT", "CUFFTMP", "CUDSS", "CUTENSOR", "OPTIX"})
+# Names of NVIDIA libraries a find module may be named for (`FindcuRAND.cmake`), upper-cased. NCCL is left
+# out: RCCL keeps its API and a FindNCCL module often finds RCCL on ROCm.
+NVIDIA_LIBRARY_WORDS = _CUDA_LIBRARIES | {"NVTX", "NVTX3", "CUPTI", "NVML", "NVRTC", "CUDART", "CUSPARSELT", "NVCOMP"}
 
 
 def cuda_variant_switches(project_words: frozenset, switches: frozenset) -> frozenset:

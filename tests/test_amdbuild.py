@@ -1252,6 +1252,17 @@ def test_initial_cache_presets_that_pick_the_backend(tmp_path):
         'set(AMReX_AMD_ARCH gfx90a CACHE STRING "")\n')
     assert scan(tmp_path) == []
     assert amdbuild.read(str(tmp_path)).preset_nvidia_files == {str(tmp_path / "cmake" / "summit.cmake")}
+    # A CUDA preset that only tests for HIP in a condition (GEOS's `lassen-base.cmake`: `if(${DEV} STREQUAL
+    # "HIP" OR ${DEV} STREQUAL "CUDA")`) still picks nothing of AMD's: it is the NVIDIA machine's.
+    (tmp_path / "cmake" / "lassen.cmake").write_text(
+        'set(AMReX_GPU_BACKEND "CUDA" CACHE STRING "" FORCE)\nif(${AMReX_GPU_BACKEND} STREQUAL "HIP" OR '
+        '${AMReX_GPU_BACKEND} STREQUAL "CUDA")\n  set(Q_GPU ON CACHE BOOL "")\nendif()\n'
+        'set(Q_LIBS ${CUDA_TOOLKIT_ROOT_DIR}/lib64/libcublas.so CACHE PATH "")\n')
+    amdbuild._BY_ROOT.clear()
+    assert scan(tmp_path) == []
+    assert str(tmp_path / "cmake" / "lassen.cmake") in amdbuild.read(str(tmp_path)).preset_nvidia_files
+    (tmp_path / "cmake" / "lassen.cmake").unlink()
+    amdbuild._BY_ROOT.clear()
     # Without an AMD preset nothing says the project builds for AMD: the CUDA preset is reported.
     (tmp_path / "cmake" / "crusher.cmake").unlink()
     amdbuild._BY_ROOT.clear()
