@@ -16,6 +16,9 @@ _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef)
 _OLD = re.compile(rb"\b" + OLD.encode() + rb"\b")
 _DEFINES = re.compile(r"^[ \t]*#[ \t]*define[ \t]+" + OLD + r"\b", re.M)
 _COMMENT = re.compile(rb"//|/\*")
+# Names hip-clang defines in the host and the device pass of every HIP compile for AMD (clang's `-x hip`;
+# hip_common.h's platform name): an alternative joined with `||` keeps the test true on current ROCm.
+_DEFINED_ON_AMD = re.compile(rb"\b(?:__HIPCC__|__HIP__|__HIP_PLATFORM_AMD__)\b")
 
 
 def _header_text(path: str) -> str:
@@ -38,6 +41,8 @@ def tests_of_old_name(data: bytes) -> list[tuple[int, int, str]]:
             body = body[:comment.start()]
         if NEW.encode() in body:
             continue  # `defined(__HIP_PLATFORM_HCC__) || defined(__HIP_PLATFORM_AMD__)`
+        if b"||" in body and b"&&" not in body and _DEFINED_ON_AMD.search(body):
+            continue  # `defined(__HIP_PLATFORM_HCC__) || defined(__HIPCC__)`: true on every ROCm all the same
         for name in _OLD.finditer(body):
             start = m.start(2) + name.start()
             before = body[:name.start()].rstrip()
@@ -51,7 +56,8 @@ class RemovedPlatformMacro(CudaRule):
 
     ## What it does
     Finds `#ifdef __HIP_PLATFORM_HCC__` and `#if defined(__HIP_PLATFORM_HCC__)`. A condition that
-    also tests the current name (`__HIP_PLATFORM_AMD__`) is not reported, nor is a file whose own
+    also tests the current name (`__HIP_PLATFORM_AMD__`), or that joins a name every HIP compile defines
+    with `||` (`defined(__HIP_PLATFORM_HCC__) || defined(__HIPCC__)`), is not reported, nor is a file whose own
     headers or whose project's build define the old name (`-D__HIP_PLATFORM_HCC__`, a Python build's
     `define_macros`). Reported once per file; the other tests are related locations.
     `__HIP_PLATFORM_NVCC__`, removed at the same time, is not reported: only HIP's NVIDIA platform
