@@ -804,6 +804,7 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
         return [_argument(a, data).text for a in (lists[0].children if lists else ()) if a.type == "argument"]
 
     stack = [(tree.root_node, None, ())]
+    guard_end = len(data) + 1
     while stack:
         node, scope, condition = stack.pop()
         if node.type in ("function_def", "macro_def"):
@@ -824,6 +825,12 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
                     args = [_argument(a, data).text for a in c.children if a.type == "argument"]
             commands.append(_Command(name, args, node.start_byte, node.end_byte, scope, condition))
             continue
+        if node.type == "if_condition" and scope is None and node.parent is not None \
+                and node.parent.type == "source_file" and _returns_unless_cuda(node, data, head_args, context_text,
+                                                                                project_words, numbered):
+            # `if(NOT CUDAToolkit_FOUND) message(...) return() endif()`: what follows in the file only a
+            # build with CUDA reads (SuperBench's gpu_stream)
+            guard_end = min(guard_end, node.end_byte)
         if node.type == "if_condition":
             branch_scope, previous = scope, []
             branch_condition: tuple = ()
@@ -860,7 +867,32 @@ def _cmake_commands(data: bytes, context_text: bytes, project_words: frozenset =
         for c in reversed(node.children):
             stack.append((c, scope, condition))
     commands.sort(key=lambda c: c.start)
+    if guard_end <= len(data):
+        for c in commands:
+            if c.start >= guard_end and c.scope is None:
+                c.scope = "cuda"
+        blocks.append((guard_end, len(data)))
     return commands, blocks, functions
+
+
+def _returns_unless_cuda(node, data: bytes, head_args, context_text: bytes, project_words: frozenset,
+                         numbered: dict | None) -> bool:
+    """An `if(NOT <CUDA test>) ... return() endif()` with no other branch: the rest of the file is the
+    NVIDIA build's (the CUDA test as _branch_scope reads one: `CUDAToolkit_FOUND` in a project with an
+    AMD path, `X_USE_CUDA` with an AMD twin)."""
+    heads = [c for c in node.children if c.type in ("if_command", "elseif_command", "else_command")]
+    if len(heads) != 1 or heads[0].type != "if_command":
+        return False
+    words = head_args(heads[0])
+    if len(words) < 2 or words[0].upper() != "NOT" or \
+            _branch_scope(words[1:], context_text, project_words, numbered=numbered) != "cuda":
+        return False
+    for body in (c for c in node.children if c.type == "body"):
+        for cmd in body.children:
+            if cmd.type == "normal_command" and cmd.children and \
+                    data[cmd.children[0].start_byte:cmd.children[0].end_byte].lower() == b"return":
+                return True
+    return False
 
 
 _ENABLES_CUDA = lazy_re(rb"(?i)\benable_language\s*\(\s*CUDA\b")
@@ -949,6 +981,18 @@ def _branch_scope(words: list[str], context_text: bytes, project_words: frozense
         if value in ("CUDA", "NVIDIA", "NVCC"):
             return "cuda"
         return None
+    if "AND" in upper and not any(w in ("(", ")") for w in words) and any(names_amd(w) for w in project_words):
+        # `if(CUDAToolkit_FOUND AND NOT CUDAToolkit_VERSION VERSION_LESS 11.8)`: true only where a CUDA
+        # toolkit is found, whatever the other conjuncts test (SuperBench's cublaslt_gemm)
+        conjuncts, current = [], []
+        for w in upper + ["AND"]:
+            if w == "AND":
+                conjuncts.append(current)
+                current = []
+            else:
+                current.append(w)
+        if any(len(c) == 1 and _FOUND_CUDA.fullmatch(c[0]) for c in conjuncts):
+            return "cuda"
     if any(u in _NOT_SWITCH_TESTS for u in upper) or any(not _SWITCH.fullmatch(w) for w in words):
         # `if(NOT DEFINED CMAKE_HIP_STANDARD)`, `elseif(DEFINED ENV{ROCM_PATH})`, `if(EXISTS /opt/rocm)`:
         # set-up of a toolchain, not a choice between the builds.
@@ -964,6 +1008,10 @@ def _branch_scope(words: list[str], context_text: bytes, project_words: frozense
         # in a project with an AMD switch (`TRACCC_BUILD_HIP`): what only a CUDA toolkit brings (traccc's
         # NVTX ranges) is missing where ROCm alone is installed
         return None if negated else "cuda"
+    if len(parts) == 1 and parts[0].upper() in ("HIP_FOUND", "ROCM_FOUND"):
+        # `find_package(hip QUIET)` / `if(hip_FOUND)`: the HIP runtime found, the build goes the AMD way
+        # (SuperBench's micro-benchmarks: `if(CUDAToolkit_FOUND) ... else() ... if(hip_FOUND)`)
+        return "cuda" if negated else "hip"
     if len(parts) == 1 and _FOUND_NVIDIA_LIBRARY.fullmatch(parts[0].upper()) and not negated \
             and any(names_amd(w) for w in project_words):
         # `if(NVTX_FOUND)` / `add_definitions(-DHAVE_NVTX=1)` in a project with an AMD build (Horovod's

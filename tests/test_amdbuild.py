@@ -1581,3 +1581,40 @@ def test_a_switch_defined_only_under_a_switch_shipped_off_is_off(tmp_path):
     out = run_cli("scan", "--show-build", cwd=tmp_path).stdout.decode()
     assert "switches-shipped-off = [\n  'USE_TEXTURE',\n  'USE_TEXTURE_XCOEFF',\n]" in out
     assert [(f[1], f[2]) for f in scan(tmp_path, "--isolated", "--select", "WRP003")] == [(13, "WRP003")]
+
+
+def test_benchmarks_that_find_cuda_or_hip_themselves(tmp_path):
+    # SuperBench's micro-benchmarks: each directory is a CMake project of its own that looks for CUDA
+    # quietly and else for HIP (`find_package(hip QUIET)` / `if(hip_FOUND)`, sources hipified at configure
+    # time). The AMD build is that `hip_FOUND` branch; what only a found CUDA toolkit builds (an `AND`ed
+    # version check, or the rest of a file after `if(NOT CUDAToolkit_FOUND) return()`) is NVIDIA's.
+    (tmp_path / ".git").mkdir()
+    for d in ("copy", "lt_gemm", "stream"):
+        (tmp_path / d).mkdir()
+    (tmp_path / "copy/CMakeLists.txt").write_text(
+        "project(copy LANGUAGES CXX)\nfind_package(CUDAToolkit QUIET)\nif(CUDAToolkit_FOUND)\n"
+        "  add_executable(copy copy.cu)\n  target_link_libraries(copy CUDA::cudart)\nelse()\n"
+        "  find_package(hip QUIET)\n  if(hip_FOUND)\n"
+        "    execute_process(COMMAND hipify-perl -o copy.cpp copy.cu)\n"
+        "    add_executable(copy copy.cpp)\n    target_link_libraries(copy hip::device)\n  endif()\nendif()\n")
+    (tmp_path / "copy/copy.cu").write_text("__global__ void k(float* x) { x[threadIdx.x] = 1.f; }\n")
+    (tmp_path / "lt_gemm/CMakeLists.txt").write_text(
+        "project(lt LANGUAGES CXX)\nfind_package(CUDAToolkit QUIET)\n"
+        "if(CUDAToolkit_FOUND AND NOT CUDAToolkit_VERSION VERSION_LESS 11.8)\n"
+        "  add_executable(lt lt.cu)\n  target_link_libraries(lt CUDA::cublasLt CUDA::cudart)\nendif()\n")
+    (tmp_path / "lt_gemm/lt.cu").write_text(KERNEL)
+    (tmp_path / "stream/CMakeLists.txt").write_text(
+        "project(stream LANGUAGES CXX)\nfind_package(CUDAToolkit QUIET)\nif(NOT CUDAToolkit_FOUND)\n"
+        "  message(WARNING \"needs an NVIDIA GPU\")\n  return()\nendif()\nenable_language(CUDA)\n"
+        "add_executable(stream stream.cu)\ntarget_link_libraries(stream CUDA::cudart)\n")
+    (tmp_path / "stream/stream.cu").write_text(KERNEL)
+    build = amdbuild.read(str(tmp_path))
+    assert build.known and str(tmp_path / "copy/CMakeLists.txt") in build.amd_build_files
+    assert scan(tmp_path, "--isolated") == []
+    # Without the HIP branch nothing says the project builds for AMD: the CUDA-only projects are reported.
+    (tmp_path / "copy/CMakeLists.txt").write_text(
+        "project(copy LANGUAGES CXX)\nfind_package(CUDAToolkit REQUIRED)\nadd_executable(copy copy.cu)\n")
+    amdbuild._BY_ROOT.clear()
+    found = {(path, code) for path, _, code in scan(tmp_path, "--isolated")}
+    assert {("lt_gemm/lt.cu", "WRP006"), ("stream/stream.cu", "WRP006"), ("stream/CMakeLists.txt", "BLD001")} <= found
+
