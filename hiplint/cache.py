@@ -253,8 +253,9 @@ class Cache:
                 # A header included from NVIDIA-only code alone (hiplint.includers): an includer that
                 # moves the include out of its `#ifdef` must not serve the entries written before.
                 from hiplint.amdbuild import HEADERS
-                from hiplint.includers import includers, nvidia_only_header
+                from hiplint.includers import dead_header, includers, nvidia_only_header
                 h.update(b"nvidia-header\0" if nvidia_only_header(path) else b"\0")
+                h.update(b"dead-header\0" if dead_header(path) else b"\0")
                 # Who includes a header decides what a shim they include first settles
                 # (hiplint.headers.includers_define): a new includer must not serve the entries before.
                 if os.path.splitext(path)[1].lower() in HEADERS:

@@ -223,6 +223,15 @@ class FileContext:
         return cached
 
     @property
+    def _dead_header(self) -> bool:
+        cached = self.cache.get("dead_header")
+        if cached is None:
+            from hiplint.includers import dead_header
+            cached = self.cache["dead_header"] = bool(self.fs_path) and self.build_facts.builds_for_amd \
+                and dead_header(self.fs_path)
+        return cached
+
+    @property
     def _off_switch_ranges(self) -> list[tuple[int, int]]:
         """File byte ranges of the `#ifdef X` / `#if defined(X) || defined(Y)` branches whose switches the
         project ships turned off (hiplint.includers.off_switches)."""
@@ -330,6 +339,8 @@ class FileContext:
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.language == "python" \
                 and self.build_facts.project_builds_for_amd and self._nvidia_dsl:
             return True  # a module of the project's NVIDIA backend written in the CuTe DSL or cuTile (or its test)
+        if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self._dead_header:
+            return True  # a header beside sources that nothing includes and no build file names: no compile sees it
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self._nvidia_header:
             return True  # a header the project includes from NVIDIA-only code alone (hiplint.includers)
         if not rule.code.startswith("HL") and self.language == "python" and \

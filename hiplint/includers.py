@@ -125,7 +125,7 @@ def off_switches(root: str) -> frozenset:
 
 
 @lru_cache(maxsize=8)
-def _walk(root: str) -> tuple[dict, dict, frozenset, tuple]:
+def _walk(root: str) -> tuple[dict, dict, frozenset, tuple, tuple, bool]:
     """One read of every C-family file of the project: the include index, and which files name each
     NVIDIA library (_LIBRARY_MENTION)."""
     by_name: dict[str, list] = {}
@@ -234,7 +234,8 @@ def _walk(root: str) -> tuple[dict, dict, frozenset, tuple]:
                 kept[n] = {False}
     compiler = (frozenset(n.decode() for n, side in kept.items() if True in side),
                 frozenset(n.decode() for n, side in kept.items() if False in side))
-    return by_name, {k: frozenset(v) for k, v in mentions.items()}, frozenset(n.decode() for n in off), compiler
+    return (by_name, {k: frozenset(v) for k, v in mentions.items()}, frozenset(n.decode() for n in off), compiler,
+            tuple(setters), complete)
 
 
 def includers(header: str) -> list[tuple[str, int]]:
@@ -375,3 +376,51 @@ def c_only_header(header: str) -> bool:
 
 
 _C_ONLY_HEADERS = 20000  # headers visited per question at most
+
+
+@lru_cache(maxsize=4096)
+def dead_header(header: str) -> bool:
+    """Is `header` compiled by nothing: no source of its project includes it, directly or through other
+    headers, it sits beside sources (a directory of headers alone may be the library's public API, which
+    its users include), and no build file, script or configuration names it? BladeDISC's top-k headers
+    beside the kernels that include other headers of the directory, never these. Asked only in projects
+    that already build for AMD; the include index must be complete (a file not read may include it)."""
+    full = os.path.abspath(header)
+    if os.path.splitext(full)[1].lower() not in HEADERS or not for_path(full).facts_for(full).builds_for_amd:
+        return False
+    root = root_of(full)
+    walked = _walk(root)
+    if not walked[5]:
+        return False
+    todo, seen = [full], {full}
+    while todo:
+        current = todo.pop()
+        found = includers(current)
+        if not found and not _beside_sources(os.path.dirname(current)):
+            return False  # the top of the chain may be a public header: its users include it
+        for path, _ in found:
+            if os.path.splitext(path)[1].lower() not in HEADERS:
+                return False  # a source includes it (or a header it includes)
+            if path not in seen:
+                if len(seen) >= _DEAD_HEADERS:
+                    return False  # too many to settle: keep reporting
+                seen.add(path)
+                todo.append(path)
+    names = {os.path.basename(h).encode() for h in seen}
+    for path in walked[4]:
+        data = _read_regular(path)
+        if data is None or any(n in data for n in names):
+            return False  # a build file, script or configuration names one: it may compile or install it
+    return True
+
+
+_DEAD_HEADERS = 200  # headers of one chain visited at most
+
+
+@lru_cache(maxsize=4096)
+def _beside_sources(directory: str) -> bool:
+    try:
+        return any(os.path.splitext(e)[1].lower() in C_FAMILY and os.path.splitext(e)[1].lower() not in HEADERS
+                   for e in os.listdir(directory))
+    except OSError:
+        return False

@@ -1618,3 +1618,29 @@ def test_benchmarks_that_find_cuda_or_hip_themselves(tmp_path):
     found = {(path, code) for path, _, code in scan(tmp_path, "--isolated")}
     assert {("lt_gemm/lt.cu", "WRP006"), ("stream/stream.cu", "WRP006"), ("stream/CMakeLists.txt", "BLD001")} <= found
 
+
+def test_headers_no_compile_sees_are_not_reported(tmp_path):
+    # BladeDISC's custom kernels: beside the sources, a chain of headers that no source includes (a top-k
+    # header nothing includes, and the warp helpers only it includes), named by no build file. No compile
+    # sees them. A header of a directory without sources (a public API header its users include), one a
+    # build file installs, and one a source includes stay reported.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(
+        "option(P_USE_HIP OFF)\nif(P_USE_HIP)\n  enable_language(HIP)\n"
+        "  set_source_files_properties(src/sort.cu PROPERTIES LANGUAGE HIP)\n  add_library(p src/sort.cu)\nendif()\n"
+        "install(FILES src/installed.cuh DESTINATION include)\n")
+    for d in ("src", "include/p"):
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / "src/sort.cu").write_text('#include "used.cuh"\n' + KERNEL)
+    (tmp_path / "src/used.cuh").write_text(KERNEL)
+    (tmp_path / "src/topk.cuh").write_text('#include "warp.cuh"\n' + KERNEL)
+    (tmp_path / "src/warp.cuh").write_text(KERNEL)
+    (tmp_path / "src/installed.cuh").write_text(KERNEL)
+    (tmp_path / "include/p/public.cuh").write_text(KERNEL)
+    kept = ["include/p/public.cuh", "src/installed.cuh", "src/sort.cu", "src/used.cuh"]
+    assert sorted({f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")}) == kept
+    assert {"src/topk.cuh", "src/warp.cuh"} <= {f[0] for f in scan(
+        tmp_path, "--isolated", "--select", "WRP006", "--report-nvidia-branches")}
+    # A source that includes the chain's top: compiled after all.
+    (tmp_path / "src/sort.cu").write_text('#include "used.cuh"\n#include "topk.cuh"\n' + KERNEL)
+    assert {"src/topk.cuh", "src/warp.cuh"} <= {f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")}

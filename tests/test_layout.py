@@ -174,7 +174,9 @@ def test_an_nvidia_header_with_its_amd_twin_beside_amd_sources(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
     (tmp_path / "CMakeLists.txt").write_text(
-        "option(P_USE_HIP OFF)\nif(P_USE_HIP)\n  enable_language(HIP)\n  add_library(p src/main.hip)\nendif()\n")
+        "option(P_USE_HIP OFF)\nif(P_USE_HIP)\n  enable_language(HIP)\n  add_library(p src/main.hip)\nendif()\n"
+        # installed for the library's users: a header some compile sees (hiplint.includers.dead_header)
+        "install(FILES src/sim_nvgpu.cuh DESTINATION include)\n")
     (src / "main.hip").write_text('#include "sim_amdgpu.hpp"\n')
     (src / "sim_amdgpu.hpp").write_text("int sim;\n")
     (src / "sim_nvgpu.cuh").write_text(
