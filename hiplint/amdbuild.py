@@ -184,6 +184,7 @@ class AmdBuild:
     python_amd: bool = False  # a Python build that builds for ROCm too (python_builds_for_amd)
     ci_amd: str = ""  # a CI job that configures the project for AMD (ci_builds_for_amd): its file
     meson_amd: bool = False  # the Meson files name an AMD path (hiplint.mesonread)
+    bazel_amd: bool = False  # the Bazel files name an AMD path (hiplint.bazelread)
     torch_extension: bool = False  # ... through torch.utils.cpp_extension (CUDAExtension, BuildExtension)
     source_names: frozenset = frozenset()  # file names and stems the build files write (unbuilt())
     # Directories whose CMakeLists.txt nothing reaches and that no reached build file names (GauXC's
@@ -358,7 +359,7 @@ class AmdBuild:
     def facts_for(self, path: str) -> FileFacts:
         if not self.known:
             if not (self.nvidia_switches or self.python_amd or self.preset_nvidia_files or self.backend_choice
-                    or self.ci_amd or self.meson_amd):
+                    or self.ci_amd or self.meson_amd or self.bazel_amd):
                 return FileFacts(removed_names_defined=self.removed_names_defined) if self.removed_names_defined \
                     else NOTHING
             full = os.path.abspath(path)
@@ -423,6 +424,9 @@ class AmdBuild:
         if self.meson_amd:
             lines.append("# the Meson files name an AMD path: sources and definitions only their NVIDIA blocks "
                          "(`if cu_dart.found()`, `if get_option('cudnn')`) list are the NVIDIA build's")
+        if self.bazel_amd:
+            lines.append("# the Bazel files name an AMD path (`if_rocm`, `@local_config_rocm`): sources only "
+                         "`if_cuda([...])`-style macros and CUDA `select()` branches list are the NVIDIA build's")
         if self.ci_amd and not self.known:
             lines.append(f"# a CI job configures the project for AMD ({rel(self.ci_amd)}): build files with no "
                          "HIP, ROCm or AMD word are the NVIDIA build's")
@@ -2442,6 +2446,12 @@ def read(root: str) -> AmdBuild:
             build.meson_amd = True
             build.nvidia_sources |= meson.nvidia_files
             build.nvidia_defines.update(meson.nvidia_defines)
+    from hiplint import bazelread
+    if bazelread.is_bazel_project(root):
+        bazel = bazelread.read(root)
+        if bazel.amd:
+            build.bazel_amd = True
+            build.nvidia_sources |= bazel.nvidia_files
     build.gpu_defines = gpu_build_defines(build.gpu_candidates, fragments)
     build.preset_nvidia_files = backend_presets(cmake)
     build.nvidia_build_files |= build.preset_nvidia_files
