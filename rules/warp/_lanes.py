@@ -406,6 +406,9 @@ def warp_functions(ctx) -> set[str]:
         if name is not None and value is not None:
             bodies[unit.text(name)] = unit.text(value)
     warp = {n for n, b in bodies.items() if WARP_COLLECTIVE.search(b)}
+    # Macros of the project headers the file includes whose body holds a collective (pytorch_sparse's
+    # `#define SHFL_SYNC(mask, var, delta) __shfl(var, delta)` in `utils.cuh`): a call of one is warp work.
+    warp |= header_warp_macros(ctx) - set(bodies)
     # Words of each body, not a regex of the names found so far: compiling one per file and round
     # cost more than the rest of this function.
     words = {n: _words(b) for n, b in bodies.items() if n not in warp}
@@ -423,6 +426,28 @@ def warp_functions(ctx) -> set[str]:
         warp |= frontier
     ctx.cache["wrp_warp_functions"] = warp
     return warp
+
+
+_MACRO_DEFINITION = lazy_re(rb"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:\([^)\n]*\))?[ \t]+((?:[^\n]*\\\r?\n)*[^\n]*)")
+
+
+def header_warp_macros(ctx) -> set[str]:
+    """Names of the macros the project headers the file includes define with a warp collective in their
+    body, in any branch (`#ifdef USE_ROCM` / `#define SHFL_SYNC(m, v, d) __shfl(v, d)` / `#else` /
+    `#define SHFL_SYNC __shfl_sync`)."""
+    cached = ctx.cache.get("wrp_header_warp_macros")
+    if cached is None:
+        cached = set()
+        if ctx.fs_path:
+            from hiplint.headers import project_headers
+            for _, data in project_headers(ctx):
+                if b"define" not in data:
+                    continue
+                for m in _MACRO_DEFINITION.finditer(data):
+                    if WARP_COLLECTIVE.search(m.group(2).decode("utf-8", "replace")):
+                        cached.add(m.group(1).decode())
+        ctx.cache["wrp_header_warp_macros"] = cached
+    return cached
 
 
 def does_warp_work(ctx, scope) -> bool:
@@ -524,6 +549,8 @@ def warp_constant_value(ctx, node, scope):
     (`constexpr int warp_size() { return 32; }`), or `NAME - 1`. None for names WRP002 reports at
     their definition (WARP_SIZE_NAME) and names of tiles, blocks and vectors (NOT_WARP_CONSTANT)."""
     names = [ctx.text(n) for n in iter_nodes(node, {"identifier", "field_identifier"})]
+    if not names and node.type == "parenthesized_expression":
+        return _constant_expr_value(ctx, node, scope)  # `(32 - 1)`: literals alone
     if not names or any(WARP_SIZE_NAME.match(n.split("::")[-1]) or NOT_WARP_CONSTANT.search(n)
                         for n in names if n != "warpSize"):
         if not (node.type == "call_expression" and names and all(not NOT_WARP_CONSTANT.search(n) for n in names)):

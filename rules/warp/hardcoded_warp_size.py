@@ -11,11 +11,12 @@ class HardcodedWarpSize(CudaRule):
     such as `token = threadIdx.x / kThreadsPerToken`, which numbers groups of threads), and
     `blockDim.x / 32` (warps per block), also where the 32 (31, 5) is a named constant of the file:
     `static const int WS = 32;`, `constexpr int kThreads = 32;`, `#define NT 32` (one definition),
-    an enumerator, a `static constexpr` member, a local `constexpr`, `NT - 1`, or a call of a function
+    an enumerator, a `static constexpr` member, a local `constexpr`, `NT - 1`, `(32 - 1)`, or a call of a function
     without parameters whose body is `return 32;` (`warp_size()`). Names like `WARP_SIZE` are left
     to WRP002, which reports their definition; names of tiles, blocks and vectors (`TILE_DIM`,
     `kBlockRows`) are not taken for a warp width. All this in functions that do warp-level work: shuffles, votes,
-    ballots, `__syncwarp`, tiles, or calls to functions of the file that do. Elsewhere `tid / 32`
+    ballots, `__syncwarp`, tiles, or calls to functions of the file that do (or to macros of the
+    file or of an included project header whose body holds one). Elsewhere `tid / 32`
     only splits data among threads and is correct for any wave size. A function whose collectives
     all go through `tiled_partition<32>` tiles (or a macro of 32; `tile.shfl_xor`) is left alone too: its lanes
     numbered in 32s match the tiles, which HIP provides on 64-lane waves as well. So is a function
