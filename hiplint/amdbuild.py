@@ -1460,9 +1460,11 @@ _VALUE_WORDS = frozenset({"ARCH", "ARCHS", "ARCHITECTURE", "ARCHITECTURES", "PAT
 # NVIDIA libraries with no AMD library under the same API, and the words of the AMD libraries a project
 # would name if it used one in their place.
 # OptiX (ray tracing) has none: AMD's HIPRT is another API behind its own switch (Cycles' WITH_CYCLES_DEVICE_HIPRT).
+# Nor do the profiling and management libraries: rocprofiler/roctracer and AMD SMI are other APIs that no
+# rename reaches, behind switches of their own (timemory's TIMEMORY_USE_CUPTI beside TIMEMORY_USE_ROCTRACER).
 NVIDIA_ONLY_LIBRARIES = {"NVSHMEM": ("ROCSHMEM",), "CUDNN": ("MIOPEN",), "CUTLASS": ("CK", "COMPOSABLE_KERNEL"),
                          "TENSORRT": ("MIGRAPHX",), "CUFFTMP": (), "CUDSS": (), "CUTENSOR": ("HIPTENSOR",),
-                         "OPTIX": ()}
+                         "OPTIX": (), "CUPTI": (), "NVML": (), "NVPERF": ()}
 
 
 def nvidia_library_switches(project_words: frozenset) -> frozenset:
@@ -1474,10 +1476,11 @@ def nvidia_library_switches(project_words: frozenset) -> frozenset:
     for word in project_words:
         parts = [w for w in word.split("_") if w]
         libraries = [p for p in parts if p in NVIDIA_ONLY_LIBRARIES]
-        if len(parts) < 2 or len(libraries) != 1 or not _NOT_A_SWITCH.isdisjoint(parts):
+        if len(parts) < 2 or not libraries or not _NOT_A_SWITCH.isdisjoint(parts):
             continue
+        # `TIMEMORY_USE_CUPTI_NVPERF`: every library it names is NVIDIA's alone
         switch_like = not _SWITCH_WORDS.isdisjoint(parts) or (len(parts) == 2 and parts[1] == libraries[0])
-        amd = NVIDIA_ONLY_LIBRARIES[libraries[0]]
+        amd = [a for lib in libraries for a in NVIDIA_ONLY_LIBRARIES[lib]]
         if switch_like and not any(a in w.split("_") or ("_" in a and a in w) for a in amd for w in project_words):
             out.add(word)
     return frozenset(out)
@@ -1546,8 +1549,11 @@ def _dir_scope(directory: str, root: str) -> str | None:
     return last
 
 
-def _expand(text: str, variables: dict, here: str, root: str) -> list[str]:
-    builtins = {"CMAKE_CURRENT_SOURCE_DIR": here, "CMAKE_CURRENT_LIST_DIR": here, "PROJECT_SOURCE_DIR": root,
+def _expand(text: str, variables: dict, here: str, root: str, source: str | None = None) -> list[str]:
+    """`text` with its variables replaced: `here` is the directory of the file being read
+    (`CMAKE_CURRENT_LIST_DIR`), `source` the directory of the CMakeLists.txt processed
+    (`CMAKE_CURRENT_SOURCE_DIR`: for a `.cmake` file another includes, the includer's)."""
+    builtins = {"CMAKE_CURRENT_SOURCE_DIR": source or here, "CMAKE_CURRENT_LIST_DIR": here, "PROJECT_SOURCE_DIR": root,
                 "CMAKE_SOURCE_DIR": root, "CMAKE_HOME_DIRECTORY": root}
     unknown = False
 
@@ -1859,7 +1865,7 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                     defines_by_scope["cuda"].update(_definitions(
                         [w for a in args[1:] for w in a.split()], variables, here, root, dashed=True))
                 for v in views:
-                    v[args[0]] = sum((_expand(a, v, here, root) for a in args[1:]
+                    v[args[0]] = sum((_expand(a, v, here, root, src) for a in args[1:]
                                       if a not in ("CACHE", "PARENT_SCOPE", "FORCE")), [])
             elif c.name == "foreach" and len(args) >= 2:
                 # The loop variable stands for every item (LightGBM: `foreach(file IN LISTS SOURCES)` /
@@ -1870,17 +1876,17 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                     if len(args) >= 3 and args[1].upper() == "IN" and args[2].upper() == "LISTS":
                         v[args[0]] = sum((v.get(x, []) for x in items), [])
                     else:
-                        v[args[0]] = sum((_expand(a, v, here, root) for a in items
+                        v[args[0]] = sum((_expand(a, v, here, root, src) for a in items
                                           if a.upper() not in ("ITEMS", "LISTS", "RANGE")), [])
             elif c.name == "list" and len(args) >= 2 and args[0].upper() in ("APPEND", "PREPEND"):
                 for v in views:
-                    v[args[1]] = v.get(args[1], []) + sum((_expand(a, v, here, root) for a in args[2:]), [])
+                    v[args[1]] = v.get(args[1], []) + sum((_expand(a, v, here, root, src) for a in args[2:]), [])
             elif c.name == "list" and len(args) >= 3 and args[0].upper() == "REMOVE_ITEM" and scope == "hip":
                 # CTranslate2's `elseif(WITH_HIP) list(REMOVE_ITEM CUDA_SOURCES src/ops/awq/gemm_gpu.cu)`: sources the
                 # AMD build drops
-                removed = sum((_expand(a, amd_variables, here, root) for a in args[2:]), [])
-                hip_removed.update(_files(removed, here))
-                gone = set(removed) | set(_files(removed, here))
+                removed = sum((_expand(a, amd_variables, here, root, src) for a in args[2:]), [])
+                hip_removed.update(_files(removed, src))
+                gone = set(removed) | set(_files(removed, src))
                 amd_variables[args[1]] = [x for x in amd_variables.get(args[1], []) if x not in gone
                                           and os.path.normpath(os.path.join(here, x)) not in gone]
             elif (c.name == "file" or c.name not in _KNOWN_COMMANDS) and len(args) >= 3 \
@@ -1890,33 +1896,33 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                 if rest and rest[0].upper() == "RELATIVE":
                     rest = rest[2:]
                 for v in views:
-                    patterns = sum((_expand(a, v, src, root) for a in rest), [])
+                    patterns = sum((_expand(a, v, here, root, src) for a in rest), [])
                     v[args[1]] = _glob(patterns, src, args[0].upper() == "GLOB_RECURSE", root) \
                         if not _VAR_REF.search(" ".join(rest)) or patterns_known(rest, v) else []
             elif c.name in _TARGET_COMMANDS and args:
                 if any(a.upper() in ("IMPORTED", "ALIAS") for a in args[1:]):
                     continue
                 tscope = scope if fscope == "cuda" else _TARGET_COMMANDS[c.name] or scope
-                items = sum((_expand(a, variables if tscope == "cuda" else amd_variables, src, root) for a in args[1:]
+                items = sum((_expand(a, variables if tscope == "cuda" else amd_variables, here, root, src) for a in args[1:]
                              if a.upper() not in _TARGET_KEYWORDS), [])
                 targets.setdefault(args[0], []).append({"scope": tscope, "file": path,
                                                         "sources": _files(items, src), "defines": set()})
             elif c.name == "target_sources" and args and args[0] in targets:
-                items = sum((_expand(a, variables if scope == "cuda" else amd_variables, here, root) for a in args[1:]
+                items = sum((_expand(a, variables if scope == "cuda" else amd_variables, here, root, src) for a in args[1:]
                              if a.upper() not in ("PRIVATE", "PUBLIC", "INTERFACE")), [])
                 record = target(args[0], scope)
                 if scope == "cuda" and record["scope"] != "cuda":
                     # Sources the NVIDIA build adds to a target both builds define: the NVIDIA build's alone.
-                    cuda_added.update(_files(items, here))
+                    cuda_added.update(_files(items, src))
                 elif scope is None:
                     # Outside any backend block: every build's definition of the target gets them (SuperLU_DIST's
                     # `if(HIPLIB) add_library(t ${hipsources}) else() add_library(t "") endif()` then
                     # `target_sources(t PRIVATE ${sources})`).
                     for r in targets[args[0]]:
                         if r is not None:
-                            r["sources"].extend(_files(items, here))
+                            r["sources"].extend(_files(items, src))
                 else:
-                    record["sources"].extend(_files(items, here))
+                    record["sources"].extend(_files(items, src))
             elif c.name in ("set_source_files_properties", "set_property"):
                 upper = [a.upper() for a in args]
                 if "LANGUAGE" in upper and upper.index("LANGUAGE") + 1 < len(upper) \
@@ -1924,8 +1930,8 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                     until = upper.index("PROPERTIES") if "PROPERTIES" in upper else upper.index("PROPERTY") \
                         if "PROPERTY" in upper else len(upper)
                     names = [a for a in args[:until] if a.upper() not in ("SOURCE", "DIRECTORY")]
-                    items = sum((_expand(a, amd_variables, here, root) for a in names), [])
-                    hip_language.update(_files(items, here))
+                    items = sum((_expand(a, amd_variables, here, root, src) for a in names), [])
+                    hip_language.update(_files(items, src))
                     build.amd_build_files.add(path)
             elif c.name == "target_compile_definitions" and args and (args[0] in targets or scope in ("hip", "cuda")):
                 defs = _definitions(args[1:], variables, here, root)
@@ -1941,7 +1947,7 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                     if a.upper() in ("SYSTEM", "BEFORE", "AFTER", "PRIVATE", "PUBLIC", "INTERFACE"):
                         continue
                     a = re.sub(r"^\$<BUILD_INTERFACE:(.*)>$", r"\1", a)
-                    for d in _expand(a, variables, here, root):
+                    for d in _expand(a, variables, here, root, src):
                         d = os.path.normpath(d if os.path.isabs(d) else os.path.join(here, d))
                         if d.startswith(root) and os.path.isdir(d) and d not in build.include_dirs:
                             build.include_dirs.append(d)
@@ -1965,8 +1971,8 @@ def _read_cmake(root: str, paths: list[str], build: AmdBuild) -> None:
                     # `add_library(op ${OP_SRC})` after `if(USE_CUDA_TOOLKIT) list(APPEND OP_SRC x.cu)` does not
                     # make x.cu a file both builds use.
                     view = variables if keyword_scope == "cuda" else amd_variables
-                    for item in (_expand(a, view, here, root) if "$" in a else [a]):
-                        full = os.path.normpath(item if os.path.isabs(item) else os.path.join(here, item))
+                    for item in (_expand(a, view, here, root, src) if "$" in a else [a]):
+                        full = os.path.normpath(item if os.path.isabs(item) else os.path.join(src, item))
                         if full.startswith(root + os.sep) and os.path.splitext(full)[1].lower() in _SCRIPT_OR_SOURCE \
                                 and os.path.isfile(full):
                             (files_used["cuda"] if keyword_scope == "cuda" else files_used["other"]).add(full)

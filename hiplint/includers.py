@@ -24,7 +24,8 @@ _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
 # Headers of NVIDIA libraries with no AMD counterpart to hipify to (cuQuantum, cuFile): a file that
 # includes one where the AMD build would see the include cannot be compiled for AMD.
 _NVIDIA_ONLY_LIBRARY = re.compile(
-    rb'^[ \t]*#[ \t]*include[ \t]*[<"](?:custatevec|custatevecEx|cutensornet|cudensitymat|custabilizer|cufile)\.h[>"]',
+    rb'^[ \t]*#[ \t]*include[ \t]*[<"](?:custatevec|custatevecEx|cutensornet|cudensitymat|custabilizer|cufile|cupti|'
+    rb'cupti_\w+|nvml|nvperf_\w+)\.h[>"]',
     re.M)
 MAX_FILES = 60000  # files indexed per project
 MAX_BYTES = 2_000_000  # per file
@@ -265,9 +266,24 @@ def nvidia_only_header(header: str) -> bool:
     the cache key of the header's findings holds the answer (hiplint.cache)."""
     from hiplint.preproc import HIP_MACROS
 
-    if os.path.splitext(header)[1].lower() not in HEADERS or not for_path(header).facts_for(header).builds_for_amd:
+    suffix = os.path.splitext(header)[1].lower()
+    if suffix not in C_FAMILY or not for_path(header).facts_for(header).builds_for_amd:
         return False
-    return _nvidia_only(os.path.abspath(header), HIP_MACROS, 0, frozenset())
+    full = os.path.abspath(header)
+    if suffix not in HEADERS and not _included_source(full):
+        return False
+    return _nvidia_only(full, HIP_MACROS, 0, frozenset())
+
+
+def _included_source(full: str) -> bool:
+    """A source file read only through `#include` (exachem's `ccsd_t_g2s_device_functions.cu`, included by
+    the kernel file): one that some file includes, that the AMD build does not compile and whose name no
+    build file writes."""
+    build = for_path(full)
+    if not includers(full) or build.facts_for(full).amd_compiled:
+        return False
+    name = os.path.basename(full)
+    return not ({name, os.path.splitext(name)[0]} & build.source_names)
 
 
 def _nvidia_only(header: str, hip_macros: frozenset, depth: int, seen: frozenset) -> bool:

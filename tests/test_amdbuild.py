@@ -285,6 +285,10 @@ def test_switches_for_nvidia_only_libraries():
     assert amdbuild.nvidia_library_switches(words) == {"MD_NVSHMEM", "X_USE_CUDNN", "WITH_TENSORRT"}
     assert amdbuild.nvidia_library_switches(words | {"X_USE_MIOPEN"}) == {"MD_NVSHMEM", "WITH_TENSORRT"}
     assert amdbuild.nvidia_library_switches(words | {"CHECK_CUTLASS"}) >= {"MD_NVSHMEM"}
+    # NVIDIA's profiling and management libraries have no AMD library under their API at all: timemory's
+    # CUPTI switches stay NVIDIA's beside its roctracer one, a switch naming two such libraries too.
+    tools = frozenset({"T_USE_CUPTI", "T_USE_CUPTI_NVPERF", "T_USE_NVML", "T_USE_ROCTRACER", "T_USE_HIP"})
+    assert amdbuild.nvidia_library_switches(tools) == {"T_USE_CUPTI", "T_USE_CUPTI_NVPERF", "T_USE_NVML"}
 
 
 def test_a_backend_chosen_by_number():
@@ -976,14 +980,19 @@ def test_a_source_no_build_compiles_is_not_reported(tmp_path):
     assert sorted(f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")) == ["a.cu"]
     assert amdbuild.read(str(tmp_path)).unbuilt(str(tmp_path / "old.cu"))
     assert ("old.cu", 1, "WRP006") in scan(tmp_path, "--isolated", "--select", "WRP006", "--report-nvidia-branches")
-    # Named in a script, matched by a glob, or included: compiled after all.
-    for extra in ({"build.sh": "hipcc -c old.cu\n"}, {"more.mk": "SRCS := $(wildcard *.cu)\n"},
-                  {"b.cu": '#include "old.cu"\n'}):
+    # Named in a script, matched by a glob, or included by a compiled source: compiled after all.
+    for extra in ({"build.sh": "hipcc -c old.cu\n"}, {"more.mk": "SRCS := $(wildcard *.cu)\n"}):
         for name, text in extra.items():
             (tmp_path / name).write_text(text)
         assert "old.cu" in [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")], extra
         for name in extra:
             (tmp_path / name).unlink()
+    (tmp_path / "a.cu").write_text('#include "old.cu"\n' + KERNEL)
+    assert "old.cu" in [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")]
+    # Included only by another source no build compiles: compiled by none either.
+    (tmp_path / "a.cu").write_text(KERNEL)
+    (tmp_path / "b.cu").write_text('#include "old.cu"\n')
+    assert "old.cu" not in [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")]
 
 
 def _hip_list_project(tmp_path: Path, sources: str) -> None:
@@ -1644,3 +1653,27 @@ def test_headers_no_compile_sees_are_not_reported(tmp_path):
     # A source that includes the chain's top: compiled after all.
     (tmp_path / "src/sort.cu").write_text('#include "used.cuh"\n#include "topk.cuh"\n' + KERNEL)
     assert {"src/topk.cuh", "src/warp.cuh"} <= {f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")}
+
+
+def test_an_included_cmake_file_names_paths_from_its_includers_directory(tmp_path):
+    # exachem: `src/CMakeLists.txt` includes `src/cc/ccsd_t/ccsd_t.cmake`, which writes its sources relative
+    # to the includer's directory (`set(DIR cc/ccsd_t)`, CMake's CMAKE_CURRENT_SOURCE_DIR): `if(P_HAS_CUDA)`
+    # lists the CUDA kernel file, `elseif(P_HAS_HIP)` the portable one with `LANGUAGE HIP`. The kernel file
+    # `#include`s another `.cu` of device functions, which only it reads.
+    (tmp_path / ".git").mkdir()
+    d = tmp_path / "src/cc/ccsd_t"
+    d.mkdir(parents=True)
+    (tmp_path / "CMakeLists.txt").write_text("option(P_HAS_CUDA OFF)\noption(P_HAS_HIP OFF)\nadd_subdirectory(src)\n")
+    (tmp_path / "src/CMakeLists.txt").write_text(
+        "include(${CMAKE_CURRENT_SOURCE_DIR}/cc/ccsd_t/ccsd_t.cmake)\nadd_library(cc ${T_SRCS})\n")
+    (d / "ccsd_t.cmake").write_text(
+        "set(T_DIR cc/ccsd_t)\nif(P_HAS_CUDA)\n  set(T_SRCS ${T_DIR}/fused_gpu.cu ${T_DIR}/portable.cpp)\n"
+        "elseif(P_HAS_HIP)\n  set(T_SRCS ${T_DIR}/portable.cpp)\n"
+        "  set_source_files_properties(${T_DIR}/portable.cpp PROPERTIES LANGUAGE HIP)\nendif()\n")
+    (d / "fused_gpu.cu").write_text('#include "device_functions.cu"\n' + KERNEL)
+    (d / "device_functions.cu").write_text(KERNEL)
+    (d / "portable.cpp").write_text(KERNEL)
+    build = amdbuild.read(str(tmp_path))
+    assert build.amd_sources == {str(d / "portable.cpp")}
+    assert str(d / "fused_gpu.cu") in build.nvidia_sources
+    assert sorted({f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")}) == ["src/cc/ccsd_t/portable.cpp"]
