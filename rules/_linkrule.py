@@ -50,7 +50,7 @@ def _unaware_tokens(ctx, cmake: bool):
     if cmake:
         for cmd in _cmake.get(ctx):
             # `unset(CUDA_curand_LIBRARY CACHE)` clears a variable: it links nothing.
-            if not cmd.aware and cmd.name not in ("if", "elseif", "unset"):
+            if not cmd.aware and cmd.name not in ("if", "elseif", "unset") and not cmd.exclusion_list:
                 for tok in cmd.tokens():
                     if _cmake.genex_for_nvidia(tok.genex, ctx.source.data):
                         continue  # `$<$<BOOL:${X_WITH_CUDA}>:CUDA::cusolver>` beside the X_WITH_HIP one

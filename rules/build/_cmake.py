@@ -69,6 +69,19 @@ class Command:
     def arg_texts(self) -> list[str]:
         return [a.text for a in self.args]
 
+    @property
+    def exclusion_list(self) -> bool:
+        """`set(auditwheel_exclude_list "libcublas.so.12" ...)`, `list(APPEND IGNORED_LIBS ...)`: a list of
+        what not to bundle, check or link. The names in it link nothing."""
+        texts = self.arg_texts()
+        variable = texts[0] if self.name == "set" and texts else texts[1] if self.name == "list" and len(texts) > 1 \
+            else ""
+        return bool(_EXCLUSION_VARIABLE.search(variable))
+
+
+# A variable named for what is left out: exclude, ignore, skip, a block or deny list.
+_EXCLUSION_VARIABLE = re.compile(r"(?i)exclu|ignor|skip|block_?list|black_?list|deny_?list")
+
 
 def genex_for_nvidia(genex: str, data: bytes) -> bool:
     """A generator-expression condition true only in the NVIDIA build: `$<BOOL:${X_WITH_CUDA}>` (or

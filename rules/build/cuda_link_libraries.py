@@ -76,7 +76,8 @@ class CudaLinkLibraries(FileRule):
     (`if(TARGET CUDA::cufft)` tests for the library; it links nothing). Neither is a target named in
     `$<TARGET_NAME_IF_EXISTS:CUDA::cuda_driver>` or `$<$<TARGET_EXISTS:CUDA::cudart>:...>`: without the CUDA
     toolkit those expand to nothing, and the ROCm build links what it names beside them.
-    Nor `unset(...)`, which links nothing, nor a CMake module that stops without HIP (`find_package(hip
+    Nor `unset(...)`, which links nothing, nor a list named for what is left out
+    (`set(auditwheel_exclude_list "libcublas.so.12" ...)`), nor a CMake module that stops without HIP (`find_package(hip
     REQUIRED)` at its top level: QUICK's `FindHipCUDA.cmake` sets `CUDA_cublas_LIBRARY` to `roc::rocblas`):
     only an AMD build runs it, and its CUDA names are that build's own mapping.
     One finding per CUDA library and file; the library's other link places are listed with it as
@@ -125,8 +126,9 @@ class CudaLinkLibraries(FileRule):
     def check_file(self, ctx):
         if ctx.language == "cmake":
             for cmd in _cmake.get(ctx):
-                if cmd.aware or cmd.name in ("if", "elseif"):
-                    continue  # a condition (`if(TARGET CUDA::cufft)`) tests for the library, it links nothing
+                if cmd.aware or cmd.name in ("if", "elseif") or cmd.exclusion_list:
+                    continue  # a condition (`if(TARGET CUDA::cufft)`) tests for the library, an exclude list
+                    # (`set(auditwheel_exclude_list "libcublas.so.12")`) leaves it out: neither links it
                 for tok in cmd.tokens():
                     if _cmake.genex_for_nvidia(tok.genex, ctx.source.data):
                         continue  # `$<$<BOOL:${X_WITH_CUDA}>:CUDA::cublas>` beside the X_WITH_HIP one
