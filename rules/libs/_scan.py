@@ -281,10 +281,23 @@ def _own_members(ctx, lib: Library) -> frozenset:
     return ctx.cache[key]
 
 
+_USING_NAMESPACE = re.compile(rb"\busing\s+namespace\s+(?!std\b|cuda\b|thrust\b|cub\b)(?:::)?\w+")
+
+
+def _uses_project_namespace(ctx) -> bool:
+    """Does the file bring another namespace in (`using namespace tim;`)? Then `cuda::set_device` may be
+    that namespace's own `cuda` (timemory's `tim::cuda`), as inside a namespace block."""
+    key = "using-project-namespace"
+    if key not in ctx.cache:
+        ctx.cache[key] = _USING_NAMESPACE.search(ctx.source.data) is not None
+    return ctx.cache[key]
+
+
 def _namespace_hit(ctx, n: Name, lib: Library) -> bool:
     if not (n.leading_namespace and n.text in lib.namespaces):
         return False
-    if lib.members and n.member not in lib.members and (n.in_namespace or n.text in _own_namespaces(ctx, lib)):
+    if lib.members and n.member not in lib.members and (n.in_namespace or n.text in _own_namespaces(ctx, lib)
+                                                         or _uses_project_namespace(ctx)):
         return False
     if n.member and (n.text, n.member) in _own_members(ctx, lib):
         return False  # the file's own `cuda::experimental` namespace, opened in this file

@@ -11,7 +11,8 @@ class Libcudacxx(WholeLibraryRule):
     one the first `cuda::` name (`cuda::std::atomic`, `cuda::barrier`, `cuda::memcpy_async`).
     `thrust::cuda::par` is not libcu++ and is not reported, nor, inside a `namespace` block, a
     `cuda::` name that libcu++ does not have (`cuda::IndexGlobal` in a project with its own `cuda`
-    namespace, such as RAJA's), nor anywhere a `cuda::` name other than libcu++'s in a file that opens its
+    namespace, such as RAJA's), nor such a name in a file that brings another namespace in (`using
+    namespace tim;` before `cuda::set_device`), nor anywhere a `cuda::` name other than libcu++'s in a file that opens its
     own `namespace cuda {` (a test with one namespace per backend), nor a `cuda::X::` name where the
     file opens that namespace itself (`namespace hpx::cuda::experimental {`). Once per file: the file's other libcu++ includes are not reported
     again by API002 (header-without-hip-equivalent) either.
