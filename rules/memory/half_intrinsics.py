@@ -263,12 +263,15 @@ def _alias_target(ctx, type_text: str) -> str:
         return ""
     from hiplint.headers import project_headers
 
-    pattern = re.compile(rb"\busing\s+" + re.escape(name.encode()) + rb"\s*=\s*([^;]+);|\btypedef\s+([^;]+?)\s+"
-                         + re.escape(name.encode()) + rb"\s*;")
+    e = re.escape(name.encode())
+    # ... or a project macro that declares it per vendor (ark's `ARCH_ALIAS_TYPE(bf16x2, __nv_bfloat162,
+    # __hip_bfloat162);`): the types after the name
+    pattern = re.compile(rb"\busing\s+" + e + rb"\s*=\s*([^;]+);|\btypedef\s+([^;]+?)\s+" + e + rb"\s*;|"
+                         rb"\b[A-Z][A-Z0-9_]*\s*\(\s*" + e + rb"\s*,([^;()]+)\)\s*;")
     for data in [ctx.source.data] + [d for _, d in project_headers(ctx)]:
         m = pattern.search(data)
         if m:
-            return (m.group(1) or m.group(2)).decode("utf-8", "replace")
+            return (m.group(1) or m.group(2) or m.group(3)).decode("utf-8", "replace")
     return ""
 
 
