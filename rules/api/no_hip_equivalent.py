@@ -1,6 +1,6 @@
 from hiplint import CudaRule, Impact, Severity
 from hiplint.renames import load_table
-from hiplint.cparse import defined_names
+from hiplint.cparse import defined_names, iter_nodes
 from hiplint.lazy import lazy_re
 
 from ._common import in_preproc_condition
@@ -33,7 +33,8 @@ class ApiWithoutHipEquivalent(CudaRule):
     member `obj.cudaInitDevice`, a name in a comment or string, a name in an `#if` condition (a version
     test), code in an `#if` branch that only compiles for NVIDIA, and a name the file defines or
     declares itself (a project's stub or AMD shim: `cusolverStatus_t cusolverDnDHgesv(...) { return
-    NOT_SUPPORTED; }`, and the file's calls to it) are not, nor one the file renames to a symbol of its
+    NOT_SUPPORTED; }`, and the file's calls to it; an enumerator of the file's own enum: a CPU stand-in's
+    `CUFFT_LICENSE_ERROR = 15`) are not, nor one the file renames to a symbol of its
     own (`#define cudaInitDevice cudaInitDevice_oro`: Orochi's dynamically loaded wrappers; not CUDA's
     own versioned spellings such as `_v2` or `_ptds`). It is the fallback for
     names no specialist rule knows: when a RND, SLV, LIB, MEM or other rule reports the same name in
@@ -88,7 +89,7 @@ class ApiWithoutHipEquivalent(CudaRule):
         nodes = captures.get("name", ())
         # The project's own shim or stub of an API (CuPy defines `cusolverDnDHgesv` for ROCm): the
         # definition and the file's uses of it are the project's, not calls into CUDA.
-        defined = defined_names(ctx) | _renamed_to_project(ctx)
+        defined = defined_names(ctx) | _renamed_to_project(ctx) | _own_enumerators(ctx)
         for node in nodes:
             name = ctx.text(node)
             if name in defined:
@@ -99,6 +100,22 @@ class ApiWithoutHipEquivalent(CudaRule):
             family = table.family(name)
             where = f" ({family.title})" if family else ""
             ctx.report(node, f"`{name}`{where} has no HIP equivalent: {advice}", group=name)
+
+
+def _own_enumerators(ctx) -> frozenset:
+    """Enumerators the file declares itself (FFTX's cuFFT stand-in: `typedef enum cufftResult_t {
+    CUFFT_SUCCESS = 0, ... CUFFT_LICENSE_ERROR = 15 } cufftResult;` in its own namespace): the project's
+    names, not the library's."""
+    found = ctx.cache.get("own_enumerators")
+    if found is None:
+        found = set()
+        for unit in ctx.units:
+            for node in iter_nodes(unit.root, {"enumerator"}):
+                name = node.child_by_field_name("name")
+                if name is not None:
+                    found.add(unit.text(name))
+        found = ctx.cache["own_enumerators"] = frozenset(found)
+    return found
 
 
 _RENAME_DEFINE = lazy_re(rb"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([A-Za-z_]\w*)[ \t]*(?://[^\n]*)?$")
