@@ -422,12 +422,31 @@ def dead_header(header: str) -> bool:
                     return False  # too many to settle: keep reporting
                 seen.add(path)
                 todo.append(path)
+    texts = _setter_texts(root)
+    if texts is None:
+        return False  # a build file not read may name it
     names = {os.path.basename(h).encode() for h in seen}
-    for path in walked[4]:
+    # a build file, script or configuration that names one may compile or install it
+    return not any(n in data for data in texts for n in names)
+
+
+MAX_SETTER_BYTES = 64 * 1024 * 1024  # build files, scripts and configurations read for dead_header, in all
+
+
+@lru_cache(maxsize=4)
+def _setter_texts(root: str) -> tuple[bytes, ...] | None:
+    """The project's build files, scripts and configurations (read once per project), or None where one
+    could not be read or they hold more than MAX_SETTER_BYTES."""
+    out, total = [], 0
+    for path in _walk(root)[4]:
         data = _read_regular(path)
-        if data is None or any(n in data for n in names):
-            return False  # a build file, script or configuration names one: it may compile or install it
-    return True
+        if data is None:
+            return None
+        total += len(data)
+        if total > MAX_SETTER_BYTES:
+            return None
+        out.append(data)
+    return tuple(out)
 
 
 _DEAD_HEADERS = 200  # headers of one chain visited at most
