@@ -13,6 +13,7 @@ for its `#include` lines (the preprocessor's own reading, so unparsable files co
 """
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import stat
@@ -427,7 +428,47 @@ def dead_header(header: str) -> bool:
         return False  # a build file not read may name it
     names = {os.path.basename(h).encode() for h in seen}
     # a build file, script or configuration that names one may compile or install it
-    return not any(n in data for data in texts for n in names)
+    if any(n in data for data in texts for n in names):
+        return False
+    # ... and so may one whose glob or `install(DIRECTORY ...)` reaches one (`hdrs = glob(["*.cuh"])`)
+    return not any(_reached_by_pattern(h, root) for h in seen)
+
+
+_GLOB_TOKEN = re.compile(rb"""["'\s(]([^"'\s()]*[*?][^"'\s()]*)""")
+_INSTALLED_DIRECTORY = re.compile(rb"(?i)\bDIRECTORY\s+\"?([^\s\")]+)")
+_VARIABLE = re.compile(r"\$[({][^)}]*[)}]")
+
+
+@lru_cache(maxsize=4)
+def _patterns(root: str) -> tuple:
+    """(directory of the build file, glob patterns, installed directories) of each build file, script
+    and configuration of the project."""
+    out = []
+    for path, data in zip(_walk(root)[4], _setter_texts(root) or ()):
+        globs = {m.group(1).decode("utf-8", "replace") for m in _GLOB_TOKEN.finditer(data)}
+        dirs = {m.group(1).decode("utf-8", "replace") for m in _INSTALLED_DIRECTORY.finditer(data)}
+        if globs or dirs:
+            out.append((os.path.dirname(path), tuple(globs), tuple(dirs)))
+    return tuple(out)
+
+
+def _reached_by_pattern(header: str, root: str) -> bool:
+    """Does a glob of a build file at or above the header's directory match it (a variable counts as
+    any directory), or does one install the header's directory or a directory above it?"""
+    for where, globs, dirs in _patterns(root):
+        if header != where and not header.startswith(where + os.sep):
+            continue
+        rel = os.path.relpath(header, where)
+        for g in globs:
+            g = _VARIABLE.sub("*", g).lstrip("./")
+            if fnmatch.fnmatch(os.path.basename(header), g.rsplit("/", 1)[-1]) and (
+                    "/" not in g or fnmatch.fnmatch(rel, g) or fnmatch.fnmatch(rel, "*/" + g)):
+                return True
+        for d in dirs:
+            d = os.path.normpath(os.path.join(where, _VARIABLE.sub("", d).lstrip("/")))
+            if header.startswith(d + os.sep):
+                return True
+    return False
 
 
 MAX_SETTER_BYTES = 64 * 1024 * 1024  # build files, scripts and configurations read for dead_header, in all

@@ -1650,6 +1650,12 @@ def test_headers_no_compile_sees_are_not_reported(tmp_path):
     assert sorted({f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")}) == kept
     assert {"src/topk.cuh", "src/warp.cuh"} <= {f[0] for f in scan(
         tmp_path, "--isolated", "--select", "WRP006", "--report-nvidia-branches")}
+    # A glob of a build file in the directory, or an installed directory above it, reaches them.
+    for build_file, text in (("src/BUILD", 'cc_library(name = "h", hdrs = glob(["*.cuh"]))\n'),
+                             ("src/CMakeLists.txt", "install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/ DESTINATION include)\n")):
+        (tmp_path / build_file).write_text(text)
+        assert {"src/topk.cuh", "src/warp.cuh"} <= {f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")}
+        (tmp_path / build_file).unlink()
     # A source that includes the chain's top: compiled after all.
     (tmp_path / "src/sort.cu").write_text('#include "used.cuh"\n#include "topk.cuh"\n' + KERNEL)
     assert {"src/topk.cuh", "src/warp.cuh"} <= {f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")}
