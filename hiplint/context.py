@@ -19,6 +19,9 @@ _STATEMENT_TYPES = frozenset({"expression_statement", "declaration", "compound_s
 _NAME_OR_CALL = lazy_re(rb"\s*([A-Za-z_]\w*)\s*(?:\(.*)?\Z", re.S)
 # A CUDA name a compatibility header may map for AMD: toolkit and library prefixes, intrinsics.
 _CUDA_NAME = lazy_re(r"(?:cu|CU|cuda|CUDA|nv|NV|__)[A-Za-z0-9_]")
+# A compatibility header's line `#define <CUDA name> <HIP or ROCm name>`: the name defined there.
+_DEFINE_HEAD = lazy_re(rb"[ \t]*#[ \t]*define[ \t]+\Z")
+_HIP_VALUE = lazy_re(rb"\b(?:hip|HIP|roc|__hip|__HIP)\w")
 
 
 _AMD_WORD = lazy_re(rb"(?i)(?<![a-z])(hip|rocm|amdgpu|gfx[0-9]|rccl|miopen|"
@@ -386,6 +389,12 @@ class FileContext:
         name = m.group(1).decode("utf-8", "replace")
         if not _CUDA_NAME.match(name):
             return False  # the project's own name (`MIN_BLOCKS` per vendor): the rule weighs it itself
+        data = self.source.data
+        line_start = data.rfind(b"\n", 0, start) + 1
+        line_end = data.find(b"\n", end)
+        if _DEFINE_HEAD.match(data, line_start, start) is not None and \
+                _HIP_VALUE.search(data, end, len(data) if line_end < 0 else line_end) is not None:
+            return True  # `#define cublasGetStatusName hipblasStatusToString`: the mapping itself, not a use
         found = amd_macros(self).get(name)
         return found is not None and found.hip_only
 

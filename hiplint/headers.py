@@ -161,16 +161,21 @@ def _includes_by_side(root, data: bytes, platform, fs_path: str | None = None) -
 
 
 def _closure(includes, directory: str, hip_macros, level: int, seen: set[str], nvidia_side: bool = False,
-             missing: list | None = None):
+             missing: list | None = None, origin: str | None = None):
     """Headers reached from `includes`, (quoted include, kind of its branch) found from `directory`:
     yields (path, facts, side) breadth first, to MAX_DEPTH includes deep and MAX_HEADERS headers. The
     side is "hip" or "nvidia" for a header reached only through such branches, else None; headers
     behind NVIDIA-only branches are followed only with `nvidia_side`. `missing` receives (side, the places
-    tried) for each include that could not be read."""
+    tried) for each include that could not be read. With `origin` (the file linted), an include found
+    neither beside its includer nor above is looked up as the compiler would next: in the include
+    directories of the project's build (`-I include`), else as the one project file whose path ends so."""
     queue = [(inc, directory, 1, kind) for inc, kind in includes if nvidia_side or kind != "nvidia"]
     while queue and len(seen) <= MAX_HEADERS:
         include, where, depth, side = queue.pop(0)
         path = resolve(include, where)
+        if path is None and origin is not None:
+            from hiplint.amdbuild import project_include
+            path = project_include(origin, include)
         if path is None and missing is not None:
             missing.append((side, candidates(include, where)))
         if path is None or path in seen or path in _BUSY:
@@ -221,7 +226,7 @@ def platform_map(root, data: bytes, hip_macros, errors, fs_path: str | None, dep
         here = os.path.dirname(os.path.abspath(fs_path))
         # Headers behind NVIDIA-only branches count too: what they define is defined for NVIDIA.
         for path, facts, side in _closure(includes, here, hip_macros, level, {os.path.abspath(fs_path)}, True,
-                                          missing):
+                                          missing, fs_path):
             if depends is not None:
                 depends[path] = facts.digest
                 depends.update((p, d) for p, d, _, _ in facts.uses)
@@ -346,7 +351,7 @@ def amd_macros(ctx) -> dict[str, MacroDef]:
     missing: list = []
     headers = []
     for path, facts, side in _closure(includes, here, ctx.hip_macros, 0, {os.path.abspath(ctx.fs_path)},
-                                      missing=missing):
+                                      missing=missing, origin=ctx.fs_path):
         headers.append(path)
         ctx.depends[path] = facts.digest
         ctx.depends.update((p, d) for p, d, _, _ in facts.uses)

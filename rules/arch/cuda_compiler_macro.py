@@ -11,7 +11,7 @@ _CHAIN = ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "pre
 # The branches must hold GPU code, or what stands in for it on a host compiler: CUDA's function and
 # variable qualifiers (or their empty stand-ins), kernel launches, built-in indices, or min/max helpers.
 GPU_CODE = lazy_re(r"__(host|device|global|forceinline|shared|constant|managed|launch_bounds)__|<<<|"
-                      r"\b(threadIdx|blockIdx|blockDim|__syncthreads)\b|\b(min|max|fminf|fmaxf)\s*\(")
+                      r"\b(threadIdx|blockIdx|blockDim|__syncthreads)\b|(?<!::)(?<!\.)\b(min|max|fminf|fmaxf)\s*\(")
 
 
 _STRING = lazy_re(r'"(?:[^"\\\n]|\\.)*"')
@@ -19,7 +19,11 @@ _STRING = lazy_re(r'"(?:[^"\\\n]|\\.)*"')
 _NVCC_BUILTIN = lazy_re(r"\b__nv_\w+\s*\(")
 # Names of HIP and ROCm libraries' APIs: a branch that uses them is written for AMD.
 AMD_API = lazy_re(r"\b(?:hip[A-Z]\w*|hip(?:blas|sparse|fft|rand|solver|cub)_\w+|roc(?:blas|sparse|fft|rand|solver|prim|thrust)"
-                  r"(?:_\w+|::)|__HIP_\w+|__hip_\w+|amd_\w+|__builtin_amdgcn_\w+)")
+                  r"(?:_\w+|::)|__HIP_\w+|__hip_\w+|amd_\w+|__builtin_amdgcn_\w+)|"
+                  r"#[ \t]*include[ \t]*[<\"](?:hip|hsa|roc)\w*/")
+# `#define hipStream_t cudaStream_t`: a branch that spells HIP's names as CUDA's is the NVIDIA side of
+# code written in HIP (a HIP-first project's compatibility header), not a GPU branch hip-clang should take.
+MAPS_HIP_NAMES = lazy_re(r"(?m)^[ \t]*#[ \t]*define[ \t]+hip[A-Z]\w*[ \t]+cu\w+")
 
 
 AMD_WORD_IN_COMMENT = lazy_re(r"(?://|/\*)[^\n]*\b(?:HIP|ROCm|ROCM|AMD|hip-clang|hipcc)\b")
@@ -46,7 +50,11 @@ class CudaCompilerMacroTest(CudaRule):
     Nor when another branch of the chain is written for AMD: it uses HIP or ROCm APIs
     (`rocblas_double_complex`, `hipStream_t`, `__builtin_amdgcn_*`) or its comment says so ("For HIP,
     ..."); nor when the branch calls nvcc's own builtins (`__nv_is_extended_host_device_lambda_closure_type`).
-    Strings and comments are not read as GPU code (`"__host__ __device__ lambdas..."` in a message).
+    Strings and comments are not read as GPU code (`"__host__ __device__ lambdas..."` in a message), nor
+    are calls of `std::min`/`std::max` (a min/max helper is an unqualified definition or call).
+    Nor a branch that spells HIP's names as CUDA's (`#if defined(__NVCC__) / #define hipStream_t
+    cudaStream_t`), or whose `#else` includes HIP's or HSA's headers (`#include <hip/hip_ext.h>`): that is
+    code written in HIP, whose `__NVCC__` test means the NVIDIA platform on purpose.
     Nor, inside the body of a `__global__` or `__device__` (not `__host__`) function, a negated test or one
     with an `#else`: no host compiler reads that body, so `#if !defined(__CUDACC__)` (or the `#else`)
     there is the branch for a GPU compiler other than nvcc, written for hip-clang. A lone
@@ -182,6 +190,8 @@ class CudaCompilerMacroTest(CudaRule):
             return  # `#ifdef __NVCC__ __device__ static constexpr int #else static constexpr int #endif f()`
         if not GPU_CODE.search(code):
             return  # `#ifdef __NVCC__ / #pragma nv_diag_suppress`: about the compiler, not the GPU build
+        if not _negated(ctx, node, directive) and MAPS_HIP_NAMES.search(ctx.text(directive)):
+            return  # `#if defined(__NVCC__) / #define hipStream_t cudaStream_t`: HIP code's NVIDIA mapping
         if _NVCC_BUILTIN.search(code):
             return  # `static_assert(__nv_is_extended_host_device_lambda_closure_type(F))`: nvcc's own checks
         if len(chain) > 1 and any(AMD_API.search(strip_c_comments(_STRING.sub('""', ctx.text(d))))

@@ -152,7 +152,8 @@ class DeviceApiWithoutHeader(CudaRule):
     `hiprand_normal`, ...) in a file that includes neither `curand_kernel.h` nor
     `hiprand/hiprand_kernel.h` (nor rocRAND's kernel header). Files that include a project header
     (`#include "..."`, or `#include <...>` naming a header beside the file or in an include directory
-    of the project's build) are left alone: the header may bring it in. hipRAND's C++ wrapper
+    of the project's build) are left alone: the header may bring it in. The name a `#define` defines is
+    not a use (`#define curandState hiprandState` in a compatibility header maps it for the AMD build). hipRAND's C++ wrapper
     `hiprand/hiprand.hpp` includes the device header and counts as it.
 
     ## Why it breaks on AMD
@@ -203,6 +204,9 @@ class DeviceApiWithoutHeader(CudaRule):
             return  # a member, a declaration of the project's own, an enumerator (`enum class backend { curand }`)
         if parent is not None and parent.type == "qualified_identifier" and parent.child_by_field_name("scope") is not None:
             return  # `backend::curand`: cuRAND's device API has no namespace
+        if parent is not None and parent.type in ("preproc_def", "preproc_function_def") \
+                and parent.child_by_field_name("name") == node:
+            return  # `#define curandState hiprandState`: a compatibility header's mapping, not a use
         ctx.cache.setdefault(("RND007", "uses"), []).append(node)
 
     @staticmethod
