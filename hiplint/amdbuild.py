@@ -193,7 +193,7 @@ class AmdBuild:
     source_globs: tuple = ()  # and their glob patterns (with the directory part they write)
     directory_names: frozenset = frozenset()  # the directory names they write (`src/x.cu`: src; a bare word)
     source_places: dict = field(default_factory=dict)  # source name -> where the tokens put it (_named_sources)
-    loose_names: frozenset = frozenset()  # names and stems written other than as a source's path
+    loose_places: dict = field(default_factory=dict)  # names and stems written other than as a source's path -> where
     both_defines: set = field(default_factory=set)  # -D of the AMD and the NVIDIA compile lines alike (_read_make)
 
     def unbuilt(self, full: str) -> bool:
@@ -237,12 +237,13 @@ class AmdBuild:
         """Does a build file name this source: a bare name, a path ending in its own (aphrodite's
         `kernels/attention/attention_kernels.cu` is not the `kernels/backup/` copy), or its stem as an
         object or a target (`x.o`)?"""
-        if {name, os.path.splitext(name)[0], name.split(".", 1)[0]} & self.loose_names:
-            return True
+        for key in {name, os.path.splitext(name)[0], name.split(".", 1)[0]}:
+            if any(_places(full, p) for p in self.loose_places.get(key, ())):
+                return True  # `x.o`, a target `x`: written where the build file would find it
         places = self.source_places.get(name)
         if not places:
             return True  # named some other way (a stem shared with another source's name): kept as named
-        return "" in places or any(_glob_matches(full, p) for p in places)
+        return any(_places(full, p) for p in places)
 
     def _cousins_named(self, directory: str, depth: int = 0) -> bool:
         """A directory whose sources are listed one by one, as its sibling directories' are, none of its
@@ -2333,6 +2334,43 @@ def _nvcc_only_makefiles(nvcc_only: list, amd_texts: list[str], build: AmdBuild)
                         build.nvidia_sources.add(full)
 
 
+_SCRIPT_NVCC = lazy_re(r"(?<![\w/.-])nvcc\b")
+
+
+def _nvcc_only_scripts(scripts: list, build: AmdBuild) -> None:
+    """A build script (`build.sh`) that runs nvcc and names nothing of AMD's, in a project whose build files
+    do build for AMD, compiles a program the project keeps to NVIDIA (Astaroth's cuDNN sample, whose
+    MIOpen twin has a hipcc script): the sources its nvcc lines name in its own directory are NVIDIA's.
+    Not a script above an AMD build file (it may drive that build), nor one whose directory an AMD build
+    file names, nor a source the AMD build compiles."""
+    amd_files = [p for p in build.amd_build_files]
+    amd_dirs = {os.path.dirname(p) for p in amd_files}
+    amd_texts = None
+    for path in scripts:
+        if _TOOLING_SCRIPT.search(os.path.basename(path)):
+            continue
+        lines = _BUILD_COMMENT.sub(b"", _read_bytes(path) or b"").decode("utf-8", "replace").splitlines()
+        if not any(_SCRIPT_NVCC.search(line) for line in lines) or any(_hip_line(line) for line in lines):
+            continue
+        here = os.path.dirname(path)
+        if any(d == here or d.startswith(here + os.sep) for d in amd_dirs):
+            continue
+        if amd_texts is None:
+            amd_texts = [(_read_bytes(p) or b"").decode("utf-8", "replace") for p in amd_files]
+        name = re.escape(os.path.basename(here))
+        if any(re.search(rf"(?<![\w.-]){name}(?![\w.-])", t) for t in amd_texts):
+            continue
+        for line in lines:
+            if not _SCRIPT_NVCC.search(line):
+                continue
+            for w in line.split():
+                w = w.strip("\"'")
+                if os.path.splitext(w)[1].lower() in C_FAMILY and "$" not in w:
+                    full = os.path.normpath(w if os.path.isabs(w) else os.path.join(here, w))
+                    if full.startswith(here + os.sep) and os.path.isfile(full) and full not in build.amd_sources:
+                        build.nvidia_sources.add(full)
+
+
 _AM_IF = lazy_re(r"^if\s+(!?)(\w+)\s*$")
 _AM_CUDA = lazy_re(r"\$[({](?:CUDA|NVCC)\w*[)}]|-lcuda(?:rt)?\b|\bnvcc\b")
 _AM_AMD = lazy_re(r"ROCM|HIP|rocm|hip(?:cc)?\b|amdhip|AMDGPU")
@@ -2445,6 +2483,7 @@ def read(root: str) -> AmdBuild:
         build.both_defines.clear()
     if build.known:
         build.nvidia_subdirs |= _nvidia_make_dirs(root, make, cmake)
+        _nvcc_only_scripts(scripts, build)
     if os.path.isfile(os.path.join(root, "meson.build")):
         from hiplint import mesonread
         meson = mesonread.read(root)
@@ -2464,7 +2503,7 @@ def read(root: str) -> AmdBuild:
     build.amd_defines -= build.nvidia_defines & build.amd_defines
     build.amd_dirs = {os.path.dirname(s) for s in build.amd_sources}
     if build.known and not any(os.path.exists(os.path.join(root, n)) for n in _OTHER_BUILD_SYSTEMS):
-        build.source_names, build.source_globs, build.directory_names, build.source_places, build.loose_names = _named_sources(
+        build.source_names, build.source_globs, build.directory_names, build.source_places, build.loose_places = _named_sources(
             cmake + make + fragments + [p for p in scripts if not _TOOLING_SCRIPT.search(os.path.basename(p))]
             + _python_build_paths(root))
         # A directory no CMake file reaches may still be built by a Makefile, a script or setup.py.
@@ -2575,7 +2614,23 @@ _TOOLING_TABLE = lazy_re(rb"(?ms)^\[tool\.(?:ruff|mypy|black|isort|yapf|codespel
                          rb"autopep8|docformatter)\b)|\Z)")
 
 
-def _named_sources(paths: list[str]) -> tuple[frozenset, tuple, frozenset, dict, frozenset]:
+_UNDER = "under:"  # source_places entry: a bare name, placed in this directory or below it
+
+
+def _places(full: str, place: str) -> bool:
+    """Does a source_places/loose_places entry put the source at `full`? "" anywhere, `under:DIR` in DIR
+    or below, else a glob pattern with its directory part."""
+    if not place:
+        return True
+    if place.startswith(_UNDER):
+        return full.startswith(place[len(_UNDER):] + os.sep)
+    return _glob_matches(full, place)
+# Build files whose bare names may name a source anywhere in the tree (Bazel packages aside, none here
+# resolves names against its own directory only in every use): kept as "named anywhere".
+_TREE_WIDE_BUILD_FILES = frozenset({"BUILD", "BUILD.bazel", "SConscript", "SConstruct"})
+
+
+def _named_sources(paths: list[str]) -> tuple[frozenset, tuple, frozenset, dict, dict]:
     """The file names (and their stems) the build files and scripts write, the glob patterns they
     write (`*.cu`, `kernel_*.cpp`, `$(wildcard src/*.c)`), the directory names they write (each
     directory part of a path, and a bare word: `add_subdirectory(punica)`), where each source name is
@@ -2585,7 +2640,7 @@ def _named_sources(paths: list[str]) -> tuple[frozenset, tuple, frozenset, dict,
     globs: set[str] = set()
     directories: set[str] = set()
     placed: dict[str, set] = {}
-    loose: set[str] = set()
+    loose: dict[str, set] = {}
     for path in paths:
         data = _read_bytes(path)
         if not data:
@@ -2615,12 +2670,23 @@ def _named_sources(paths: list[str]) -> tuple[frozenset, tuple, frozenset, dict,
             names.add(os.path.splitext(base)[0])
             names.add(base.split(".", 1)[0])
             if os.path.splitext(base)[1].lower() in _UNBUILT_SUFFIXES:
-                # where the token puts the source (`kernels/attention/x.cu`; "" for a bare or variable path)
+                # where the token puts the source (`kernels/attention/x.cu`; "" for a variable path). A bare
+                # name (`nvcc main.cu`, `add_executable(x main.cu)`) is relative to the build file: it
+                # names that file's directory or one below it (`VPATH`), not every `main.cu` of the tree.
                 where = _glob_with_directory(token, base)
-                placed.setdefault(base, set()).add(where if "/" in where else "")
+                if "/" in where:
+                    placed.setdefault(base, set()).add(where)
+                elif token == base and os.path.basename(path) not in _TREE_WIDE_BUILD_FILES:
+                    placed.setdefault(base, set()).add(_UNDER + os.path.dirname(os.path.abspath(path)))
+                else:
+                    placed.setdefault(base, set()).add("")
             else:
-                loose.update((base, os.path.splitext(base)[0], base.split(".", 1)[0]))  # `x.o`, a target `x`
-    return frozenset(names), tuple(sorted(globs)), frozenset(directories), placed, frozenset(loose)
+                # `x.o`, a target `x`: a bare one is the build file's own (its directory or below)
+                where = "" if token != base or os.path.basename(path) in _TREE_WIDE_BUILD_FILES \
+                    else _UNDER + os.path.dirname(os.path.abspath(path))
+                for key in (base, os.path.splitext(base)[0], base.split(".", 1)[0]):
+                    loose.setdefault(key, set()).add(where)
+    return frozenset(names), tuple(sorted(globs)), frozenset(directories), placed, loose
 
 
 def digest(root: str) -> str:

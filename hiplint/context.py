@@ -22,6 +22,7 @@ _CUDA_NAME = lazy_re(r"(?:cu|CU|cuda|CUDA|nv|NV|__)[A-Za-z0-9_]")
 # A compatibility header's line `#define <CUDA name> <HIP or ROCm name>`: the name defined there.
 _DEFINE_HEAD = lazy_re(rb"[ \t]*#[ \t]*define[ \t]+\Z")
 _HIP_VALUE = lazy_re(rb"\b(?:hip|HIP|roc|__hip|__HIP)\w")
+_AMD_NAME_HEAD = rb"(?:hip|HIP|roc|miopen|rccl|__hip|__HIP)\w"
 
 
 _AMD_WORD = lazy_re(rb"(?i)(?<![a-z])(hip|rocm|amdgpu|gfx[0-9]|rccl|miopen|"
@@ -396,7 +397,30 @@ class FileContext:
                 _HIP_VALUE.search(data, end, len(data) if line_end < 0 else line_end) is not None:
             return True  # `#define cublasGetStatusName hipblasStatusToString`: the mapping itself, not a use
         found = amd_macros(self).get(name)
-        return found is not None and found.hip_only
+        if found is None:
+            return False
+        return found.hip_only or self._maps_to_amd(found, name)
+
+    def _maps_to_amd(self, found, name: str) -> bool:
+        """Does the definition map the CUDA name to a HIP or ROCm one (`#define cudnnHandle_t
+        miopenHandle_t`)? Such a mapping is for the AMD build wherever it stands: no NVIDIA build spells
+        CUDA's names as AMD's."""
+        if found.header is None:
+            text = self.source.data
+        else:
+            texts = self.cache.setdefault("header_texts", {})
+            text = texts.get(found.header)
+            if text is None:
+                from hiplint.headers import MAX_HEADER_BYTES
+                try:
+                    with open(found.header, "rb") as fh:
+                        text = fh.read(MAX_HEADER_BYTES)
+                except OSError:
+                    text = b""
+                texts[found.header] = text
+        pattern = re.compile(rb"(?m)^[ \t]*#[ \t]*define[ \t]+" + re.escape(name.encode()) +
+                             rb"(?:\([^)\n]*\))?[ \t]+\(?[ \t]*" + _AMD_NAME_HEAD)
+        return pattern.search(text) is not None
 
     def related(self, node: Node, message: str = "") -> RelatedLocation | None:
         """A related location for `node` (see Finding.add_related), or None where the rule would not

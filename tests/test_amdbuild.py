@@ -1683,3 +1683,40 @@ def test_an_included_cmake_file_names_paths_from_its_includers_directory(tmp_pat
     assert build.amd_sources == {str(d / "portable.cpp")}
     assert str(d / "fused_gpu.cu") in build.nvidia_sources
     assert sorted({f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")}) == ["src/cc/ccsd_t/portable.cpp"]
+
+
+def test_a_bare_source_name_names_the_build_files_own_directory(tmp_path):
+    # Astaroth's samples: `hipcc main.cu` in one sample's script, `add_executable(f main.f90)` in another's
+    # CMake file; a third sample's `main.cu`, which nothing builds, is not named by either.
+    _hip_list_project(tmp_path, "samples/a/a.cu")
+    for d in ("samples/a", "samples/hipped", "samples/fortran", "samples/orphan"):
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / "samples/a/a.cu").write_text(KERNEL)
+    (tmp_path / "samples/a/CMakeLists.txt").write_text("add_library(a a.cu)\n")
+    (tmp_path / "samples/hipped/build.sh").write_text("hipcc main.cu -o sample\n")
+    (tmp_path / "samples/hipped/main.cu").write_text(KERNEL)
+    (tmp_path / "samples/fortran/CMakeLists.txt").write_text("add_executable(f main.f90)\n")
+    (tmp_path / "samples/orphan/main.cu").write_text(KERNEL)
+    build = amdbuild.read(str(tmp_path))
+    assert build.unbuilt(str(tmp_path / "samples/orphan/main.cu"))
+    assert not build.unbuilt(str(tmp_path / "samples/hipped/main.cu"))
+    assert "samples/orphan/main.cu" not in [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")]
+
+
+def test_a_build_script_that_runs_only_nvcc_keeps_its_sources_to_nvidia(tmp_path):
+    # A cuDNN sample built by `nvcc main.cu -lcudnn` beside its MIOpen twin built by hipcc, in a project whose
+    # CMake build compiles for AMD: the cuDNN sample is NVIDIA code. A script above an AMD build file, or
+    # one whose directory the AMD build names, is not.
+    _hip_list_project(tmp_path, "src/a.cu")
+    for d in ("src", "samples/heat_one", "samples/heat_two"):
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / "src/a.cu").write_text(KERNEL)
+    (tmp_path / "samples/heat_one/build.sh").write_text("#!/bin/bash\nnvcc main.cu -lcudnn\n")
+    (tmp_path / "samples/heat_one/main.cu").write_text(KERNEL)
+    (tmp_path / "samples/heat_two/build.sh").write_text("#!/bin/bash\nhipcc main.cu -lMIOpen\n")
+    (tmp_path / "samples/heat_two/main.cu").write_text(KERNEL)
+    found = [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")]
+    assert "samples/heat_one/main.cu" not in found and "samples/heat_two/main.cu" in found and "src/a.cu" in found
+    (tmp_path / "CMakeLists.txt").write_text((tmp_path / "CMakeLists.txt").read_text()
+                                             + "add_subdirectory(samples/heat_one)\n")
+    assert "samples/heat_one/main.cu" in [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")]

@@ -19,6 +19,16 @@ def _solver_calls(ctx, scope):
     return [c for c in iter_nodes(scope, frozenset({"call_expression"})) if SOLVER_CALL.match(call_name(ctx, c))]
 
 
+def _status_used(call) -> bool:
+    """Is the call's returned status read: passed on (`CHECK(call)`), stored, returned or tested?"""
+    parent = call.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    return parent is not None and parent.type in (
+        "argument_list", "init_declarator", "assignment_expression", "return_statement", "binary_expression",
+        "condition_clause", "if_statement", "switch_statement")
+
+
 def _is_negative_literal(ctx, node) -> bool:
     text = ctx.text(node).replace(" ", "")
     return bool(re.fullmatch(r"-\(?\d+\)?", text))
@@ -37,7 +47,9 @@ class DevInfoNegativeCheck(CudaRule):
     functions do not provide information on invalid arguments in the info parameter … info will always
     return a value >= 0", and where a rocSOLVER function has no info output hipSOLVER sets it to 0.
     The branch is dead on AMD: invalid arguments go unnoticed unless the returned status is checked.
-    Every target and ROCm version.
+    Every target and ROCm version. Not reported where every solver call of the function has its status
+    read (`CHECK(cusolverDnDgetrf(...))`, `st = cusolverDn...`): the status reports invalid arguments
+    there (`HIPSOLVER_STATUS_INVALID_VALUE`), and the negative branch is only dead code.
 
     ## Example
     ```cuda
@@ -93,8 +105,11 @@ class DevInfoNegativeCheck(CudaRule):
         if not negative:
             return
         scope = ctx.function_scope(cmp)
-        if scope is ctx.unit.root or not _solver_calls(ctx, scope):
+        calls = _solver_calls(ctx, scope) if scope is not ctx.unit.root else []
+        if not calls:
             return
+        if all(_status_used(c) for c in calls):
+            return  # `CHECK(hipsolverDsyevj(...))`: the returned status catches invalid arguments; the branch is only dead
         ctx.report(cmp, f"`{ctx.text(cmp)}`: rocSOLVER never reports invalid arguments in info (always >= 0), so this "
                         f"branch is dead on AMD; check the returned status for INVALID_VALUE")
 
