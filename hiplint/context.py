@@ -129,6 +129,18 @@ def _names_cuda_module(path: str) -> bool:
     return names_cuda(words)
 
 
+def _cuda_find_module(path: str) -> bool:
+    """A find module for CUDA or an NVIDIA library (`FindCUDAExaTN.cmake`, `FindcuDNN.cmake`), or a helper
+    of CMake's FindCUDA kept in its `FindCUDA/` directory (`run_nvcc.cmake`, `select_compute_arch.cmake`)."""
+    import os
+
+    parts = os.path.normpath(path).split(os.sep)
+    if len(parts) > 1 and parts[-2] == "FindCUDA":
+        return True
+    name = parts[-1]
+    return name.startswith("Find") and name.endswith(".cmake") and _names_cuda_module(name)
+
+
 class FileContext:
     def __init__(self, path: str, source: Source, settings, language: str, fs_path: str | None = None):
         self.path = path
@@ -329,6 +341,10 @@ class FileContext:
                 return True  # a build file (or block) only the NVIDIA build reads: the AMD build is elsewhere
             if facts.project_builds_for_amd and self.language == "cmake" and _names_cuda_module(self.path):
                 return True  # `cmake/deps/CUDA.cmake`, `FindCUDAToolkit.cmake`: the CUDA build's module
+            if self.language == "cmake" and _cuda_find_module(self.path):
+                # A project's copy of CMake's FindCUDA (`FindCUDA_X.cmake`, `FindCUDA/run_nvcc.cmake`): only
+                # `find_package(CUDA)` reads it, and that call is where a port's work is; the copy stays NVIDIA's.
+                return True
             if facts.project_builds_for_amd and self.language in ("cmake", "make") and not _names_amd(self.source.data):
                 return True  # a build file with no HIP path in a project whose AMD build is elsewhere: NVIDIA's
         if not self.settings.report_nvidia_branches and not rule.code.startswith("HL") and self.build_facts.vendored:
