@@ -64,6 +64,8 @@ class ManagedMemoryXnack(CudaRule):
     judged every such finding on five dual-target trees advisory or false: opt-in managed pools, hook
     tests), nor in a `hip/` (or `rocm/`) directory beside a `cuda/` one (an AMD backend written by hand
     next to the NVIDIA one). HIP code of a project with no NVIDIA build (hipify's output) is still checked.
+    One finding per file and kind (allocations, `__managed__` variables, hints): the first place, with
+    the file's other places as related locations (deciding where managed memory stays is one task).
 
     ## Why it breaks on AMD
     On NVIDIA, managed memory migrates pages on demand between host and GPU. On AMD that needs
@@ -122,7 +124,8 @@ class ManagedMemoryXnack(CudaRule):
         if "decl" in captures:
             if any(ctx.text(q) == "__managed__" for q in captures["q"]):
                 ctx.report(captures["decl"][0], "`__managed__` variable: on AMD it migrates only with XNACK enabled "
-                                                "(HSA_XNACK=1, xnack+ build); otherwise every access crosses the interconnect")
+                                                "(HSA_XNACK=1, xnack+ build); otherwise every access crosses the interconnect",
+                           group="managed")
             return
         fn = ctx.text(captures["fn"][0])
         call = captures["call"][0]
@@ -137,8 +140,8 @@ class ManagedMemoryXnack(CudaRule):
             return  # hipMemAdviseSetCoarseGrain: a coherence setting of AMD's, not a migration hint
         if fn in ALLOCATIONS:
             ctx.report(call, f"`{fn}`: on AMD managed memory migrates only with XNACK enabled (HSA_XNACK=1, xnack+ "
-                             f"build); otherwise it is host memory accessed over the interconnect")
+                             f"build); otherwise it is host memory accessed over the interconnect", group="allocation")
         elif fn in HINTS:
             ctx.report(call, f"`{fn}`: on AMD managed memory migrates on access only with XNACK enabled (HSA_XNACK=1); "
                              f"without it whether this hint moves data depends on HMM support in the driver (none: "
-                             f"managed memory is pinned host memory)", severity=Severity.INFO)
+                             f"managed memory is pinned host memory)", severity=Severity.INFO, group="hint")
