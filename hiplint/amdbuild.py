@@ -1630,7 +1630,12 @@ def _nvidia_flags(files) -> frozenset:
     nvidia, elsewhere, refused = set(), set(), set()
     for f in files:
         for c in f.commands:
-            if c.name == "set" and len(c.args) >= 2 and (c.args[1].upper() in _TRUE or _VAR_COPY.fullmatch(c.args[1])):
+            if c.name == "set" and len(c.args) == 2 and _FOUND_CUDA.fullmatch(c.args[1].strip("${}\"")) \
+                    and c.args[1].strip("\"").startswith("${"):
+                # `set(CUDA_MPI ${CUDAToolkit_FOUND})` (OPS): a name for "a CUDA toolkit was found", true only
+                # where the NVIDIA build can be
+                nvidia.add(c.args[0].upper())
+            elif c.name == "set" and len(c.args) >= 2 and (c.args[1].upper() in _TRUE or _VAR_COPY.fullmatch(c.args[1])):
                 # `set(REALM_USE_NVTX ${Legion_USE_NVTX})` in the CUDA block (Legion): a user's choice that
                 # only the NVIDIA build passes on
                 (nvidia if c.scope == "cuda" else elsewhere).add(c.args[0].upper())

@@ -415,9 +415,9 @@ class FileContext:
         found = amd_macros(self).get(name)
         if found is None:
             return False
-        return found.hip_only or self._maps_to_amd(found, name)
+        return found.hip_only or self.maps_to_amd(found, name)
 
-    def _maps_to_amd(self, found, name: str) -> bool:
+    def maps_to_amd(self, found, name: str) -> bool:
         """Does the definition map the CUDA name to a HIP or ROCm one (`#define cudnnHandle_t
         miopenHandle_t`)? Such a mapping is for the AMD build wherever it stands: no NVIDIA build spells
         CUDA's names as AMD's."""

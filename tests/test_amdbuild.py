@@ -1720,3 +1720,18 @@ def test_a_build_script_that_runs_only_nvcc_keeps_its_sources_to_nvidia(tmp_path
     (tmp_path / "CMakeLists.txt").write_text((tmp_path / "CMakeLists.txt").read_text()
                                              + "add_subdirectory(samples/heat_one)\n")
     assert "samples/heat_one/main.cu" in [f[0] for f in scan(tmp_path, "--isolated", "--select", "WRP006")]
+
+
+def test_a_name_for_a_found_cuda_toolkit_is_the_nvidia_builds_switch(tmp_path):
+    # OPS: `set(CUDA_MPI ${CUDAToolkit_FOUND})` / `if(CUDA_MPI)` builds the MPI+CUDA app beside the
+    # project's HIP targets: the block is the NVIDIA build's, its CUDA libraries are not reported.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(
+        "find_package(CUDAToolkit QUIET)\nfind_package(hip QUIET)\n"
+        "set(APP_MPI_CUDA ${CUDAToolkit_FOUND})\n"
+        "add_executable(app_hip k.cu)\nset_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\n"
+        "target_link_libraries(app_hip hip::device)\n"
+        "if(APP_MPI_CUDA)\n  add_executable(app_mpi_cuda k.cu)\n"
+        "  target_link_libraries(app_mpi_cuda CUDA::cudart_static CUDA::curand)\nendif()\n")
+    (tmp_path / "k.cu").write_text(KERNEL)
+    assert not [f for f in scan(tmp_path, "--isolated") if f[0] == "CMakeLists.txt"]

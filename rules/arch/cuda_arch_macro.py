@@ -362,6 +362,30 @@ def _host_side_computes_on_gpu(ctx, node, device_branch: bool) -> bool:
     return True
 
 
+_STD_QUALIFIER = re.compile(r"(?<![\w:])(?:::)?(?:std::)?(?=[A-Za-z_])")
+
+
+def _same_but_std(ctx, node) -> bool:
+    """`#ifdef __CUDA_ARCH__ / #define IS_NAN(x) isnan(x) / #else / #define IS_NAN(x) std::isnan(x)`: the
+    two branches differ only in `std::` (or `::`) qualifiers, and AMD's device code has the standard math
+    (__clang_hip_cmath.h), so whichever branch AMD's device pass takes does the same."""
+    if node.type not in ("preproc_if", "preproc_ifdef"):
+        return False
+    alternative = node.child_by_field_name("alternative")
+    head = node.child_by_field_name("condition") or node.child_by_field_name("name")
+    if alternative is None or alternative.type != "preproc_else" or head is None:
+        return False
+    data = ctx.unit.data
+    first = strip_c_comments(data[head.end_byte:alternative.start_byte].decode("utf-8", "replace"))
+    other_start = alternative.child(0).end_byte if alternative.child(0) is not None else alternative.start_byte
+    second = re.sub(r"#\s*endif\s*$", "", strip_c_comments(
+        data[other_start:alternative.end_byte].decode("utf-8", "replace")).rstrip())
+    if _NESTED_BRANCH.search(first) or _NESTED_BRANCH.search(second) or first.strip() == second.strip():
+        return False
+    normal = lambda text: " ".join(_STD_QUALIFIER.sub("", text).split())
+    return bool(normal(first)) and normal(first) == normal(second)
+
+
 # In a function's head: what may make it device code (`__device__`, `constexpr`, which hip-clang and
 # nvcc's relaxed constexpr let device code call) or a project macro that may expand to it (KOKKOS_FUNCTION).
 _DEVICE_HEAD = re.compile(r"__device__|__global__|\bconstexpr\b|\bconsteval\b|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
@@ -453,6 +477,8 @@ class CudaArchMacro(CudaRule):
       host side with arithmetic and clang's `__builtin_*` alone (`__ffs(x) - 1` beside
       `__builtin_ctz(x)`, `::abs(a)` beside a two's-complement mask): AMD's device code runs the host
       side with the same result. A device side with an effect (`atomicOr` beside `|=`) is reported;
+    - anywhere, a split whose two sides differ only in `std::` or `::` qualifiers (`#define IS_NAN(x)
+      isnan(x)` beside `std::isnan(x)`): AMD's device code has the standard math;
     - in such a project, also a conjunction that first makes sure of the CUDA toolkit
       or compiler (`defined(CUDA_VERSION) && CUDA_VERSION >= 13000`, `defined(__CUDACC__) &&
       defined(__CUDA_ARCH__)`) or tests the project's NVIDIA-build switch
@@ -636,6 +662,8 @@ class CudaArchMacro(CudaRule):
                 return  # `::expf(x)` on NVIDIA's GPU, `using std::exp;` on AMD's: the same work, built already
             if _host_side_computes_on_gpu(ctx, node, device_branch):
                 return  # `__ffs(x) - 1` on NVIDIA's GPU, `__builtin_ctz(x)` on AMD's: the same value
+            if _same_but_std(ctx, node):
+                return  # `#define IS_NAN(x) isnan(x)` / `#else` `std::isnan(x)`: the same call, spelled for each pass
             if dual:
                 # The AMD build compiles and runs this already: which code AMD's GPU runs is a choice to
                 # check (often speed alone), not a break.
