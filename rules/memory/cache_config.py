@@ -6,8 +6,12 @@ from ._values import call_args
 IGNORED_CALLS = {
     "cudaFuncSetCacheConfig": "accepted and ignored (AMD has no reconfigurable L1/LDS split)",
     "hipFuncSetCacheConfig": "accepted and ignored (AMD has no reconfigurable L1/LDS split)",
-    "cudaDeviceSetCacheConfig": "not supported on AMD: recent HIP returns hipErrorNotSupported, so an error check around it aborts",
-    "hipDeviceSetCacheConfig": "not supported on AMD: recent HIP returns hipErrorNotSupported, so an error check around it aborts",
+    "cudaDeviceSetCacheConfig": "not supported on AMD: recent HIP returns hipErrorNotSupported, so an error check around it "
+                                "aborts, and from ROCm 7.0 the next `hipGetLastError()` check returns it too, even where "
+                                "this call is not checked",
+    "hipDeviceSetCacheConfig": "not supported on AMD: recent HIP returns hipErrorNotSupported, so an error check around it "
+                               "aborts, and from ROCm 7.0 the next `hipGetLastError()` check returns it too, even where "
+                               "this call is not checked",
     "cudaDeviceSetSharedMemConfig": "ignored: AMD LDS has no selectable bank width (deprecated in CUDA 12.3)",
     "hipDeviceSetSharedMemConfig": "ignored: AMD LDS has no selectable bank width",
     "cudaFuncSetSharedMemConfig": "ignored: AMD LDS has no selectable bank width (deprecated in CUDA 12.3)",
@@ -31,7 +35,9 @@ class CacheConfigIgnored(CudaRule):
     rely on the choice for occupancy and bandwidth. AMD GPUs have a separate, fixed-size LDS: HIP
     documents that AMD devices do not support a reconfigurable cache, `hipFuncSetCacheConfig` is a
     hint that is ignored, and in recent HIP releases `hipDeviceSetCacheConfig` returns
-    `hipErrorNotSupported` (a `CHECK(...)` wrapper around it then aborts the program). The
+    `hipErrorNotSupported` (a `CHECK(...)` wrapper around it then aborts the program; from ROCm 7.0
+    `hipGetLastError` returns the last error of the thread as CUDA's does, so an unchecked call's
+    error surfaces at the next `hipGetLastError()` check, typically after a kernel launch). The
     performance the setting bought on NVIDIA has to come from tiling instead. Every ROCm version;
     the error return depends on the HIP release.
 
@@ -53,6 +59,7 @@ class CacheConfigIgnored(CudaRule):
 
     ## References
     - HIP runtime API, `hipDeviceSetCacheConfig` ("AMD devices do not support reconfigurable cache ... will return hipErrorNotSupported") and `hipFuncSetCacheConfig` (hint ignored): https://rocm.docs.amd.com/projects/HIP/en/latest/doxygen/html/group___device.html
+    - HIP API 7.0 changes, "Update hipGetLastError" (returns the last error, not the last call's result): https://rocm.docs.amd.com/projects/HIP/en/latest/hip-7-changes.html
     - hipfort reference of the same APIs (notes copied from the HIP headers): https://rocm.docs.amd.com/projects/hipfort/en/latest/doxygen/html/interfacehipfort_1_1hipdevicesetcacheconfig.html
     - CUDA runtime API, `cudaFuncSetCacheConfig` and shared memory carveout: https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__EXECUTION.html
     """
