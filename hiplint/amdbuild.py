@@ -56,7 +56,7 @@ _CMAKE_PROJECT = lazy_re(rb"(?im)^[ \t]*project[ \t]*\(")
 # one that starts a project of its own (_starts_vendored_project) is vendored: someone else's code, with
 # build files the including project's configure never reads.
 VENDOR_DIR = lazy_re(r"^(?:third[-_]?part(?:y|ies)|3rd[-_]?party|vendor(?:s|ed)?|extern(?:al)?s?(?:_[a-z]+)?|"
-                        r"_?deps|submodules?)$", re.I)
+                        r"_?deps|submodules?|tpls?)$", re.I)  # `tpls/`: "third-party libraries" (ExaTN, LLNL's BLT)
 _LICENSE_FILE = lazy_re(r"^(?:LICEN[CS]E|COPYING)", re.I)
 
 _HIP_WORDS = frozenset({"HIP", "ROCM", "AMD", "HIPCC", "AMDGPU"}) | frozenset(

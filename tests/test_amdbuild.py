@@ -1735,3 +1735,12 @@ def test_a_name_for_a_found_cuda_toolkit_is_the_nvidia_builds_switch(tmp_path):
         "  target_link_libraries(app_mpi_cuda CUDA::cudart_static CUDA::curand)\nendif()\n")
     (tmp_path / "k.cu").write_text(KERNEL)
     assert not [f for f in scan(tmp_path, "--isolated") if f[0] == "CMakeLists.txt"]
+
+
+def test_a_tpls_directory_holds_vendored_projects(tmp_path):
+    # `tpls/eigen` (ExaTN): "third-party libraries", as `third_party/` is.
+    root = _with_vendored(tmp_path, dual=True)
+    (root / "third_party").rename(root / "tpls")
+    (root / "CMakeLists.txt").write_text((root / "CMakeLists.txt").read_text().replace("third_party", "tpls"))
+    assert amdbuild.read(str(root)).vendored_dirs == {str(root / "tpls" / "multi")}
+    assert [f for f in scan(root, "--isolated") if f[0].startswith("tpls")] == []
