@@ -67,6 +67,13 @@ def test_table_covers_the_families_the_issue_names():
     assert t.headers["curand.h"] == "hiprand/hiprand.h"  # not the deprecated top-level <hiprand.h>
 
 
+def test_cublas_64_bit_api_maps_without_v2():
+    # cuBLAS 12's `cublasDnrm2_v2_64`: hipBLAS names it `hipblasDnrm2_64` (no `_v2_64` spelling in ROCm 7.2).
+    t = load_table()
+    assert t.names["cublasDnrm2_v2_64"] == t.names["cublasDnrm2_64"] == "hipblasDnrm2_64"
+    assert not any(hip.endswith("_v2_64") for hip in t.names.values())
+
+
 def test_no_hip_name_is_renamed_again():
     t = load_table()
     for mapping in (t.names, t.headers, t.namespaces):
